@@ -1,0 +1,79 @@
+# kubevec: every target creates what it needs itself (venv, Go-built control plane, helm),
+# so `make demo` and `make test` work as the first commands on a fresh machine.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+PYTEST := $(BIN)/python -m pytest
+PACKAGES := controller backends inference query
+export CHROMA_TELEMETRY_IMPL := none
+export ANONYMIZED_TELEMETRY := False
+
+##@ General
+
+help: ## Show this help.
+	@awk 'BEGIN {FS = ":.*##"; printf "Usage: make \033[36m<target>\033[0m\n"} \
+	  /^[a-zA-Z_-]+:.*?##/ { printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2 } \
+	  /^##@/ { printf "\n\033[1m%s\033[0m\n", substr($$0, 5) }' $(MAKEFILE_LIST)
+
+##@ Development
+
+setup: $(STAMP) ## Create .venv and install kubevec with dev extras (idempotent).
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || { echo "Creating virtualenv in $(VENV)"; $(PYTHON) -m venv $(VENV); }
+	@echo "Installing kubevec[dev] into $(VENV) (first run downloads wheels)"
+	@$(BIN)/python -m pip install --quiet --upgrade pip
+	@$(BIN)/python -m pip install --progress-bar on -e '.[dev]'
+	@touch $(STAMP)
+
+controlplane: ## Build (or reuse) etcd, kube-apiserver, kube-controller-manager and kubectl.
+	@bash tests/controlplane/build.sh >/dev/null
+
+helm: ## Build (or reuse) helm from the Go module proxy.
+	@bash charts/tools/build-helm.sh >/dev/null
+
+lint: setup ## Run ruff (lint + format check) and the import-layer contracts.
+	$(BIN)/ruff check $(PACKAGES) tests
+	$(BIN)/ruff format --check $(PACKAGES) tests
+	$(BIN)/lint-imports
+
+format: setup ## Reformat code with ruff.
+	$(BIN)/ruff format $(PACKAGES) tests
+	$(BIN)/ruff check --fix $(PACKAGES) tests
+
+typecheck: setup ## Run mypy --strict on the four packages.
+	$(BIN)/mypy
+
+chart-lint: setup helm ## Lint the Helm chart and render every ci/*-values.yaml.
+	$(PYTEST) tests/integration/test_chart.py
+
+##@ Tests
+
+test: setup controlplane helm lint typecheck ## Everything: lint, types, unit, integration, e2e.
+	$(PYTEST) tests
+
+test-unit: setup ## Fast unit tests (no network, no processes).
+	$(PYTEST) tests/unit
+
+test-integration: setup helm ## Integration tests (real Chroma server, real embedder, helm).
+	$(PYTEST) tests/integration
+
+test-e2e: setup controlplane ## End-to-end tests against a real etcd + kube-apiserver.
+	$(PYTEST) tests/e2e
+
+bench: setup ## Benchmarks: embedder, backends, retrieval quality and latency.
+	$(BIN)/python -m tests.bench
+
+##@ Running
+
+demo: setup controlplane ## Throwaway control plane + sample CRDs/objects + controller + example searches.
+	$(BIN)/python -m tests.demo
+
+run: setup ## Run the controller against $$KUBECONFIG (settings from KUBEVEC_* variables).
+	$(BIN)/kubevec run
+
+.PHONY: help setup controlplane helm lint format typecheck chart-lint test test-unit test-integration test-e2e bench demo run

@@ -1,0 +1,1 @@
+"""kubevec backends package."""

@@ -1,0 +1,1 @@
+"""kubevec controller package."""

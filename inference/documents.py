@@ -1,0 +1,68 @@
+"""The document contract shared by the controller, the backends and agents.
+
+A :class:`Document` is what gets embedded and stored. Its ``content_hash`` covers the text and the
+metadata, so the sync engine can tell "nothing changed" (skip), "only metadata changed" (re-use the
+stored vector) and "text changed" (embed) apart without embedding anything to find out.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from collections.abc import Mapping
+from typing import Final, Literal
+
+#: Bumped whenever document text or metadata layout changes, so old documents are rebuilt.
+SCHEMA_VERSION: Final = 1
+
+CAPABILITIES: Final = "capabilities"
+INSTANCES: Final = "instances"
+Collection = Literal["capabilities", "instances"]
+COLLECTIONS: Final[tuple[Collection, ...]] = (CAPABILITIES, INSTANCES)
+
+Scalar = str | int | float | bool
+MetadataValue = Scalar | list[str] | list[int] | list[float] | list[bool]
+Metadata = Mapping[str, MetadataValue]
+
+
+class InferenceError(ValueError):
+    """An object could not be turned into a document; the message names the object."""
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Document:
+    """One record-to-be: its id, the text to embed, and filterable metadata (with the hash)."""
+
+    id: str
+    collection: Collection
+    text: str
+    metadata: Metadata
+
+    @property
+    def content_hash(self) -> str:
+        return str(self.metadata["content_hash"])
+
+
+def content_hash(*, text: str, metadata: Metadata) -> str:
+    """sha256 over the text, the canonical metadata (minus the hash itself) and the schema version."""
+    body = {k: v for k, v in metadata.items() if k != "content_hash"}
+    canonical = json.dumps([SCHEMA_VERSION, text, body], sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def make_document(*, id: str, collection: Collection, text: str, metadata: Metadata) -> Document:
+    """Build a :class:`Document`, stamping ``schema_version`` and ``content_hash`` into its metadata."""
+    stamped: dict[str, MetadataValue] = {**metadata, "schema_version": SCHEMA_VERSION}
+    for key, value in stamped.items():
+        _check_metadata_value(key, value)
+    stamped["content_hash"] = content_hash(text=text, metadata=stamped)
+    return Document(id=id, collection=collection, text=text, metadata=stamped)
+
+
+def _check_metadata_value(key: str, value: object) -> None:
+    if isinstance(value, str | int | float | bool):
+        return
+    if isinstance(value, list) and all(isinstance(item, str | int | float | bool) for item in value):
+        return
+    raise InferenceError(f"Metadata field {key!r} must be a scalar or a list of scalars, got {type(value).__name__}")

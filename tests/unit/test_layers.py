@@ -1,0 +1,64 @@
+"""Layer rules from DESIGN.md, checked on the source (import-linter covers the package graph).
+
+Here: only the controller imports kopf, only backends/chroma*.py import chromadb, and only
+backends/qdrant*.py import qdrant_client; nothing outside controller/settings.py reads os.environ.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+PACKAGES = ("controller", "backends", "inference", "query")
+
+
+def imported_roots(path: Path) -> Iterator[tuple[int, str]]:
+    tree = ast.parse(path.read_text(), filename=str(path))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node.lineno, alias.name.split(".")[0]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            yield node.lineno, node.module.split(".")[0]
+
+
+def sources() -> list[Path]:
+    return sorted(p for pkg in PACKAGES for p in (REPO / pkg).rglob("*.py"))
+
+
+def allowed(module: str, path: Path) -> bool:
+    rel = path.relative_to(REPO)
+    if module == "kopf":
+        return rel.parts[0] == "controller"
+    if module == "chromadb":
+        return rel.parts[0] == "backends" and rel.name.startswith("chroma")
+    if module == "qdrant_client":
+        return rel.parts[0] == "backends" and rel.name.startswith("qdrant")
+    return True
+
+
+@pytest.mark.parametrize("path", sources(), ids=lambda p: str(p.relative_to(REPO)))
+def test_restricted_imports_stay_in_their_modules(path: Path) -> None:
+    offending = [f"{path.name}:{line} imports {mod}" for line, mod in imported_roots(path) if not allowed(mod, path)]
+    assert not offending
+
+
+@pytest.mark.parametrize("path", sources(), ids=lambda p: str(p.relative_to(REPO)))
+def test_only_settings_reads_the_environment(path: Path) -> None:
+    if path.relative_to(REPO).as_posix() == "controller/settings.py":
+        return
+    text = path.read_text()
+    assert "os.environ" not in text
+    assert "os.getenv" not in text
+
+
+def test_checker_catches_a_violation(tmp_path: Path) -> None:
+    """The rule itself must be able to fail."""
+    bad = REPO / "backends" / "memory.py"
+    assert not allowed("chromadb", bad)
+    assert not allowed("kopf", REPO / "query" / "search.py")
+    assert allowed("kopf", REPO / "controller" / "handlers.py")
