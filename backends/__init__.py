@@ -1,1 +1,19 @@
-"""kubevec backends package."""
+"""Backend-agnostic vector stores: one protocol, portable filters, Chroma / Qdrant / memory."""
+
+from backends.base import BaseStore, CollectionInfo, VectorStore
+from backends.errors import BackendError, BackendUnavailable, CollectionMismatch, InvalidFilter, InvalidRecord
+from backends.records import Health, Hit, Record
+
+__all__ = [
+    "BackendError",
+    "BackendUnavailable",
+    "BaseStore",
+    "CollectionInfo",
+    "CollectionMismatch",
+    "Health",
+    "Hit",
+    "InvalidFilter",
+    "InvalidRecord",
+    "Record",
+    "VectorStore",
+]

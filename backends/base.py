@@ -1,0 +1,386 @@
+"""The backend-agnostic store: a protocol for callers and a template base class for backends.
+
+The public methods of :class:`BaseStore` validate input, batch to the backend's limits, run the
+backend's (synchronous) client on one worker thread, and wrap every backend exception into
+:class:`~backends.errors.BackendError` / :class:`~backends.errors.BackendUnavailable`. Backends
+implement the small ``_hooks``. Retrying is the caller's job: the sync engine retries with backoff,
+the CLI reports once and exits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import dataclasses
+import functools
+import math
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from typing import Any, Final, Literal, Protocol, TypeVar
+
+from backends.errors import BackendError, CollectionMismatch, InvalidFilter, InvalidRecord
+from backends.filters import Contains, Filter, Or, all_of, validate, words
+from backends.records import RESERVED_METADATA, Health, Hit, MetadataValue, Record
+
+Distance = Literal["cosine"]
+Cursor = str | int
+T = TypeVar("T")
+
+DEFAULT_PAGE_SIZE: Final = 1000
+MAX_K: Final = 1000
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class CollectionInfo:
+    dimension: int
+    distance: str
+    embedder: str
+
+
+class VectorStore(Protocol):
+    """What the controller and the query side use; every backend provides exactly this."""
+
+    @property
+    def backend(self) -> str: ...
+
+    @property
+    def location(self) -> str: ...
+
+    async def ensure_collection(
+        self, name: str, *, dimension: int, distance: Distance = "cosine", embedder: str
+    ) -> None: ...
+
+    async def drop_collection(self, name: str) -> None: ...
+
+    async def collection_info(self, name: str) -> CollectionInfo | None: ...
+
+    async def upsert(self, name: str, records: Sequence[Record]) -> None: ...
+
+    async def delete(self, name: str, ids: Sequence[str]) -> None: ...
+
+    async def delete_where(self, name: str, filter: Filter) -> None: ...
+
+    async def get(self, name: str, ids: Sequence[str], *, include_vectors: bool = False) -> list[Record]: ...
+
+    async def count(self, name: str, filter: Filter | None = None) -> int: ...
+
+    def iter_ids(
+        self, name: str, *, filter: Filter | None = None, page_size: int = DEFAULT_PAGE_SIZE
+    ) -> AsyncIterator[tuple[str, str]]: ...
+
+    def iter_records(
+        self, name: str, *, filter: Filter | None = None, page_size: int = DEFAULT_PAGE_SIZE
+    ) -> AsyncIterator[Record]: ...
+
+    async def search(
+        self,
+        name: str,
+        *,
+        vector: Sequence[float],
+        k: int,
+        filter: Filter | None = None,
+        text_contains: str | None = None,
+    ) -> list[Hit]: ...
+
+    async def keyword_search(self, name: str, *, text: str, filter: Filter | None = None, k: int) -> list[Hit]: ...
+
+    async def health(self) -> Health: ...
+
+    async def close(self) -> None: ...
+
+
+class BaseStore:
+    """Template: validation, batching, threading and error wrapping around a backend's hooks."""
+
+    #: Largest number of records one backend call may carry.
+    max_batch: int = 1000
+
+    def __init__(self, *, backend: str, location: str) -> None:
+        self._backend = backend
+        self._location = location
+        self._executor = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"kubevec-{backend}")
+        self._infos: dict[str, CollectionInfo] = {}
+
+    @property
+    def backend(self) -> str:
+        return self._backend
+
+    @property
+    def location(self) -> str:
+        return self._location
+
+    # -- public API --------------------------------------------------------------------------------
+
+    async def ensure_collection(
+        self, name: str, *, dimension: int, distance: Distance = "cosine", embedder: str
+    ) -> None:
+        """Create the collection, or check that the existing one was built the same way.
+
+        A mismatch raises :class:`CollectionMismatch` naming both values: vectors of another
+        model or size must never be mixed into (or queried against) a collection.
+        """
+        _check_name(name)
+        if dimension <= 0:
+            raise InvalidRecord(f"Collection dimension must be positive, got {dimension}")
+        if distance != "cosine":
+            raise BackendError(f"Only cosine distance is supported, got {distance!r}")
+        wanted = CollectionInfo(dimension=dimension, distance=distance, embedder=embedder)
+        existing = await self._call(self._describe, name)
+        if existing is None:
+            await self._call(self._create, name, wanted)
+        else:
+            _check_same(name=name, existing=existing, wanted=wanted, location=self._location)
+        self._infos[name] = wanted
+
+    async def drop_collection(self, name: str) -> None:
+        _check_name(name)
+        self._infos.pop(name, None)
+        await self._call(self._drop, name)
+
+    async def collection_info(self, name: str) -> CollectionInfo | None:
+        _check_name(name)
+        return await self._call(self._describe, name)
+
+    async def upsert(self, name: str, records: Sequence[Record]) -> None:
+        """Insert or replace records by id (idempotent); a repeated id in one call keeps the last."""
+        info = await self._info(name)
+        latest: dict[str, Record] = {}
+        for record in records:
+            _check_record(record, dimension=info.dimension)
+            latest[record.id] = _without_empty_lists(record)
+        batch = list(latest.values())
+        for start in range(0, len(batch), self.max_batch):
+            await self._call(self._upsert, name, batch[start : start + self.max_batch])
+
+    async def delete(self, name: str, ids: Sequence[str]) -> None:
+        """Delete by id; ids that are not stored are ignored."""
+        await self._info(name)
+        unique = list(dict.fromkeys(ids))
+        for start in range(0, len(unique), self.max_batch):
+            await self._call(self._delete, name, unique[start : start + self.max_batch])
+
+    async def delete_where(self, name: str, filter: Filter) -> None:
+        await self._info(name)
+        await self._call(self._delete_where, name, validate(filter))
+
+    async def get(self, name: str, ids: Sequence[str], *, include_vectors: bool = False) -> list[Record]:
+        """Records for the ids that exist, in the order asked; missing ids are left out."""
+        await self._info(name)
+        unique = list(dict.fromkeys(ids))
+        found: dict[str, Record] = {}
+        for start in range(0, len(unique), self.max_batch):
+            for record in await self._call(self._get, name, unique[start : start + self.max_batch], include_vectors):
+                found[record.id] = record
+        return [found[i] for i in unique if i in found]
+
+    async def count(self, name: str, filter: Filter | None = None) -> int:
+        await self._info(name)
+        return await self._call(self._count, name, validate(filter) if filter is not None else None)
+
+    async def iter_ids(
+        self, name: str, *, filter: Filter | None = None, page_size: int = DEFAULT_PAGE_SIZE
+    ) -> AsyncIterator[tuple[str, str]]:
+        """Every ``(id, content_hash)``, page by page, with no cap on the total."""
+        async for record in self._scan(name, filter=filter, page_size=page_size, with_text=False):
+            yield record.id, str(record.metadata.get("content_hash", ""))
+
+    async def iter_records(
+        self, name: str, *, filter: Filter | None = None, page_size: int = DEFAULT_PAGE_SIZE
+    ) -> AsyncIterator[Record]:
+        """Every record with text and metadata (vectors left empty), page by page."""
+        async for record in self._scan(name, filter=filter, page_size=page_size, with_text=True):
+            yield record
+
+    async def search(
+        self,
+        name: str,
+        *,
+        vector: Sequence[float],
+        k: int,
+        filter: Filter | None = None,
+        text_contains: str | None = None,
+    ) -> list[Hit]:
+        """Nearest neighbours by cosine; scores are similarities clipped to [0, 1]."""
+        info = await self._info(name)
+        _check_k(k)
+        if len(vector) != info.dimension:
+            raise InvalidRecord(f"Query vector has {len(vector)} dimensions, collection {name!r} has {info.dimension}")
+        combined = all_of(validate(filter) if filter else None, Contains(text_contains) if text_contains else None)
+        if combined is not None:
+            validate(combined)
+        hits = await self._call(self._search, name, [float(x) for x in vector], k, combined)
+        return sorted(hits, key=lambda hit: (-hit.score, hit.id))[:k]
+
+    async def keyword_search(self, name: str, *, text: str, filter: Filter | None = None, k: int) -> list[Hit]:
+        """Records containing any word of ``text``, without embedding anything.
+
+        Score = the share of the query's distinct words the record contains (so in [0, 1]);
+        ties go to the record with more occurrences of those words, then to the smaller id.
+        """
+        await self._info(name)
+        _check_k(k)
+        query_words = list(dict.fromkeys(words(text)))
+        if not query_words:
+            raise BackendError("Keyword search needs at least one word (letters or digits)")
+        any_word = Or(tuple(Contains(word) for word in query_words))
+        candidates = all_of(validate(filter) if filter else None, any_word)
+        scored: list[tuple[float, int, str, Record]] = []
+        async for record in self._scan(name, filter=candidates, page_size=DEFAULT_PAGE_SIZE, with_text=True):
+            tokens = words(record.text)
+            present = set(tokens)
+            matched = sum(1 for word in query_words if word in present)
+            occurrences = sum(1 for token in tokens if token in query_words)
+            scored.append((matched / len(query_words), occurrences, record.id, record))
+        scored.sort(key=lambda item: (-item[0], -item[1], item[2]))
+        return [Hit(id=r.id, score=s, text=r.text, metadata=r.metadata) for s, _, _, r in scored[:k]]
+
+    async def health(self) -> Health:
+        try:
+            detail = await self._call(self._health)
+        except BackendError as exc:
+            return Health(ok=False, backend=self._backend, detail=str(exc))
+        return Health(ok=True, backend=self._backend, detail=detail)
+
+    async def close(self) -> None:
+        try:
+            await self._call(self._close)
+        finally:
+            self._executor.shutdown(wait=False, cancel_futures=True)
+
+    # -- internals ---------------------------------------------------------------------------------
+
+    async def _info(self, name: str) -> CollectionInfo:
+        _check_name(name)
+        info = self._infos.get(name)
+        if info is None:
+            info = await self._call(self._describe, name)
+            if info is None:
+                raise BackendError(
+                    f"Collection {name!r} does not exist in {self._backend} at {self._location}; "
+                    "run the controller or `kubevec index crds` first"
+                )
+            self._infos[name] = info
+        return info
+
+    async def _scan(
+        self, name: str, *, filter: Filter | None, page_size: int, with_text: bool
+    ) -> AsyncIterator[Record]:
+        await self._info(name)
+        if page_size <= 0:
+            raise ValueError(f"page_size must be positive, got {page_size}")
+        checked = validate(filter) if filter is not None else None
+        cursor: Cursor | None = None
+        while True:
+            page, cursor = await self._call(self._page, name, checked, cursor, page_size, with_text)
+            for record in page:
+                yield record
+            if cursor is None:
+                return
+
+    async def _call(self, fn: Callable[..., T], *args: Any) -> T:
+        loop = asyncio.get_running_loop()
+        try:
+            return await loop.run_in_executor(self._executor, functools.partial(fn, *args))
+        except (BackendError, InvalidRecord, InvalidFilter):
+            raise
+        except Exception as exc:
+            raise self._translate_error(exc) from exc
+
+    # -- hooks (run on the worker thread) -----------------------------------------------------------
+
+    def _translate_error(self, exc: Exception) -> Exception:
+        return BackendError(f"{self._backend} at {self._location} failed: {type(exc).__name__}: {exc}")
+
+    def _describe(self, name: str) -> CollectionInfo | None:
+        raise NotImplementedError
+
+    def _create(self, name: str, info: CollectionInfo) -> None:
+        raise NotImplementedError
+
+    def _drop(self, name: str) -> None:
+        raise NotImplementedError
+
+    def _upsert(self, name: str, records: list[Record]) -> None:
+        raise NotImplementedError
+
+    def _delete(self, name: str, ids: list[str]) -> None:
+        raise NotImplementedError
+
+    def _delete_where(self, name: str, filter: Filter) -> None:
+        raise NotImplementedError
+
+    def _get(self, name: str, ids: list[str], include_vectors: bool) -> list[Record]:
+        raise NotImplementedError
+
+    def _count(self, name: str, filter: Filter | None) -> int:
+        raise NotImplementedError
+
+    def _page(
+        self, name: str, filter: Filter | None, cursor: Cursor | None, limit: int, with_text: bool
+    ) -> tuple[list[Record], Cursor | None]:
+        raise NotImplementedError
+
+    def _search(self, name: str, vector: list[float], k: int, filter: Filter | None) -> list[Hit]:
+        raise NotImplementedError
+
+    def _health(self) -> str:
+        raise NotImplementedError
+
+    def _close(self) -> None:
+        return None
+
+
+def _check_name(name: str) -> None:
+    if not isinstance(name, str) or not name:
+        raise BackendError(f"Collection name must be a non-empty string, got {name!r}")
+
+
+def _check_k(k: int) -> None:
+    if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_K:
+        raise BackendError(f"k must be an integer from 1 to {MAX_K}, got {k!r}")
+
+
+def _check_same(*, name: str, existing: CollectionInfo, wanted: CollectionInfo, location: str) -> None:
+    for field in ("dimension", "distance", "embedder"):
+        have, want = getattr(existing, field), getattr(wanted, field)
+        if have != want:
+            raise CollectionMismatch(
+                f"Collection {name!r} at {location} was built with {field}={have!r}, "
+                f"but this configuration uses {field}={want!r}; use the same {field} or reindex "
+                "(`kubevec run --reindex` drops and rebuilds the collections)"
+            )
+
+
+def _check_record(record: Record, *, dimension: int) -> None:
+    if not isinstance(record.id, str) or not record.id:
+        raise InvalidRecord(f"Record id must be a non-empty string, got {record.id!r}")
+    if len(record.vector) != dimension:
+        raise InvalidRecord(
+            f"Record {record.id!r} has a {len(record.vector)}-d vector, the collection is {dimension}-d"
+        )
+    if not all(isinstance(x, int | float) and math.isfinite(x) for x in record.vector):
+        raise InvalidRecord(f"Record {record.id!r} has a non-finite vector component")
+    if "content_hash" not in record.metadata:
+        raise InvalidRecord(f"Record {record.id!r} has no content_hash in its metadata")
+    _check_metadata(record.id, record.metadata)
+
+
+def _without_empty_lists(record: Record) -> Record:
+    """Empty lists carry nothing to filter on and Chroma refuses them: every backend drops them."""
+    if not any(isinstance(v, list) and not v for v in record.metadata.values()):
+        return record
+    metadata = {k: v for k, v in record.metadata.items() if not (isinstance(v, list) and not v)}
+    return dataclasses.replace(record, metadata=metadata)
+
+
+def _check_metadata(record_id: str, metadata: Mapping[str, MetadataValue]) -> None:
+    for key, value in metadata.items():
+        if key in RESERVED_METADATA:
+            raise InvalidRecord(f"Record {record_id!r} uses the reserved metadata key {key!r}")
+        if isinstance(value, list):
+            if not value:
+                continue
+            kinds = {type(item) for item in value}
+            if len(kinds) != 1 or not kinds <= {str, int, float, bool}:
+                raise InvalidRecord(f"Record {record_id!r}: metadata {key!r} must be a list of one scalar type")
+        elif not isinstance(value, str | int | float | bool):
+            raise InvalidRecord(f"Record {record_id!r}: metadata {key!r} must be a scalar or a list of scalars")

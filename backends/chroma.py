@@ -1,0 +1,301 @@
+"""Chroma: embedded ``PersistentClient`` (the default store) or a Chroma server over HTTP.
+
+Vectors are always computed by kubevec (no Chroma embedding function); the collection uses cosine
+space, set explicitly, and records its dimension and embedder in the collection metadata.
+
+Text conditions: Chroma's ``where_document`` cannot be OR-ed with metadata conditions and its
+``$contains`` is case-sensitive substring matching. To give ``Contains`` the portable semantics
+(whole words, case-insensitive) inside any ``And``/``Or``, each record also stores its distinct
+lower-cased words in a hidden list field ``_words``; ``Contains`` becomes ``_words $contains word``.
+The field is stripped from everything this backend returns.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any, Final
+from urllib.parse import urlsplit
+
+import chromadb
+import chromadb.errors
+from chromadb.config import Settings as ChromaSettings
+
+from backends.base import BaseStore, CollectionInfo, Cursor
+from backends.errors import BackendError, BackendUnavailable, InvalidFilter
+from backends.filters import And, Contains, Eq, Filter, Gt, Gte, In, Lt, Lte, Ne, Nin, Or, words
+from backends.records import Hit, MetadataValue, Record, cosine_distance_to_score
+
+WORDS_FIELD: Final = "_words"
+_META_PREFIX: Final = "kubevec_"
+_RANGE: Final = {Gt: "$gt", Gte: "$gte", Lt: "$lt", Lte: "$lte"}
+
+
+def _settings() -> ChromaSettings:
+    return ChromaSettings(anonymized_telemetry=False, allow_reset=False)
+
+
+class ChromaStore(BaseStore):
+    """A Chroma collection per kubevec collection; ``path`` for embedded, ``url`` for a server."""
+
+    def __init__(
+        self,
+        *,
+        path: str | None = None,
+        url: str | None = None,
+        headers: dict[str, str] | None = None,
+        timeout: float = 30.0,
+    ) -> None:
+        if bool(path) == bool(url):
+            raise BackendError("Chroma needs exactly one of a path (embedded) or a url (server)")
+        location = f"{url}" if url else f"{path}"
+        super().__init__(backend="chroma", location=location)
+        self._path = path
+        self._url = url
+        self._headers = headers or {}
+        self._timeout = timeout
+        self._client: Any = None
+        self._collections: dict[str, Any] = {}
+        # The embedded client needs no round trip; a server client connects at construction,
+        # which would raise here, outside our error wrapping: connect lazily on the worker thread.
+        self.max_batch = 1000
+
+    # -- connection ----------------------------------------------------------------------------
+
+    def _connect(self) -> Any:
+        if self._client is None:
+            if self._path is not None:
+                self._client = chromadb.PersistentClient(path=self._path, settings=_settings())
+            else:
+                parts = urlsplit(self._url or "")
+                if parts.scheme not in ("http", "https") or not parts.hostname:
+                    raise BackendError(f"Invalid Chroma url {self._url!r}: expected http(s)://host:port")
+                self._client = chromadb.HttpClient(
+                    host=parts.hostname,
+                    port=parts.port or (443 if parts.scheme == "https" else 8000),
+                    ssl=parts.scheme == "https",
+                    headers=self._headers,
+                    settings=_settings(),
+                )
+            with contextlib.suppress(Exception):
+                self.max_batch = max(1, min(self.max_batch, int(self._client.get_max_batch_size())))
+        return self._client
+
+    def _collection(self, name: str) -> Any:
+        collection = self._collections.get(name)
+        if collection is None:
+            collection = self._connect().get_collection(name=name, embedding_function=None)
+            self._collections[name] = collection
+        return collection
+
+    def _translate_error(self, exc: Exception) -> Exception:
+        text = f"{type(exc).__name__}: {exc}"
+        if self._url and _looks_unreachable(exc):
+            return BackendUnavailable(f"Chroma at {self._url} is not reachable: {text}")
+        if isinstance(exc, ValueError) and "where" in str(exc).lower():
+            return InvalidFilter(f"Chroma rejected the filter: {exc}")
+        if isinstance(exc, chromadb.errors.NotFoundError):
+            return BackendError(f"Chroma at {self.location}: {exc}")
+        return BackendError(f"Chroma at {self.location} failed: {text}")
+
+    # -- hooks ---------------------------------------------------------------------------------
+
+    def _describe(self, name: str) -> CollectionInfo | None:
+        client = self._connect()
+        try:
+            collection = client.get_collection(name=name, embedding_function=None)
+        except chromadb.errors.NotFoundError:
+            self._collections.pop(name, None)
+            return None
+        except ValueError as exc:  # some versions raise ValueError for a missing collection
+            if "does not exist" in str(exc):
+                self._collections.pop(name, None)
+                return None
+            raise
+        self._collections[name] = collection
+        meta = collection.metadata or {}
+        space = (collection.configuration or {}).get("hnsw", {}) or {}
+        return CollectionInfo(
+            dimension=int(meta.get(f"{_META_PREFIX}dimension", 0)),
+            distance=str(space.get("space") or meta.get(f"{_META_PREFIX}distance", "")),
+            embedder=str(meta.get(f"{_META_PREFIX}embedder", "")),
+        )
+
+    def _create(self, name: str, info: CollectionInfo) -> None:
+        collection = self._connect().create_collection(
+            name=name,
+            configuration={"hnsw": {"space": info.distance}},
+            metadata={
+                f"{_META_PREFIX}dimension": info.dimension,
+                f"{_META_PREFIX}distance": info.distance,
+                f"{_META_PREFIX}embedder": info.embedder,
+            },
+            embedding_function=None,
+            get_or_create=True,
+        )
+        self._collections[name] = collection
+
+    def _drop(self, name: str) -> None:
+        self._collections.pop(name, None)
+        try:
+            self._connect().delete_collection(name=name)
+        except (chromadb.errors.NotFoundError, ValueError):
+            return
+
+    def _upsert(self, name: str, records: list[Record]) -> None:
+        self._collection(name).upsert(
+            ids=[r.id for r in records],
+            embeddings=[r.vector for r in records],
+            documents=[r.text for r in records],
+            metadatas=[_to_chroma_metadata(r) for r in records],
+        )
+
+    def _delete(self, name: str, ids: list[str]) -> None:
+        if ids:
+            self._collection(name).delete(ids=ids)
+
+    def _delete_where(self, name: str, filter: Filter) -> None:
+        self._collection(name).delete(where=translate(filter))
+
+    def _get(self, name: str, ids: list[str], include_vectors: bool) -> list[Record]:
+        include = ["documents", "metadatas", *(["embeddings"] if include_vectors else [])]
+        result = self._collection(name).get(ids=ids, include=include)
+        return _records(result, with_vectors=include_vectors, with_text=True)
+
+    def _count(self, name: str, filter: Filter | None) -> int:
+        collection = self._collection(name)
+        if filter is None:
+            return int(collection.count())
+        total, offset = 0, 0
+        while True:
+            page = collection.get(where=translate(filter), limit=self.max_batch, offset=offset, include=[])
+            total += len(page["ids"])
+            if len(page["ids"]) < self.max_batch:
+                return total
+            offset += self.max_batch
+
+    def _page(
+        self, name: str, filter: Filter | None, cursor: Cursor | None, limit: int, with_text: bool
+    ) -> tuple[list[Record], Cursor | None]:
+        offset = int(cursor or 0)
+        include = ["metadatas", *(["documents"] if with_text else [])]
+        result = self._collection(name).get(
+            where=translate(filter) if filter is not None else None, limit=limit, offset=offset, include=include
+        )
+        records = _records(result, with_vectors=False, with_text=with_text)
+        return records, (offset + len(records) if len(records) == limit else None)
+
+    def _search(self, name: str, vector: list[float], k: int, filter: Filter | None) -> list[Hit]:
+        collection = self._collection(name)
+        result = collection.query(
+            query_embeddings=[vector],
+            n_results=k,
+            where=translate(filter) if filter is not None else None,
+            include=["documents", "metadatas", "distances"],
+        )
+        ids = result["ids"][0] if result["ids"] else []
+        hits = []
+        for index, record_id in enumerate(ids):
+            hits.append(
+                Hit(
+                    id=record_id,
+                    score=cosine_distance_to_score(float(result["distances"][0][index])),
+                    text=result["documents"][0][index] or "",
+                    metadata=_from_chroma_metadata(result["metadatas"][0][index]),
+                )
+            )
+        return hits
+
+    def _health(self) -> str:
+        client = self._connect()
+        client.heartbeat()
+        return f"chroma at {self.location}: {len(client.list_collections())} collections"
+
+    def _close(self) -> None:
+        self._collections.clear()
+        self._client = None
+
+
+# -- translation -----------------------------------------------------------------------------------
+
+
+def translate(node: Filter) -> dict[str, Any]:
+    """Portable filter -> Chroma ``where`` (see the module docstring for ``Contains``)."""
+    if isinstance(node, Eq):
+        return _any_of([{node.field: {"$eq": node.value}}, {node.field: {"$contains": node.value}}])
+    if isinstance(node, Ne):
+        return _all_of([{node.field: {"$ne": node.value}}, {node.field: {"$not_contains": node.value}}])
+    if isinstance(node, In):
+        return _any_of(
+            [{node.field: {"$in": list(node.values)}}, *({node.field: {"$contains": v}} for v in node.values)]
+        )
+    if isinstance(node, Nin):
+        return _all_of(
+            [{node.field: {"$nin": list(node.values)}}, *({node.field: {"$not_contains": v}} for v in node.values)]
+        )
+    if isinstance(node, Gt | Gte | Lt | Lte):
+        return {node.field: {_RANGE[type(node)]: node.value}}
+    if isinstance(node, Contains):
+        return _all_of([{WORDS_FIELD: {"$contains": word}} for word in dict.fromkeys(words(node.text))])
+    if isinstance(node, And):
+        return _all_of([translate(child) for child in node.filters])
+    if isinstance(node, Or):
+        return _any_of([translate(child) for child in node.filters])
+    raise InvalidFilter(f"Cannot translate {node!r} for Chroma")
+
+
+def _all_of(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    return parts[0] if len(parts) == 1 else {"$and": parts}
+
+
+def _any_of(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    return parts[0] if len(parts) == 1 else {"$or": parts}
+
+
+def _to_chroma_metadata(record: Record) -> dict[str, Any]:
+    metadata: dict[str, Any] = {k: v for k, v in record.metadata.items() if not (isinstance(v, list) and not v)}
+    found = sorted(set(words(record.text)))
+    if found:
+        metadata[WORDS_FIELD] = found
+    return metadata
+
+
+def _from_chroma_metadata(metadata: Any) -> dict[str, MetadataValue]:
+    return {k: v for k, v in (metadata or {}).items() if k != WORDS_FIELD}
+
+
+def _records(result: Any, *, with_vectors: bool, with_text: bool) -> list[Record]:
+    ids = result["ids"]
+    metadatas = result.get("metadatas") or [None] * len(ids)
+    documents = result.get("documents") if with_text else None
+    embeddings = result.get("embeddings") if with_vectors else None
+    records = []
+    for index, record_id in enumerate(ids):
+        records.append(
+            Record(
+                id=record_id,
+                vector=[float(x) for x in embeddings[index]] if embeddings is not None else [],
+                text=(documents[index] or "") if documents is not None else "",
+                metadata=_from_chroma_metadata(metadatas[index]),
+            )
+        )
+    return records
+
+
+def _looks_unreachable(exc: BaseException) -> bool:
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        name = type(current).__name__
+        if isinstance(current, ConnectionError | TimeoutError | OSError) or name in (
+            "ConnectError",
+            "ConnectTimeout",
+            "ReadTimeout",
+            "RemoteProtocolError",
+            "ReadError",
+        ):
+            return True
+        if "Could not connect" in str(current) or "Connection refused" in str(current):
+            return True
+        current = current.__cause__ or current.__context__
+    return False

@@ -1,0 +1,54 @@
+"""Chroma, embedded and as a real server, passes the shared store contract."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from backends import BackendUnavailable
+from backends.chroma import ChromaStore
+from tests.controlplane.cluster import free_port
+from tests.store_contract import LargeStoreContract, StoreContract
+
+pytestmark = pytest.mark.integration
+
+
+class TestChromaEmbedded(StoreContract, LargeStoreContract):
+    @pytest.fixture
+    async def store(self, tmp_path: Path) -> AsyncIterator[ChromaStore]:
+        store = ChromaStore(path=str(tmp_path / "chroma"))
+        yield store
+        await store.close()
+
+
+class TestChromaServer(StoreContract, LargeStoreContract):
+    @pytest.fixture
+    async def store(self, chroma_server: str) -> AsyncIterator[ChromaStore]:
+        store = ChromaStore(url=chroma_server)
+        yield store
+        await store.close()
+
+
+async def test_unreachable_server_is_a_clear_error() -> None:
+    url = f"http://127.0.0.1:{free_port()}"
+    store = ChromaStore(url=url)
+    with pytest.raises(BackendUnavailable, match=rf"Chroma at {url} is not reachable"):
+        await store.ensure_collection("capabilities", dimension=4, embedder="e")
+    health = await store.health()
+    assert not health.ok
+    assert "not reachable" in health.detail
+    await store.close()
+
+
+async def test_embedded_store_persists_across_clients(tmp_path: Path) -> None:
+    first = ChromaStore(path=str(tmp_path / "db"))
+    await first.ensure_collection("capabilities", dimension=2, embedder="e")
+    from backends import Record
+
+    await first.upsert("capabilities", [Record(id="a", vector=[1.0, 0.0], text="t", metadata={"content_hash": "h"})])
+    await first.close()
+    second = ChromaStore(path=str(tmp_path / "db"))
+    assert [pair async for pair in second.iter_ids("capabilities")] == [("a", "h")]
+    await second.close()

@@ -1,0 +1,248 @@
+"""The one conformance suite every backend passes (LangChain's vector-store suite, in spirit).
+
+Subclasses provide a ``store`` fixture; each test works in its own uniquely named collections.
+Expected results come from the reference semantics (:func:`backends.filters.matches`) and from
+exact cosine search, so every backend is held to the same answers.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from backends import BackendError, CollectionMismatch, InvalidRecord, Record, VectorStore
+from backends.filters import And, Contains, Eq, Filter, Gt, Gte, In, Lt, Lte, Ne, Nin, Or, matches
+
+DIM = 8
+KINDS = ["Deployment", "Service", "Certificate", "ConfigMap"]
+NAMESPACES = ["shop", "payments", "kube-system"]
+TEXTS = [
+    "Deployment web serves the shop frontend with nginx",
+    "Service payments-api exposes port 8080/TCP",
+    "Certificate api-tls requests a TLS certificate from letsencrypt",
+    "ConfigMap settings holds keys only: LOG_LEVEL, FEATURE_FLAGS",
+    "PostgreSQL cluster with streaming replication",
+    "cert_manager Issuer for ACME DNS-01",
+]
+
+
+def unit_vector(rng: random.Random) -> list[float]:
+    raw = [rng.gauss(0, 1) for _ in range(DIM)]
+    norm = math.sqrt(sum(x * x for x in raw))
+    return [x / norm for x in raw]
+
+
+def make_records(count: int, *, seed: int = 7) -> list[Record]:
+    rng = random.Random(seed)
+    records = []
+    for i in range(count):
+        metadata: dict[str, Any] = {
+            "kind": KINDS[i % len(KINDS)],
+            "namespace": NAMESPACES[i % len(NAMESPACES)],
+            "replicas": i % 5,
+            "ratio": round((i % 7) / 7, 3),
+            "ready": i % 2 == 0,
+            "labels": [f"app=a{i % 3}", f"tier={'db' if i % 4 == 0 else 'web'}"],
+            "content_hash": f"h{i}",
+        }
+        if i % 6 == 0:
+            del metadata["namespace"]  # cluster-scoped: the field is missing
+        records.append(
+            Record(
+                id=f"c/ns/g/v1/K/obj-{i:05d}", vector=unit_vector(rng), text=TEXTS[i % len(TEXTS)], metadata=metadata
+            )
+        )
+    return records
+
+
+FILTERS: list[Filter] = [
+    Eq("kind", "Service"),
+    Ne("kind", "Service"),
+    Eq("labels", "tier=db"),
+    Ne("labels", "tier=db"),
+    Eq("ready", True),
+    Eq("replicas", 3),
+    Eq("ratio", 0.286),
+    In("namespace", ("shop", "payments")),
+    Nin("namespace", ("shop",)),
+    In("labels", ("app=a1", "app=a2")),
+    Nin("labels", ("app=a0",)),
+    Gt("replicas", 2),
+    Gte("replicas", 2),
+    Lt("ratio", 0.3),
+    Lte("replicas", 1),
+    Contains("certificate"),
+    Contains("TLS letsencrypt"),
+    Contains("manager"),
+    And((Eq("kind", "Deployment"), Gt("replicas", 1))),
+    Or((Eq("kind", "Service"), Contains("postgresql"))),
+    And((Or((Eq("namespace", "shop"), Eq("namespace", "payments"))), Nin("kind", ("ConfigMap",)), Gte("ratio", 0.1))),
+    And((Eq("labels", "app=a1"), Eq("labels", "tier=web"), Ne("ready", False))),
+    Eq("missing_field", "x"),
+    Ne("missing_field", "x"),
+]
+
+
+def expected_ids(records: list[Record], node: Filter) -> set[str]:
+    return {r.id for r in records if matches(node, text=r.text, metadata=r.metadata)}
+
+
+def exact_top_k(records: list[Record], vector: list[float], k: int, node: Filter | None = None) -> list[str]:
+    pool = [r for r in records if node is None or matches(node, text=r.text, metadata=r.metadata)]
+    scored = sorted(pool, key=lambda r: (-sum(a * b for a, b in zip(vector, r.vector, strict=True)), r.id))
+    return [r.id for r in scored[:k]]
+
+
+class StoreContract:
+    """Subclass and provide ``store``; every test here must pass for every backend."""
+
+    @pytest.fixture
+    async def collection(self, store: VectorStore) -> AsyncIterator[str]:
+        name = f"test-{uuid.uuid4().hex[:12]}"
+        await store.ensure_collection(name, dimension=DIM, embedder="test-embedder")
+        yield name
+        await store.drop_collection(name)
+
+    @pytest.fixture
+    async def loaded(self, store: VectorStore, collection: str) -> tuple[str, list[Record]]:
+        records = make_records(120)
+        await store.upsert(collection, records)
+        return collection, records
+
+    async def test_upsert_is_idempotent_and_last_write_wins(self, store: VectorStore, collection: str) -> None:
+        records = make_records(10)
+        await store.upsert(collection, records)
+        await store.upsert(collection, records)
+        changed = Record(id=records[0].id, vector=records[1].vector, text="changed", metadata={"content_hash": "new"})
+        await store.upsert(collection, [changed])
+        assert await store.count(collection) == 10
+        (got,) = await store.get(collection, [records[0].id], include_vectors=True)
+        assert got.text == "changed"
+        assert got.metadata["content_hash"] == "new"
+        assert got.vector == pytest.approx(records[1].vector, abs=1e-5)
+
+    async def test_metadata_round_trips(self, store: VectorStore, collection: str) -> None:
+        (record,) = make_records(1)
+        await store.upsert(collection, [record])
+        (got,) = await store.get(collection, [record.id])
+        assert dict(got.metadata) == dict(record.metadata)
+        assert got.text == record.text
+        assert got.vector == []
+
+    async def test_missing_ids_are_no_ops(self, store: VectorStore, loaded: tuple[str, list[Record]]) -> None:
+        name, records = loaded
+        assert await store.get(name, ["nope", "never"]) == []
+        await store.delete(name, ["nope", records[0].id, records[0].id])
+        assert await store.count(name) == len(records) - 1
+        got = await store.get(name, [records[2].id, "nope", records[1].id])
+        assert [r.id for r in got] == [records[2].id, records[1].id]
+
+    async def test_empty_lists_are_dropped_everywhere(self, store: VectorStore, collection: str) -> None:
+        record = Record(
+            id="x", vector=[1.0] + [0.0] * (DIM - 1), text="t", metadata={"content_hash": "h", "labels": []}
+        )
+        await store.upsert(collection, [record])
+        (got,) = await store.get(collection, ["x"])
+        assert "labels" not in got.metadata
+
+    @pytest.mark.parametrize("node", FILTERS, ids=repr)
+    async def test_filter_matches_reference(
+        self, store: VectorStore, loaded: tuple[str, list[Record]], node: Filter
+    ) -> None:
+        name, records = loaded
+        want = expected_ids(records, node)
+        got = {record_id async for record_id, _ in store.iter_ids(name, filter=node, page_size=17)}
+        assert got == want
+        assert await store.count(name, node) == len(want)
+
+    @pytest.mark.parametrize("node", [None, Eq("kind", "Service"), And((Gt("replicas", 0), Eq("labels", "app=a1")))])
+    async def test_search_matches_exact_top_k(
+        self, store: VectorStore, loaded: tuple[str, list[Record]], node: Filter | None
+    ) -> None:
+        name, records = loaded
+        query = unit_vector(random.Random(99))
+        hits = await store.search(name, vector=query, k=10, filter=node)
+        assert [h.id for h in hits] == exact_top_k(records, query, 10, node)
+        assert all(0.0 <= h.score <= 1.0 for h in hits)
+        assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+        assert all(h.text and "content_hash" in h.metadata for h in hits)
+
+    async def test_search_text_contains(self, store: VectorStore, loaded: tuple[str, list[Record]]) -> None:
+        name, records = loaded
+        query = unit_vector(random.Random(5))
+        hits = await store.search(name, vector=query, k=5, text_contains="TLS", filter=Eq("ready", True))
+        want = exact_top_k(records, query, 5, And((Contains("TLS"), Eq("ready", True))))
+        assert [h.id for h in hits] == want
+        assert all("TLS" in h.text for h in hits)
+
+    async def test_keyword_search_needs_no_vector(self, store: VectorStore, loaded: tuple[str, list[Record]]) -> None:
+        name, _ = loaded
+        hits = await store.keyword_search(name, text="tls certificate", k=5)
+        assert hits
+        assert all("certificate" in h.text.lower() for h in hits)
+        assert hits[0].score == 1.0
+        filtered = await store.keyword_search(name, text="port nginx", filter=Eq("kind", "Service"), k=50)
+        assert {h.metadata["kind"] for h in filtered} == {"Service"}
+        assert all(0.0 < h.score <= 1.0 for h in filtered)
+
+    async def test_keyword_search_rejects_empty_text(self, store: VectorStore, collection: str) -> None:
+        with pytest.raises(BackendError, match="at least one word"):
+            await store.keyword_search(collection, text="  --- ", k=5)
+
+    async def test_delete_where(self, store: VectorStore, loaded: tuple[str, list[Record]]) -> None:
+        name, records = loaded
+        await store.delete_where(name, Eq("kind", "ConfigMap"))
+        assert await store.count(name, Eq("kind", "ConfigMap")) == 0
+        assert await store.count(name) == len(records) - len(expected_ids(records, Eq("kind", "ConfigMap")))
+
+    async def test_dimension_and_embedder_mismatch_are_clear(self, store: VectorStore, collection: str) -> None:
+        await store.ensure_collection(collection, dimension=DIM, embedder="test-embedder")  # same: fine
+        with pytest.raises(CollectionMismatch, match=r"dimension=8.*dimension=16"):
+            await store.ensure_collection(collection, dimension=16, embedder="test-embedder")
+        with pytest.raises(CollectionMismatch, match=r"embedder='test-embedder'.*embedder='other'"):
+            await store.ensure_collection(collection, dimension=DIM, embedder="other")
+
+    async def test_wrong_vector_size_is_rejected(self, store: VectorStore, collection: str) -> None:
+        bad = Record(id="x", vector=[1.0, 0.0], text="t", metadata={"content_hash": "h"})
+        with pytest.raises(InvalidRecord, match="2-d vector"):
+            await store.upsert(collection, [bad])
+        with pytest.raises(InvalidRecord, match="reserved"):
+            await store.upsert(
+                collection,
+                [Record(id="y", vector=[0.5] * DIM, text="t", metadata={"content_hash": "h", "text": "x"})],
+            )
+
+    async def test_missing_collection_is_a_clear_error(self, store: VectorStore) -> None:
+        with pytest.raises(BackendError, match="does not exist"):
+            await store.count("never-created-here")
+
+    async def test_health(self, store: VectorStore) -> None:
+        health = await store.health()
+        assert health.ok, health.detail
+
+
+class LargeStoreContract:
+    """Pagination at a size where capped listings (10k) would silently diff wrong."""
+
+    SIZE = 25_000
+
+    async def test_iter_ids_returns_every_id_exactly_once(self, store: VectorStore) -> None:
+        name = f"big-{uuid.uuid4().hex[:12]}"
+        await store.ensure_collection(name, dimension=DIM, embedder="test-embedder")
+        try:
+            records = [
+                Record(id=f"id-{i:06d}", vector=[1.0] + [0.0] * (DIM - 1), text="", metadata={"content_hash": f"h{i}"})
+                for i in range(self.SIZE)
+            ]
+            await store.upsert(name, records)
+            seen = [pair async for pair in store.iter_ids(name, page_size=1000)]
+            assert len(seen) == self.SIZE
+            assert dict(seen) == {r.id: r.metadata["content_hash"] for r in records}
+            assert await store.count(name) == self.SIZE
+        finally:
+            await store.drop_collection(name)

@@ -1,0 +1,24 @@
+"""The memory backend passes the shared contract and reports outages as BackendUnavailable."""
+
+from __future__ import annotations
+
+import pytest
+
+from backends import BackendUnavailable
+from backends.memory import MemoryStore
+from tests.store_contract import LargeStoreContract, StoreContract
+
+
+class TestMemoryStore(StoreContract, LargeStoreContract):
+    @pytest.fixture
+    def store(self) -> MemoryStore:
+        return MemoryStore()
+
+
+async def test_outage_is_unavailable() -> None:
+    store = MemoryStore()
+    await store.ensure_collection("c", dimension=2, embedder="e")
+    store.unavailable = True
+    with pytest.raises(BackendUnavailable, match="unavailable"):
+        await store.count("c")
+    assert not (await store.health()).ok
