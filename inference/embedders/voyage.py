@@ -77,6 +77,7 @@ class VoyageEmbedder:
         self._batch_size = max(1, min(batch_size, MAX_TEXTS_PER_REQUEST))
         self._max_attempts = max(1, max_attempts)
         self._max_backoff = max_backoff
+        self._backoff = wait_exponential_jitter(multiplier=0.5, max=max_backoff)
         self._client = AsyncClient(api_key=api_key, max_retries=0, timeout=timeout, base_url=base_url)
 
     @property
@@ -162,7 +163,7 @@ class VoyageEmbedder:
         if isinstance(exc, _Retryable) and exc.retry_after is not None:
             delay = min(exc.retry_after, self._max_backoff)
         else:
-            delay = wait_exponential_jitter(initial=0.5, max=self._max_backoff)(state)
+            delay = self._backoff(state)
         logger.warning("Retrying Voyage request attempt=%d delay=%.2fs error=%s", state.attempt_number, delay, exc)
         return delay
 

@@ -1,0 +1,56 @@
+"""The one settings object: environment variables with the ``KUBEVEC_`` prefix, nested with ``__``.
+
+Loaded once at start-up (``Settings()``) and passed down; nothing else reads the environment.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from backends.config import StoreSettings
+from inference.config import DescriberSettings, EmbedderSettings
+
+
+class SyncSettings(BaseModel):
+    """``KUBEVEC_SYNC__*``: how events become store writes."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    debounce_seconds: float = Field(default=1.0, gt=0, description="flush the queue at least this often")
+    batch_size: int = Field(default=64, ge=1, le=5000, description="flush early when this many documents wait")
+    resync_interval_seconds: float = Field(default=600.0, ge=5, description="full diff of cluster vs store")
+    max_backoff_seconds: float = Field(default=60.0, gt=0, description="cap of the retry backoff")
+    builtin_capabilities: bool = Field(default=True, description="describe built-in kinds from /openapi/v3")
+
+
+class ServerSettings(BaseModel):
+    """``KUBEVEC_SERVER__*``: metrics and health endpoints."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    host: str = "0.0.0.0"
+    metrics_port: int = Field(default=9090, ge=0, le=65535, description="/metrics; 0 disables")
+    health_port: int = Field(default=8080, ge=0, le=65535, description="/healthz and /readyz; 0 disables")
+
+
+class Settings(BaseSettings):
+    """Everything kubevec can be told. See the configuration reference in README.md."""
+
+    model_config = SettingsConfigDict(env_prefix="KUBEVEC_", env_nested_delimiter="__", extra="ignore")
+
+    cluster_name: str = Field(default="default", min_length=1, description="recorded in every id and payload")
+    namespace: str | None = Field(default=None, description="watch one namespace only (default: all)")
+    peering: str | None = Field(default=None, description="kopf peering name for one-active HA (default: off)")
+    log_level: str = Field(default="INFO")
+    state_dir: Path = Field(default=Path(".kubevec"), description="local state (embedded store, caches)")
+    store: StoreSettings = Field(default_factory=StoreSettings)
+    embedder: EmbedderSettings = Field(default_factory=EmbedderSettings)
+    describer: DescriberSettings = Field(default_factory=DescriberSettings)
+    sync: SyncSettings = Field(default_factory=SyncSettings)
+    server: ServerSettings = Field(default_factory=ServerSettings)
+
+    def collection(self, name: str) -> str:
+        return f"{self.store.collection_prefix}{name}"

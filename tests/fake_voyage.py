@@ -1,0 +1,66 @@
+"""A local stand-in for the Voyage embeddings API (loopback only; tests never touch the internet)."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from aiohttp import web
+
+from tests.controlplane.cluster import free_port
+
+
+@dataclasses.dataclass
+class FakeVoyage:
+    """Scripted responses: each entry of ``script`` is (status, headers) used once, then 200s."""
+
+    dimension: int = 1024
+    script: list[tuple[int, dict[str, str]]] = dataclasses.field(default_factory=list)
+    requests: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    auth_headers: list[str] = dataclasses.field(default_factory=list)
+    wrong_dimension: bool = False
+    url: str = ""
+
+    async def handle(self, request: web.Request) -> web.Response:
+        body = await request.json()
+        self.requests.append(body)
+        self.auth_headers.append(request.headers.get("Authorization", ""))
+        if self.script:
+            status, headers = self.script.pop(0)
+            return web.Response(
+                status=status,
+                headers=headers,
+                text=json.dumps({"detail": f"scripted {status}"}),
+                content_type="application/json",
+            )
+        size = self.dimension - 1 if self.wrong_dimension else self.dimension
+        data = [
+            {"object": "embedding", "embedding": vector(text, size), "index": i} for i, text in enumerate(body["input"])
+        ]
+        return web.json_response({"object": "list", "data": data, "model": body["model"], "usage": {"total_tokens": 1}})
+
+
+def vector(text: str, size: int) -> list[float]:
+    digest = hashlib.sha256(text.encode()).digest()
+    return [((digest[i % len(digest)] / 255.0) - 0.5) for i in range(size)]
+
+
+@asynccontextmanager
+async def running_fake_voyage(fake: FakeVoyage | None = None) -> AsyncIterator[FakeVoyage]:
+    fake = fake or FakeVoyage()
+    app = web.Application()
+    app.router.add_post("/v1/embeddings", fake.handle)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    port = free_port()
+    site = web.TCPSite(runner, "127.0.0.1", port)
+    await site.start()
+    fake.url = f"http://127.0.0.1:{port}/v1"
+    try:
+        yield fake
+    finally:
+        await runner.cleanup()

@@ -1,0 +1,84 @@
+"""The Voyage embedder against a local fake server: model and input_type, batching, retries."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from inference.embedders.base import EmbedderError, EmbedderUnavailable
+from inference.embedders.voyage import VoyageEmbedder
+from tests.fake_voyage import FakeVoyage, running_fake_voyage
+
+
+async def test_documents_and_queries_send_model_and_input_type() -> None:
+    async with running_fake_voyage() as fake:
+        embedder = VoyageEmbedder(api_key="k-test", base_url=fake.url, batch_size=128)
+        vectors = await embedder.embed_documents([f"text {i}" for i in range(300)])
+        query = await embedder.embed_query("where is postgres?")
+    assert len(vectors) == 300
+    assert all(len(v) == 1024 for v in vectors)
+    assert len(query) == 1024
+    assert [len(r["input"]) for r in fake.requests] == [128, 128, 44, 1]
+    assert {r["model"] for r in fake.requests} == {"voyage-4"}
+    assert [r["input_type"] for r in fake.requests] == ["document"] * 3 + ["query"]
+    assert fake.auth_headers[0] == "Bearer k-test"
+    assert embedder.name == "voyage:voyage-4"
+
+
+async def test_rate_limit_honours_retry_after() -> None:
+    async with running_fake_voyage(FakeVoyage(script=[(429, {"Retry-After": "1"})])) as fake:
+        embedder = VoyageEmbedder(api_key="k", base_url=fake.url, max_backoff=5)
+        start = time.monotonic()
+        await embedder.embed_documents(["a"])
+        elapsed = time.monotonic() - start
+    assert len(fake.requests) == 2
+    assert elapsed >= 0.95
+
+
+async def test_server_errors_are_retried_then_succeed() -> None:
+    script = [(503, {}), (500, {}), (502, {})]
+    async with running_fake_voyage(FakeVoyage(script=script)) as fake:
+        embedder = VoyageEmbedder(api_key="k", base_url=fake.url, max_backoff=0.01)
+        assert len(await embedder.embed_documents(["a", "b"])) == 2
+    assert len(fake.requests) == 4
+
+
+async def test_persistent_failure_is_unavailable_after_max_attempts() -> None:
+    async with running_fake_voyage(FakeVoyage(script=[(503, {})] * 10)) as fake:
+        embedder = VoyageEmbedder(api_key="k", base_url=fake.url, max_attempts=3, max_backoff=0.01)
+        with pytest.raises(EmbedderUnavailable, match="after 3 attempts"):
+            await embedder.embed_documents(["a"])
+    assert len(fake.requests) == 3
+
+
+async def test_bad_key_is_not_retried() -> None:
+    async with running_fake_voyage(FakeVoyage(script=[(401, {})])) as fake:
+        embedder = VoyageEmbedder(api_key="bad", base_url=fake.url, max_backoff=0.01)
+        with pytest.raises(EmbedderError, match="rejected the API key"):
+            await embedder.embed_query("x")
+    assert len(fake.requests) == 1
+
+
+async def test_unexpected_dimension_is_an_error() -> None:
+    async with running_fake_voyage(FakeVoyage(wrong_dimension=True)) as fake:
+        embedder = VoyageEmbedder(api_key="k", base_url=fake.url)
+        with pytest.raises(EmbedderError, match="1023-dimensional"):
+            await embedder.embed_documents(["a"])
+
+
+def test_missing_key_is_a_clear_error() -> None:
+    with pytest.raises(EmbedderError, match="KUBEVEC_EMBEDDER__API_KEY"):
+        VoyageEmbedder(api_key=None)
+    with pytest.raises(EmbedderError, match="KUBEVEC_EMBEDDER__DIMENSION"):
+        VoyageEmbedder(api_key="k", model="voyage-99")
+
+
+async def test_unreachable_api_is_unavailable() -> None:
+    from tests.controlplane.cluster import free_port
+
+    embedder = VoyageEmbedder(
+        api_key="k", base_url=f"http://127.0.0.1:{free_port()}/v1", max_attempts=2, max_backoff=0.01
+    )
+    with pytest.raises(EmbedderUnavailable):
+        await embedder.embed_documents(["a"])

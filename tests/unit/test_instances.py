@@ -1,0 +1,280 @@
+"""Instance documents: absolute redaction, stability under churn, kind-aware summaries."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import pytest
+
+from inference.documents import InferenceError
+from inference.instances import InstancePolicy, build_instance
+
+SECRET_VALUE = "c3VwZXItc2VjcmV0LXBhc3N3b3Jk"
+LAST_APPLIED = '{"apiVersion":"v1","kind":"Secret","data":{"password":"c3VwZXItc2VjcmV0LXBhc3N3b3Jk"}}'
+
+
+def deployment() -> dict[str, Any]:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {
+            "name": "payments-api",
+            "namespace": "prod",
+            "uid": "u-1",
+            "resourceVersion": "100",
+            "generation": 3,
+            "creationTimestamp": "2026-01-01T00:00:00Z",
+            "labels": {"app": "payments", "tier": "api"},
+            "annotations": {
+                "kubectl.kubernetes.io/last-applied-configuration": LAST_APPLIED,
+                "example.com/description": "Serves the payments API for checkout",
+            },
+            "managedFields": [{"manager": "kubectl", "fieldsV1": {"f:spec": {}}}],
+            "ownerReferences": [{"kind": "Application", "name": "shop", "controller": True}],
+        },
+        "spec": {
+            "replicas": 3,
+            "template": {
+                "spec": {
+                    "containers": [
+                        {
+                            "name": "api",
+                            "image": "ghcr.io/acme/payments:1.4.2",
+                            "ports": [{"containerPort": 8080}],
+                            "env": [{"name": "DB_PASSWORD", "value": "hunter2"}],
+                        }
+                    ]
+                }
+            },
+        },
+        "status": {
+            "observedGeneration": 3,
+            "readyReplicas": 3,
+            "conditions": [{"lastTransitionTime": "2026-01-02T00:00:00Z"}],
+        },
+    }
+
+
+def dump(obj: dict[str, Any], plural: str) -> str:
+    doc = build_instance(obj, plural=plural, cluster="prod-eu").to_document()
+    return doc.text + json.dumps(dict(doc.metadata))
+
+
+def test_deployment_document() -> None:
+    doc = build_instance(deployment(), plural="deployments", cluster="prod-eu")
+    assert doc.id == "prod-eu/prod/apps/v1/Deployment/payments-api"
+    assert doc.text.startswith(
+        "Deployment payments-api | namespace: prod | apiVersion: apps/v1 | labels: app=payments, tier=api"
+    )
+    assert "owner: Application/shop" in doc.text
+    assert "images: ghcr.io/acme/payments:1.4.2" in doc.text
+    assert "replicas: 3" in doc.text
+    assert "description: Serves the payments API" in doc.text
+    metadata = doc.to_document().metadata
+    assert metadata["labels"] == ["app=payments", "tier=api"]
+    assert metadata["resource"] == "deployments.apps"
+    assert metadata["owner"] == "Application/shop"
+    assert metadata["namespace"] == "prod"
+    assert metadata["uid"] == "u-1"
+    assert metadata["created_at"] == "2026-01-01T00:00:00Z"
+
+
+def test_secret_values_and_last_applied_never_appear() -> None:
+    secret = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "type": "Opaque",
+        "metadata": {
+            "name": "db",
+            "namespace": "prod",
+            "annotations": {"kubectl.kubernetes.io/last-applied-configuration": LAST_APPLIED},
+        },
+        "data": {"password": SECRET_VALUE},
+        "stringData": {"token": "plain-token-value"},
+    }
+    everything = dump(secret, "secrets")
+    assert SECRET_VALUE not in everything
+    assert "plain-token-value" not in everything
+    assert "last-applied" not in everything
+    assert "keys: password, token" in everything
+    deploy = dump(deployment(), "deployments")
+    assert "managedFields" not in deploy
+    assert "f:spec" not in deploy
+    assert "last-applied" not in deploy
+
+
+def test_configmap_values_never_appear_and_keys_follow_policy() -> None:
+    cm = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "settings", "namespace": "shop"},
+        "data": {"LOG_LEVEL": "debug-value-xyz"},
+        "binaryData": {"blob": "AAAA"},
+    }
+    with_keys = build_instance(cm, plural="configmaps").text
+    assert "debug-value-xyz" not in with_keys
+    assert "keys: LOG_LEVEL, blob" in with_keys
+    without = build_instance(cm, plural="configmaps", policy=InstancePolicy(configmap_keys=False)).text
+    assert "LOG_LEVEL" not in without
+
+
+def test_credentials_in_custom_resources_are_dropped() -> None:
+    cr = {
+        "apiVersion": "example.com/v1",
+        "kind": "Widget",
+        "metadata": {"name": "w", "namespace": "a"},
+        "spec": {
+            "size": "large",
+            "apiToken": "tok-123",
+            "password": "pw-456",
+            "caBundle": "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----",
+            "jwt": "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.sig",
+        },
+    }
+    text = build_instance(cr, plural="widgets").text
+    assert "size: large" in text
+    for leaked in ("tok-123", "pw-456", "BEGIN CERTIFICATE", "eyJhbGci"):
+        assert leaked not in text
+
+
+def test_churn_does_not_change_the_hash_but_labels_and_images_do() -> None:
+    base = build_instance(deployment(), plural="deployments").to_document()
+    churned = deployment()
+    churned["metadata"]["resourceVersion"] = "101"
+    churned["metadata"]["generation"] = 4
+    churned["metadata"]["managedFields"] = [{"manager": "other"}]
+    churned["status"] = {"observedGeneration": 4, "conditions": [{"lastTransitionTime": "2026-02-02T00:00:00Z"}]}
+    same = build_instance(churned, plural="deployments").to_document()
+    assert same.content_hash == base.content_hash
+    assert same.text == base.text
+    relabelled = copy.deepcopy(churned)
+    relabelled["metadata"]["labels"]["tier"] = "web"
+    assert build_instance(relabelled, plural="deployments").to_document().content_hash != base.content_hash
+    reimaged = copy.deepcopy(churned)
+    reimaged["spec"]["template"]["spec"]["containers"][0]["image"] = "ghcr.io/acme/payments:1.5.0"
+    assert build_instance(reimaged, plural="deployments").to_document().content_hash != base.content_hash
+
+
+@pytest.mark.parametrize(
+    ("obj", "plural", "expected"),
+    [
+        (
+            {
+                "apiVersion": "v1",
+                "kind": "Service",
+                "metadata": {"name": "payments-api", "namespace": "shop"},
+                "spec": {
+                    "type": "ClusterIP",
+                    "ports": [{"port": 8080, "protocol": "TCP"}],
+                    "selector": {"app": "payments"},
+                },
+            },
+            "services",
+            ["type: ClusterIP", "ports: 8080/TCP", "selector: app=payments"],
+        ),
+        (
+            {
+                "apiVersion": "v1",
+                "kind": "PersistentVolumeClaim",
+                "metadata": {"name": "data-0", "namespace": "db"},
+                "spec": {"storageClassName": "fast-ssd", "resources": {"requests": {"storage": "20Gi"}}},
+            },
+            "persistentvolumeclaims",
+            ["size: 20Gi", "storageClass: fast-ssd"],
+        ),
+        (
+            {
+                "apiVersion": "networking.k8s.io/v1",
+                "kind": "Ingress",
+                "metadata": {"name": "web", "namespace": "shop"},
+                "spec": {
+                    "rules": [
+                        {
+                            "host": "shop.example.com",
+                            "http": {"paths": [{"path": "/", "backend": {"service": {"name": "web"}}}]},
+                        }
+                    ]
+                },
+            },
+            "ingresses",
+            ["hosts: shop.example.com", "routes: / -> web"],
+        ),
+        (
+            {
+                "apiVersion": "gateway.networking.k8s.io/v1",
+                "kind": "HTTPRoute",
+                "metadata": {"name": "r", "namespace": "shop"},
+                "spec": {
+                    "hostnames": ["api.example.com"],
+                    "parentRefs": [{"name": "gw"}],
+                    "rules": [{"backendRefs": [{"name": "api"}]}],
+                },
+            },
+            "httproutes",
+            ["hosts: api.example.com", "gateways: gw", "backends: api"],
+        ),
+        (
+            {
+                "apiVersion": "cert-manager.io/v1",
+                "kind": "Certificate",
+                "metadata": {"name": "api-tls", "namespace": "prod"},
+                "spec": {
+                    "secretName": "api-tls",
+                    "dnsNames": ["api.example.com"],
+                    "issuerRef": {"kind": "ClusterIssuer", "name": "letsencrypt"},
+                },
+            },
+            "certificates",
+            ["dnsNames: api.example.com", "secretName: api-tls", "issuerRef: ClusterIssuer/letsencrypt"],
+        ),
+        (
+            {
+                "apiVersion": "batch/v1",
+                "kind": "CronJob",
+                "metadata": {"name": "nightly", "namespace": "ops"},
+                "spec": {
+                    "schedule": "0 2 * * *",
+                    "jobTemplate": {"spec": {"template": {"spec": {"containers": [{"image": "report:1"}]}}}},
+                },
+            },
+            "cronjobs",
+            ["images: report:1", "schedule: 0 2 * * *"],
+        ),
+    ],
+)
+def test_kind_summaries(obj: dict[str, Any], plural: str, expected: list[str]) -> None:
+    text = build_instance(obj, plural=plural).text
+    for part in expected:
+        assert part in text
+
+
+def test_cluster_scoped_objects() -> None:
+    doc = build_instance({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "prod"}}, plural="namespaces")
+    assert doc.id == "default/_cluster/core/v1/Namespace/prod"
+    assert "namespace" not in doc.to_document().metadata
+
+
+@pytest.mark.parametrize(
+    "obj",
+    [
+        {"kind": "Pod", "metadata": {"name": "x"}},
+        {"apiVersion": "v1", "kind": "Pod", "metadata": {}},
+        {"apiVersion": "v1", "kind": "Pod", "metadata": "nope"},
+        {"apiVersion": "v1", "metadata": {"name": "x"}},
+    ],
+)
+def test_malformed_objects_raise_inference_error(obj: dict[str, Any]) -> None:
+    with pytest.raises(InferenceError, match="lacks apiVersion, kind or name"):
+        build_instance(obj, plural="pods")
+
+
+def test_odd_spec_shapes_do_not_crash() -> None:
+    odd = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "x", "namespace": "a", "labels": None},
+        "spec": {"template": {"spec": {"containers": ["not-a-mapping", {"image": None}]}}},
+    }
+    assert build_instance(odd, plural="deployments").text.startswith("Deployment x")
