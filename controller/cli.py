@@ -24,6 +24,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="kubevec", description="Keep a vector database in sync with Kubernetes.")
     sub = parser.add_subparsers(dest="command", required=True)
 
+    run = sub.add_parser("run", help="run the controller against the current cluster (KUBECONFIG or in-cluster)")
+    run.add_argument("--reindex", action="store_true", help="drop both collections first and rebuild them")
+
     describe = sub.add_parser("describe", help="print the capability documents for CRD YAML files")
     describe.add_argument("paths", nargs="+", type=Path, help="CRD YAML files or folders (multi-document OK)")
     describe.add_argument("--json", action="store_true", help="print JSON instead of text")
@@ -40,6 +43,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     logging.basicConfig(level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s")
     try:
+        if args.command == "run":
+            return run(args, settings)
         if args.command == "describe":
             return describe(args, settings)
     except CommandError as exc:
@@ -48,6 +53,42 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     raise AssertionError(f"unhandled command {args.command}")  # pragma: no cover
+
+
+def run(args: argparse.Namespace, settings: Settings) -> int:
+    import asyncio
+
+    import kopf
+
+    from controller.app import App
+    from controller.operator import build_registry, operator_kwargs
+    from inference.embedders.base import EmbedderError
+
+    try:
+        app = App(settings=settings)
+    except EmbedderError as exc:
+        raise CommandError(str(exc)) from exc
+    if args.reindex:
+        asyncio.run(_drop_collections(app, settings))
+    logger.info(
+        "Starting the controller cluster=%s store=%s embedder=%s",
+        settings.cluster_name,
+        f"{settings.store.backend}:{app.store.location}",
+        app.embedder.name,
+    )
+    registry = build_registry(settings=settings, app=app)
+    asyncio.run(kopf.operator(registry=registry, **operator_kwargs(settings)))
+    return 0
+
+
+async def _drop_collections(app: object, settings: Settings) -> None:
+    from controller.app import App
+    from inference.documents import COLLECTIONS
+
+    assert isinstance(app, App)
+    for collection in COLLECTIONS:
+        await app.store.drop_collection(settings.collection(collection))
+        logger.info("Dropped collection=%s for a reindex", settings.collection(collection))
 
 
 def describe(args: argparse.Namespace, settings: Settings) -> int:

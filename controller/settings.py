@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from backends.config import StoreSettings
@@ -39,8 +39,15 @@ class ServerSettings(BaseModel):
 class Settings(BaseSettings):
     """Everything kubevec can be told. See the configuration reference in README.md."""
 
-    model_config = SettingsConfigDict(env_prefix="KUBEVEC_", env_nested_delimiter="__", extra="ignore")
+    model_config = SettingsConfigDict(
+        env_prefix="KUBEVEC_", env_nested_delimiter="__", extra="ignore", populate_by_name=True
+    )
 
+    kubeconfig: Path | None = Field(
+        default=None,
+        validation_alias=AliasChoices("KUBEVEC_KUBECONFIG", "KUBECONFIG"),
+        description="kubeconfig path (default: in-cluster service account, else ~/.kube/config)",
+    )
     cluster_name: str = Field(default="default", min_length=1, description="recorded in every id and payload")
     namespace: str | None = Field(default=None, description="watch one namespace only (default: all)")
     peering: str | None = Field(default=None, description="kopf peering name for one-active HA (default: off)")

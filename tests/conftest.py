@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import hypothesis  # noqa: F401 - imported before any test starts threads: CPython 3.11.7 ast is not thread-safe
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent

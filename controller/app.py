@@ -1,0 +1,457 @@
+"""The controller's state and work, independent of kopf: kopf handlers only call ``observe_*``.
+
+Correctness comes from the resync, not from events (events only make it fast): at start-up and
+every resync interval the whole cluster is listed, the documents it implies are built, and the
+result is diffed against the store's own ids and hashes. The diff is taken against a store
+snapshot read *before* listing, so an object created meanwhile is never deleted, and a document
+that an event changed meanwhile is never overwritten with the older listed state. Any failed list
+aborts the diff: garbage is never collected from a partial view.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Mapping
+from typing import Any, Final
+
+from aiohttp import web
+
+from backends import VectorStore
+from backends.factory import open_store
+from controller.engine import SyncEngine
+from controller.kube import ApiResource, KubeReader, load_api_client
+from controller.metrics import Metrics
+from controller.policy import DEFAULT_EXCLUDED, EffectivePolicy, PolicyError, parse_spec
+from controller.policy import GROUP as POLICY_GROUP
+from controller.policy import PLURAL as POLICY_PLURAL
+from controller.policy import VERSION as POLICY_VERSION
+from controller.settings import Settings
+from inference.capabilities import describe_builtin, describe_crd
+from inference.config import make_embedder
+from inference.documents import CAPABILITIES, COLLECTIONS, INSTANCES, Collection, Document, InferenceError
+from inference.embedders.base import Embedder
+from inference.instances import build_instance, instance_id
+from inference.llm import LLMDescriber
+
+logger = logging.getLogger(__name__)
+
+CRD_RESOURCE: Final = ApiResource(
+    group="apiextensions.k8s.io",
+    version="v1",
+    plural="customresourcedefinitions",
+    kind="CustomResourceDefinition",
+    namespaced=False,
+    verbs=("get", "list", "watch"),
+)
+
+
+def watchable(*, group: str, plural: str, verbs: tuple[str, ...] | list[str], preferred: bool = True) -> bool:
+    """The static part of "is this kind's instances watched": listable, preferred, not excluded by default."""
+    return preferred and "list" in verbs and "watch" in verbs and (group, plural) not in DEFAULT_EXCLUDED
+
+
+class App:
+    def __init__(
+        self,
+        *,
+        settings: Settings,
+        store: VectorStore | None = None,
+        embedder: Embedder | None = None,
+        kube: KubeReader | None = None,
+    ) -> None:
+        self.settings = settings
+        self.metrics = Metrics()
+        self.store = store or open_store(settings.store)
+        self.embedder = embedder or make_embedder(settings.embedder)
+        self.kube = kube
+        self.engine = SyncEngine(
+            store=self.store,
+            embedder=self.embedder,
+            metrics=self.metrics,
+            collection_names={c: settings.collection(c) for c in COLLECTIONS},
+            debounce=settings.sync.debounce_seconds,
+            batch_size=settings.sync.batch_size,
+            max_backoff=settings.sync.max_backoff_seconds,
+        )
+        llm = settings.describer.llm
+        self.llm = (
+            LLMDescriber(
+                provider=llm.provider,
+                url=llm.url,
+                model=llm.model,
+                api_key=llm.api_key.get_secret_value() if llm.api_key else None,
+                cache_dir=llm.cache_dir,
+                requests_per_minute=llm.requests_per_minute,
+                timeout=llm.timeout_seconds,
+            )
+            if llm.enabled
+            else None
+        )
+        self.policies: dict[str, Any] = {}
+        self.policy = EffectivePolicy()
+        self.ready = False
+        self.last_full_resync: float | None = None
+        self.last_resync_error: str | None = None
+        self._resync_now = asyncio.Event()
+        self._tasks: list[asyncio.Task[None]] = []
+        self._runners: list[web.AppRunner] = []
+        self._reported_bad: set[str] = set()
+        self._openapi_cache: dict[tuple[str, str], Mapping[str, Any]] = {}
+        self._resync_lock = asyncio.Lock()
+
+    # -- lifecycle ---------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        if self.kube is None:
+            self.kube = KubeReader(api=load_api_client(self.settings.kubeconfig))
+        await self._serve_http()
+        self._tasks.append(asyncio.create_task(self._prepare_and_run(), name="kubevec-main"))
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        self._tasks.clear()
+        if self.engine.queue and not self.engine.degraded:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self.engine.flush(), timeout=10)
+        for runner in self._runners:
+            await runner.cleanup()
+        if self.llm:
+            await self.llm.close()
+        await self.store.close()
+        if self.kube:
+            self.kube.close()
+
+    async def _prepare_and_run(self) -> None:
+        backoff = 0.5
+        while True:  # the store may be down at start-up: wait for it, visibly
+            try:
+                await self.engine.prepare()
+                break
+            except Exception as exc:
+                self.engine.degraded = True
+                self.engine.last_error = f"{type(exc).__name__}: {exc}"
+                self.metrics.errors.labels(stage="startup").inc()
+                logger.error("Failed to prepare the store, will retry backoff=%.1fs error=%s", backoff, exc)
+                await asyncio.sleep(backoff)
+                backoff = min(backoff * 2, self.settings.sync.max_backoff_seconds)
+        self.engine.degraded = False
+        flusher = asyncio.create_task(self.engine.run(), name="kubevec-flush")
+        self._tasks.append(flusher)
+        await self._resync_loop()
+
+    async def _resync_loop(self) -> None:
+        interval = self.settings.sync.resync_interval_seconds
+        while True:
+            try:
+                await self.resync()
+                await self.engine.wait_idle()
+                if not self.engine.degraded:
+                    self.ready = True
+                    self.metrics.ready.set(1)
+            except Exception as exc:
+                self.last_resync_error = f"{type(exc).__name__}: {exc}"
+                self.metrics.errors.labels(stage="resync").inc()
+                logger.error("Failed a full resync, will retry error=%s", self.last_resync_error)
+            await self._report_status()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._resync_now.wait(), timeout=interval if self.ready else min(interval, 5))
+            self._resync_now.clear()
+
+    def request_resync(self) -> None:
+        self._resync_now.set()
+
+    # -- events (called by kopf handlers) ----------------------------------------------------------
+
+    def observe_object(
+        self, *, group: str, version: str, plural: str, kind: str, event_type: str | None, body: Mapping[str, Any]
+    ) -> None:
+        received = time.monotonic()
+        self.metrics.events.labels(resource=f"{plural}.{group}" if group else plural, type=event_type or "LIST").inc()
+        if not self.policy.watches(group=group, kind=kind, plural=plural):
+            return
+        meta = body.get("metadata") or {}
+        document_id = instance_id(
+            cluster=self.settings.cluster_name,
+            namespace=meta.get("namespace"),
+            group=group,
+            version=version,
+            kind=kind,
+            name=str(meta.get("name", "")),
+        )
+        if event_type == "DELETED" or not self.policy.admits(body):
+            self.engine.submit_delete(INSTANCES, document_id, received=received)
+            return
+        document = self._instance_document(body, plural=plural)
+        if document is not None:
+            self.engine.submit(document, received=received)
+
+    def observe_crd(self, *, event_type: str | None, body: Mapping[str, Any]) -> None:
+        received = time.monotonic()
+        self.metrics.events.labels(resource=CRD_RESOURCE.name, type=event_type or "LIST").inc()
+        name = str((body.get("metadata") or {}).get("name", ""))
+        if event_type == "DELETED":
+            self.engine.submit_delete(CAPABILITIES, name, received=received)
+            spec = body.get("spec") or {}
+            kind = (spec.get("names") or {}).get("kind")
+            if kind:
+                self._tasks.append(asyncio.create_task(self._purge(group=str(spec.get("group", "")), kind=str(kind))))
+            return
+        document = self._capability_document(body)
+        if document is not None:
+            self.engine.submit(document, received=received)
+
+    def observe_policy(self, *, event_type: str | None, body: Mapping[str, Any]) -> None:
+        name = str((body.get("metadata") or {}).get("name", ""))
+        if event_type == "DELETED":
+            self.policies.pop(name, None)
+        else:
+            try:
+                self.policies[name] = (parse_spec(name, body.get("spec")), body)
+            except PolicyError as exc:
+                self.metrics.errors.labels(stage="policy").inc()
+                logger.error("Ignored an invalid SyncPolicy name=%s error=%s", name, exc)
+                self.policies.pop(name, None)
+                self.last_resync_error = str(exc)
+        new = EffectivePolicy.merge(spec for _, (spec, _) in sorted(self.policies.items()))
+        if new != self.policy:
+            self.policy = new
+            logger.info("Applied SyncPolicies count=%d", len(self.policies))
+            self.request_resync()
+
+    async def _purge(self, *, group: str, kind: str) -> None:
+        try:
+            await self.engine.purge_resource(group=group, kind=kind)
+            logger.info("Purged instances of a deleted CRD group=%s kind=%s", group, kind)
+        except Exception as exc:
+            logger.warning("Failed to purge instances group=%s kind=%s error=%s", group, kind, exc)
+
+    # -- documents ---------------------------------------------------------------------------------
+
+    def _instance_document(self, body: Mapping[str, Any], *, plural: str) -> Document | None:
+        try:
+            return build_instance(
+                body, plural=plural, cluster=self.settings.cluster_name, policy=self.policy.instance_policy
+            ).to_document()
+        except InferenceError as exc:
+            self._report_bad(f"{plural}/{(body.get('metadata') or {}).get('name')}", exc)
+            return None
+
+    def _capability_document(self, body: Mapping[str, Any]) -> Document | None:
+        try:
+            return describe_crd(body, cluster=self.settings.cluster_name).to_document()
+        except InferenceError as exc:
+            self._report_bad(f"crd/{(body.get('metadata') or {}).get('name')}", exc)
+            return None
+
+    def _report_bad(self, identity: str, exc: Exception) -> None:
+        self.metrics.errors.labels(stage="inference").inc()
+        key = f"{identity}:{exc}"
+        if key not in self._reported_bad:  # once per object and problem, not on every event
+            self._reported_bad.add(key)
+            logger.warning("Skipped an object that cannot be indexed object=%s error=%s", identity, exc)
+
+    # -- resync ------------------------------------------------------------------------------------
+
+    async def resync(self) -> None:
+        """Make the store exactly what the cluster implies (see the module docstring)."""
+        assert self.kube is not None
+        async with self._resync_lock:
+            started = time.monotonic()
+            async with self.engine.lock:
+                snapshot = {c: dict(ids) for c, ids in (await self._read_store()).items()}
+                self.engine.known = {c: dict(ids) for c, ids in snapshot.items()}
+            desired = await self._desired()
+            submitted = deleted = 0
+            async with self.engine.lock:
+                for collection in COLLECTIONS:
+                    known = self.engine.known[collection]
+                    for document_id, stored_hash in snapshot[collection].items():
+                        if (
+                            document_id not in desired[collection]
+                            and not self.engine.pending(collection, document_id)
+                            and known.get(document_id) == stored_hash
+                        ):
+                            self.engine.submit_delete(collection, document_id)
+                            deleted += 1
+                    for document_id, document in desired[collection].items():
+                        before = snapshot[collection].get(document_id)
+                        if (
+                            before != document.content_hash
+                            and known.get(document_id) == before
+                            and not self.engine.pending(collection, document_id)
+                        ):
+                            self.engine.submit(document)
+                            submitted += 1
+            self.last_full_resync = time.time()
+            self.last_resync_error = None
+            self.metrics.last_resync.set(self.last_full_resync)
+            self.metrics.resync_seconds.observe(time.monotonic() - started)
+            logger.info(
+                "Resynced the store capabilities=%d instances=%d upserts=%d deletes=%d seconds=%.2f",
+                len(desired[CAPABILITIES]),
+                len(desired[INSTANCES]),
+                submitted,
+                deleted,
+                time.monotonic() - started,
+            )
+
+    async def _read_store(self) -> dict[Collection, dict[str, str]]:
+        return {
+            c: {i: h async for i, h in self.store.iter_ids(self.settings.collection(c), page_size=1000)}
+            for c in COLLECTIONS
+        }
+
+    async def _desired(self) -> dict[Collection, dict[str, Document]]:
+        assert self.kube is not None
+        desired: dict[Collection, dict[str, Document]] = {c: {} for c in COLLECTIONS}
+        resources = await self.kube.discover()
+        crds = await self.kube.list_objects(CRD_RESOURCE)
+        crd_names = set()
+        for crd in crds:
+            crd_names.add(str(crd["metadata"]["name"]))
+            document = self._capability_document(crd)
+            if document is not None:
+                if self.llm is not None:
+                    document = await self._refined(crd, document)
+                desired[CAPABILITIES][document.id] = document
+        if self.settings.sync.builtin_capabilities:
+            for resource in resources:
+                if resource.name not in crd_names and "list" in resource.verbs:
+                    document = await self._builtin_document(resource)
+                    if document is not None:
+                        desired[CAPABILITIES][document.id] = document
+        for resource in resources:
+            if not watchable(group=resource.group, plural=resource.plural, verbs=resource.verbs):
+                continue
+            if not self.policy.watches(group=resource.group, kind=resource.kind, plural=resource.plural):
+                continue
+            for obj in await self.kube.list_objects(resource, namespace=self.settings.namespace):
+                if not self.policy.admits(obj):
+                    continue
+                document = self._instance_document(obj, plural=resource.plural)
+                if document is not None:
+                    desired[INSTANCES][document.id] = document
+        return desired
+
+    async def _refined(self, crd: Mapping[str, Any], document: Document) -> Document:
+        assert self.llm is not None
+        try:
+            return (await self.llm.refine(describe_crd(crd, cluster=self.settings.cluster_name))).to_document()
+        except InferenceError:
+            return document
+
+    async def _builtin_document(self, resource: ApiResource) -> Document | None:
+        assert self.kube is not None
+        key = (resource.group, resource.version)
+        if key not in self._openapi_cache:
+            try:
+                self._openapi_cache[key] = await self.kube.openapi_components(resource.group, resource.version)
+            except Exception as exc:
+                logger.warning("Read no OpenAPI schema group=%s version=%s error=%s", *key, exc)
+                self._openapi_cache[key] = {}
+        components = self._openapi_cache[key]
+        schema = _find_schema(components, group=resource.group, version=resource.version, kind=resource.kind)
+        try:
+            return describe_builtin(
+                kind=resource.kind,
+                group=resource.group,
+                version=resource.version,
+                plural=resource.plural,
+                namespaced=resource.namespaced,
+                short_names=resource.short_names,
+                categories=resource.categories,
+                schema=schema,
+                components=components,
+                cluster=self.settings.cluster_name,
+            ).to_document()
+        except InferenceError as exc:
+            self._report_bad(f"builtin/{resource.name}", exc)
+            return None
+
+    # -- status, health, metrics -------------------------------------------------------------------
+
+    async def _report_status(self) -> None:
+        """Write status on our own SyncPolicy objects (the only writes the controller makes)."""
+        if not self.policies or self.kube is None:
+            return
+        now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        error = self.engine.last_error if self.engine.degraded else self.last_resync_error
+        degraded = bool(self.engine.degraded or self.last_resync_error)
+        for name, (_, body) in list(self.policies.items()):
+            status = {
+                "observedGeneration": (body.get("metadata") or {}).get("generation"),
+                "documents": {c: len(self.engine.known[c]) for c in COLLECTIONS},
+                "lastSyncTime": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.engine.last_flush or time.time())),
+                "lastFullResyncTime": (
+                    time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.last_full_resync))
+                    if self.last_full_resync
+                    else None
+                ),
+                "lastError": error,
+                "conditions": [
+                    _condition("Ready", self.ready and not degraded, "Synced" if self.ready else "Syncing", now),
+                    _condition("Degraded", degraded, "SyncFailing" if degraded else "Healthy", now, error or ""),
+                ],
+            }
+            try:
+                await self.kube.patch_status(
+                    group=POLICY_GROUP, version=POLICY_VERSION, plural=POLICY_PLURAL, name=name, status=status
+                )
+            except Exception as exc:
+                logger.warning("Failed to write SyncPolicy status name=%s error=%s", name, exc)
+
+    async def _serve_http(self) -> None:
+        server = self.settings.server
+        if server.health_port:
+            app = web.Application()
+            app.router.add_get("/healthz", self._healthz)
+            app.router.add_get("/readyz", self._readyz)
+            await self._listen(app, server.host, server.health_port)
+        if server.metrics_port:
+            app = web.Application()
+            app.router.add_get("/metrics", self._metrics)
+            await self._listen(app, server.host, server.metrics_port)
+
+    async def _listen(self, app: web.Application, host: str, port: int) -> None:
+        runner = web.AppRunner(app, access_log=None)
+        await runner.setup()
+        await web.TCPSite(runner, host, port).start()
+        self._runners.append(runner)
+
+    async def _healthz(self, _: web.Request) -> web.Response:
+        return web.Response(text="ok")
+
+    async def _readyz(self, _: web.Request) -> web.Response:
+        if self.ready and not self.engine.degraded:
+            return web.Response(text="ready")
+        reason = self.engine.last_error if self.engine.degraded else "initial sync in progress"
+        return web.Response(status=503, text=f"not ready: {reason}")
+
+    async def _metrics(self, _: web.Request) -> web.Response:
+        self.metrics.ready.set(1 if self.ready and not self.engine.degraded else 0)
+        return web.Response(body=self.metrics.render(), content_type="text/plain")
+
+
+def _condition(kind: str, value: bool, reason: str, now: str, message: str = "") -> dict[str, str]:
+    return {
+        "type": kind,
+        "status": "True" if value else "False",
+        "reason": reason,
+        "message": message,
+        "lastTransitionTime": now,
+    }
+
+
+def _find_schema(components: Mapping[str, Any], *, group: str, version: str, kind: str) -> Mapping[str, Any] | None:
+    for schema in components.values():
+        for gvk in schema.get("x-kubernetes-group-version-kind") or []:
+            if gvk.get("group", "") == group and gvk.get("version") == version and gvk.get("kind") == kind:
+                return schema  # type: ignore[no-any-return]
+    return None

@@ -1,0 +1,286 @@
+"""The sync engine: events in, batched hash-aware writes out.
+
+Events only feed a queue keyed by document id, where the last state wins (a delete is an entry
+too). The queue is flushed every debounce window, or sooner when a batch is full. For each
+document the engine compares its ``content_hash`` with the hash known to be stored (a map seeded
+from the store at start-up, so a restart with an unchanged cluster embeds nothing):
+
+- same hash: nothing to do;
+- different hash but the stored text is identical (only metadata changed): the stored vector is
+  re-used, nothing is embedded;
+- otherwise the text is embedded, in one batched call per flush.
+
+Store or embedder failures never drop anything: the batch goes back into the queue (unless a
+newer state for the same id arrived meanwhile), the engine marks itself degraded and retries with
+capped exponential backoff.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import time
+from collections import OrderedDict
+from collections.abc import Iterable
+from typing import Final
+
+from backends import BackendError, InvalidRecord, Record, VectorStore
+from backends.filters import And, Eq
+from controller.metrics import Metrics
+from inference.documents import COLLECTIONS, Collection, Document
+from inference.embedders.base import Embedder, EmbedderError
+
+logger = logging.getLogger(__name__)
+
+MIN_BACKOFF: Final = 0.5
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Pending:
+    collection: Collection
+    id: str
+    document: Document | None  # None: delete
+    received: float  # monotonic time the triggering event arrived
+
+
+class SyncEngine:
+    def __init__(
+        self,
+        *,
+        store: VectorStore,
+        embedder: Embedder,
+        metrics: Metrics,
+        collection_names: dict[Collection, str],
+        debounce: float = 1.0,
+        batch_size: int = 64,
+        max_backoff: float = 60.0,
+    ) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.metrics = metrics
+        self.names = collection_names
+        self.debounce = debounce
+        self.batch_size = batch_size
+        self.max_backoff = max_backoff
+        self.known: dict[Collection, dict[str, str]] = {c: {} for c in COLLECTIONS}
+        self.queue: OrderedDict[tuple[Collection, str], Pending] = OrderedDict()
+        self.lock = asyncio.Lock()  # serialises store writes: flushes, purges, resync decisions
+        self.degraded = False
+        self.last_error: str | None = None
+        self.last_flush: float | None = None
+        self._wakeup = asyncio.Event()
+        self._idle = asyncio.Event()
+        self._idle.set()
+        self._backoff = MIN_BACKOFF
+
+    # -- start-up ----------------------------------------------------------------------------------
+
+    async def prepare(self) -> None:
+        """Ensure both collections exist (for this embedder) and seed the known hashes from the store."""
+        for collection in COLLECTIONS:
+            await self.store.ensure_collection(
+                self.names[collection], dimension=self.embedder.dimension, embedder=self.embedder.name
+            )
+        await self.reload_known()
+
+    async def reload_known(self) -> dict[Collection, dict[str, str]]:
+        """Re-read every stored (id, hash), all pages; returns (and installs) the snapshot."""
+        snapshot: dict[Collection, dict[str, str]] = {}
+        for collection in COLLECTIONS:
+            snapshot[collection] = {i: h async for i, h in self.store.iter_ids(self.names[collection], page_size=1000)}
+        async with self.lock:
+            self.known = {c: dict(ids) for c, ids in snapshot.items()}
+        self._count_documents()
+        return snapshot
+
+    # -- intake ------------------------------------------------------------------------------------
+
+    def submit(self, document: Document, *, received: float | None = None) -> None:
+        self._put(
+            Pending(
+                collection=document.collection, id=document.id, document=document, received=received or time.monotonic()
+            )
+        )
+
+    def submit_delete(self, collection: Collection, document_id: str, *, received: float | None = None) -> None:
+        self._put(Pending(collection=collection, id=document_id, document=None, received=received or time.monotonic()))
+
+    def pending(self, collection: Collection, document_id: str) -> bool:
+        return (collection, document_id) in self.queue
+
+    def _put(self, item: Pending) -> None:
+        key = (item.collection, item.id)
+        self.queue.pop(key, None)  # last state wins, and moves to the back
+        self.queue[key] = item
+        self.metrics.queue_depth.set(len(self.queue))
+        self._idle.clear()
+        self._wakeup.set()
+
+    async def purge_resource(self, *, group: str, kind: str) -> None:
+        """Delete every instance of one kind (its CRD is gone), in the store and in the queue."""
+        async with self.lock:
+            for key in [k for k, p in self.queue.items() if k[0] == "instances" and _id_kind(p.id) == (group, kind)]:
+                del self.queue[key]
+            await self.store.delete_where(
+                self.names["instances"], And((Eq("group", group or "core"), Eq("kind", kind)))
+            )
+            known = self.known["instances"]
+            for document_id in [i for i in known if _id_kind(i) == (group, kind)]:
+                del known[document_id]
+        self._count_documents()
+
+    # -- the flush loop ----------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Flush forever: every debounce window, or as soon as a batch is full."""
+        while True:
+            await self._wakeup.wait()
+            self._wakeup.clear()
+            if not self.queue:
+                self._idle.set()
+                continue
+            oldest = next(iter(self.queue.values())).received
+            deadline = oldest + self.debounce
+            while len(self.queue) < self.batch_size and time.monotonic() < deadline:
+                try:
+                    await asyncio.wait_for(self._wakeup.wait(), timeout=max(0.0, deadline - time.monotonic()))
+                    self._wakeup.clear()
+                except TimeoutError:
+                    break
+            ok = await self.flush()
+            if not ok:
+                await asyncio.sleep(self._backoff)
+                self._backoff = min(self._backoff * 2, self.max_backoff)
+            if self.queue:
+                self._wakeup.set()
+            else:
+                self._idle.set()
+
+    async def wait_idle(self) -> None:
+        """Until the queue is empty and the last flush finished (readiness, tests, shutdown)."""
+        await self._idle.wait()
+
+    async def flush(self) -> bool:
+        """Flush everything queued, batch by batch; False (and the batch re-queued) on a failure."""
+        while self.queue:
+            async with self.lock:
+                batch = [self.queue.popitem(last=False)[1] for _ in range(min(self.batch_size, len(self.queue)))]
+                self.metrics.queue_depth.set(len(self.queue))
+                try:
+                    await self._write(batch)
+                except (BackendError, EmbedderError) as exc:
+                    self._requeue(batch)
+                    self._set_degraded(exc)
+                    return False
+            self._backoff = MIN_BACKOFF
+            if self.degraded:
+                logger.info("Recovered from a store or embedder failure")
+            self.degraded = False
+            self.metrics.degraded.set(0)
+            self.last_flush = time.time()
+        return True
+
+    def _requeue(self, batch: Iterable[Pending]) -> None:
+        for item in reversed(list(batch)):
+            key = (item.collection, item.id)
+            if key not in self.queue:  # a newer state arrived meanwhile: it wins
+                self.queue[key] = item
+                self.queue.move_to_end(key, last=False)
+        self.metrics.queue_depth.set(len(self.queue))
+
+    def _set_degraded(self, exc: Exception) -> None:
+        stage = "store" if isinstance(exc, BackendError) else "embedder"
+        self.metrics.errors.labels(stage=stage).inc()
+        self.metrics.degraded.set(1)
+        message = f"{type(exc).__name__}: {exc}"
+        if not self.degraded or message != self.last_error:
+            logger.error(
+                "Failed to sync a batch, will retry stage=%s backoff=%.1fs error=%s", stage, self._backoff, message
+            )
+        self.degraded = True
+        self.last_error = message
+
+    async def _write(self, batch: list[Pending]) -> None:
+        now = time.monotonic()
+        for collection in COLLECTIONS:
+            items = [p for p in batch if p.collection == collection]
+            if not items:
+                continue
+            upserts = [p for p in items if p.document is not None]
+            deletes = [p.id for p in items if p.document is None]
+            if upserts:
+                await self._upsert(collection, upserts)
+            if deletes:
+                await self.store.delete(self.names[collection], deletes)
+                for document_id in deletes:
+                    self.known[collection].pop(document_id, None)
+                self.metrics.deletes.labels(collection=collection).inc(len(deletes))
+                logger.info("Deleted documents collection=%s count=%d", collection, len(deletes))
+            for item in items:
+                self.metrics.event_to_store.observe(max(0.0, now - item.received))
+        self._count_documents()
+
+    async def _upsert(self, collection: Collection, items: list[Pending]) -> None:
+        name = self.names[collection]
+        known = self.known[collection]
+        documents = [p.document for p in items if p.document is not None]
+        changed = [d for d in documents if known.get(d.id) != d.content_hash]
+        unchanged = len(documents) - len(changed)
+        if unchanged:
+            self.metrics.skipped.labels(collection=collection, reason="unchanged").inc(unchanged)
+        if not changed:
+            return
+        # A document whose stored text is identical (only metadata changed) keeps its vector.
+        stored_ids = [d.id for d in changed if d.id in known]
+        reuse: dict[str, list[float]] = {}
+        if stored_ids:
+            by_id = {d.id: d for d in changed}
+            for record in await self.store.get(name, stored_ids, include_vectors=True):
+                if record.vector and record.text == by_id[record.id].text:
+                    reuse[record.id] = record.vector
+        to_embed = [d for d in changed if d.id not in reuse]
+        vectors: dict[str, list[float]] = {}
+        if to_embed:
+            unique_texts = list(dict.fromkeys(d.text for d in to_embed))
+            started = time.perf_counter()
+            embedded = await self.embedder.embed_documents(unique_texts)
+            self.metrics.embed_seconds.observe(time.perf_counter() - started)
+            self.metrics.embeddings.labels(collection=collection).inc(len(unique_texts))
+            by_text = dict(zip(unique_texts, embedded, strict=True))
+            vectors = {d.id: by_text[d.text] for d in to_embed}
+        if reuse:
+            self.metrics.skipped.labels(collection=collection, reason="vector_reused").inc(len(reuse))
+        records = [
+            Record(id=d.id, vector=reuse.get(d.id) or vectors[d.id], text=d.text, metadata=d.metadata) for d in changed
+        ]
+        try:
+            await self.store.upsert(name, records)
+        except InvalidRecord as exc:  # a contract bug, not an outage: do not retry forever
+            self.metrics.errors.labels(stage="store_record").inc()
+            logger.error("Dropped invalid records collection=%s error=%s", collection, exc)
+            return
+        for d in changed:
+            known[d.id] = d.content_hash
+        self.metrics.upserts.labels(collection=collection).inc(len(records))
+        logger.info(
+            "Upserted documents collection=%s count=%d embedded=%d reused=%d skipped=%d",
+            collection,
+            len(records),
+            len(to_embed),
+            len(reuse),
+            unchanged,
+        )
+
+    def _count_documents(self) -> None:
+        for collection in COLLECTIONS:
+            self.metrics.documents.labels(collection=collection).set(len(self.known[collection]))
+
+
+def _id_kind(document_id: str) -> tuple[str, str]:
+    """(group, kind) from ``<cluster>/<ns>/<group|core>/<version>/<Kind>/<name>``."""
+    parts = document_id.split("/")
+    if len(parts) < 6:
+        return ("", "")
+    group = parts[2]
+    return ("" if group == "core" else group, parts[4])

@@ -1,0 +1,207 @@
+"""Reads from the Kubernetes API that kopf does not do for us: discovery, full lists, /openapi/v3.
+
+Only get/list/watch are ever used on watched resources; the one write is the status of our own
+SyncPolicy objects. The official client is synchronous, so each call runs in a worker thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import logging
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from kubernetes import client, config
+from kubernetes.client.exceptions import ApiException
+
+logger = logging.getLogger(__name__)
+
+
+class KubeError(RuntimeError):
+    """A Kubernetes API call failed; the message names the path and the status."""
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class ApiResource:
+    """One listable resource at its preferred version."""
+
+    group: str
+    version: str
+    plural: str
+    kind: str
+    namespaced: bool
+    verbs: tuple[str, ...]
+    short_names: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()
+
+    @property
+    def name(self) -> str:
+        """``plural.group`` (``plural`` for core), the capability id and the ``resource`` field."""
+        return f"{self.plural}.{self.group}" if self.group else self.plural
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    def list_path(self) -> str:
+        prefix = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
+        return f"{prefix}/{self.plural}"
+
+
+def load_configuration(kubeconfig: Path | None = None) -> client.Configuration:
+    """Credentials for this process: the service account in a pod, else the kubeconfig.
+
+    Loaded into a private Configuration (never the client library's global default), with the
+    kubeconfig path given explicitly: the library resolves $KUBECONFIG once at import time.
+    """
+    configuration = client.Configuration()
+    if kubeconfig is None:
+        try:
+            config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
+            return configuration
+        except config.ConfigException:
+            pass
+    try:
+        config.load_kube_config(  # type: ignore[no-untyped-call]
+            config_file=str(kubeconfig) if kubeconfig else None, client_configuration=configuration
+        )
+    except (config.ConfigException, OSError) as exc:
+        raise KubeError(f"Cannot authenticate: not in a pod, and no usable kubeconfig ({exc})") from exc
+    return configuration
+
+
+def load_api_client(kubeconfig: Path | None = None) -> client.ApiClient:
+    return client.ApiClient(load_configuration(kubeconfig))
+
+
+class KubeReader:
+    def __init__(self, *, api: client.ApiClient, page_size: int = 500) -> None:
+        self._api = api
+        self._page_size = page_size
+
+    def close(self) -> None:
+        self._api.close()  # type: ignore[no-untyped-call]
+
+    async def get(self, path: str, *, query: Mapping[str, Any] | None = None) -> Any:
+        return await asyncio.to_thread(self._get, path, dict(query or {}))
+
+    def _get(self, path: str, query: dict[str, Any]) -> Any:
+        return self._request("GET", path, query=query)
+
+    def _request(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: dict[str, Any] | None = None,
+        body: Any = None,
+        content_type: str | None = None,
+    ) -> Any:
+        headers = {"Accept": "application/json"}
+        if content_type:
+            headers["Content-Type"] = content_type
+        try:
+            serialized = self._api.param_serialize(
+                method,
+                path,
+                query_params=list((query or {}).items()),
+                header_params=headers,
+                body=body,
+                auth_settings=["BearerToken"],
+            )
+            response = self._api.call_api(*serialized, _request_timeout=60)
+            payload = response.read()  # type: ignore[no-untyped-call]
+        except ApiException as exc:
+            raise KubeError(f"{method} {path} failed: HTTP {exc.status} {exc.reason}") from exc
+        except Exception as exc:
+            raise KubeError(f"{method} {path} failed: {type(exc).__name__}: {exc}") from exc
+        if not 200 <= response.status < 300:
+            raise KubeError(f"{method} {path} failed: HTTP {response.status} {payload[:200]!r}")
+        return json.loads(payload) if payload else None
+
+    async def discover(self) -> list[ApiResource]:
+        """Every top-level resource at its group's preferred version (subresources left out)."""
+        resources: list[ApiResource] = []
+        core = await self.get("/api")
+        for version in core.get("versions", ["v1"])[:1]:
+            resources.extend(await self._resources("", version, f"/api/{version}"))
+        groups = await self.get("/apis")
+        for group in groups.get("groups", []):
+            preferred = (group.get("preferredVersion") or {}).get("version")
+            if not preferred:
+                continue
+            try:
+                resources.extend(await self._resources(group["name"], preferred, f"/apis/{group['name']}/{preferred}"))
+            except KubeError as exc:  # an aggregated API that is down must not hide everything else
+                logger.warning("Skipped an unavailable API group group=%s error=%s", group.get("name"), exc)
+        return resources
+
+    async def _resources(self, group: str, version: str, path: str) -> list[ApiResource]:
+        listing = await self.get(path)
+        out = []
+        for item in listing.get("resources", []):
+            if "/" in item.get("name", ""):
+                continue
+            out.append(
+                ApiResource(
+                    group=group,
+                    version=version,
+                    plural=item["name"],
+                    kind=item["kind"],
+                    namespaced=bool(item.get("namespaced")),
+                    verbs=tuple(item.get("verbs") or ()),
+                    short_names=tuple(item.get("shortNames") or ()),
+                    categories=tuple(item.get("categories") or ()),
+                )
+            )
+        return out
+
+    async def list_objects(self, resource: ApiResource, *, namespace: str | None = None) -> list[dict[str, Any]]:
+        """Every object of a resource, all pages (raises on any failure: callers never act on partial lists)."""
+        path = resource.list_path()
+        if namespace and resource.namespaced:
+            prefix = f"/apis/{resource.group}/{resource.version}" if resource.group else f"/api/{resource.version}"
+            path = f"{prefix}/namespaces/{namespace}/{resource.plural}"
+        items: list[dict[str, Any]] = []
+        token: str | None = None
+        while True:
+            query: dict[str, Any] = {"limit": self._page_size}
+            if token:
+                query["continue"] = token
+            page = await self.get(path, query=query)
+            for item in page.get("items", []):
+                item.setdefault("apiVersion", resource.api_version)
+                item.setdefault("kind", resource.kind)
+                items.append(item)
+            token = (page.get("metadata") or {}).get("continue")
+            if not token:
+                return items
+
+    async def openapi_components(self, group: str, version: str) -> Mapping[str, Any]:
+        """``components.schemas`` of one group-version from ``/openapi/v3`` (empty if unavailable)."""
+        index = await self.get("/openapi/v3")
+        key = f"apis/{group}/{version}" if group else f"api/{version}"
+        entry = (index.get("paths") or {}).get(key)
+        if not entry:
+            return {}
+        url = entry.get("serverRelativeURL") or f"/openapi/v3/{key}"
+        path, _, query = url.partition("?")
+        params = dict(part.split("=", 1) for part in query.split("&") if "=" in part)
+        document = await self.get(path, query=params)
+        return ((document or {}).get("components") or {}).get("schemas") or {}
+
+    async def patch_status(
+        self, *, group: str, version: str, plural: str, name: str, status: Mapping[str, Any]
+    ) -> None:
+        """Merge-patch the status subresource of one of *our* cluster-scoped objects (SyncPolicy)."""
+
+        await asyncio.to_thread(
+            self._request,
+            "PATCH",
+            f"/apis/{group}/{version}/{plural}/{name}/status",
+            body={"status": dict(status)},
+            content_type="application/merge-patch+json",
+        )

@@ -1,0 +1,107 @@
+"""kopf wiring: a registry of thin handlers that delegate to :class:`controller.app.App`.
+
+Nothing here writes to watched objects: only ``on.event`` handlers are used (they keep no state
+on objects: no annotations, no finalizers), posting of Kubernetes Events is off, and the
+controller's one write is the status of its own SyncPolicy objects (done by the App).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import kopf
+
+from controller.app import App, watchable
+from controller.kube import load_configuration
+from controller.policy import GROUP, PLURAL, VERSION
+from controller.settings import Settings
+
+
+def _watch_instances(resource: kopf.Resource) -> bool:
+    return watchable(
+        group=resource.group, plural=resource.plural, verbs=list(resource.verbs), preferred=resource.preferred
+    )
+
+
+def build_registry(*, settings: Settings, app: App | None = None) -> kopf.OperatorRegistry:
+    """A fresh registry; ``app`` may be pre-built (tests inject stores and embedders)."""
+    kubevec_settings = settings
+    registry = kopf.OperatorRegistry()
+
+    @kopf.on.login(registry=registry)
+    def login(settings: kopf.OperatorSettings, **_: Any) -> kopf.ConnectionInfo:
+        return connection_info(load_configuration(kubevec_settings.kubeconfig), trust_env=settings.networking.trust_env)
+
+    @kopf.on.startup(registry=registry)
+    async def startup(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) -> None:
+        configure(settings)
+        memo.app = app or App(settings=kubevec_settings)
+        await memo.app.start()
+
+    @kopf.on.cleanup(registry=registry)
+    async def cleanup(memo: kopf.Memo, **_: Any) -> None:
+        if hasattr(memo, "app"):
+            await memo.app.stop()
+
+    @kopf.on.event(_watch_instances, registry=registry)
+    def on_object(event: kopf.RawEvent, resource: kopf.Resource, memo: kopf.Memo, **_: Any) -> None:
+        memo.app.observe_object(
+            group=resource.group,
+            version=resource.version,
+            plural=resource.plural,
+            kind=resource.kind,
+            event_type=event.get("type"),
+            body=event["object"],
+        )
+
+    @kopf.on.event("apiextensions.k8s.io", "customresourcedefinitions", registry=registry)
+    def on_crd(event: kopf.RawEvent, memo: kopf.Memo, **_: Any) -> None:
+        memo.app.observe_crd(event_type=event.get("type"), body=event["object"])
+
+    @kopf.on.event(GROUP, VERSION, PLURAL, registry=registry)
+    def on_policy(event: kopf.RawEvent, memo: kopf.Memo, **_: Any) -> None:
+        memo.app.observe_policy(event_type=event.get("type"), body=event["object"])
+
+    return registry
+
+
+def connection_info(configuration: Any, *, trust_env: bool) -> kopf.ConnectionInfo:
+    """kopf's credentials from the client library's configuration (as kopf.login_via_client does)."""
+    header = configuration.get_api_key_with_prefix("BearerToken") or configuration.get_api_key_with_prefix(
+        "authorization"
+    )
+    parts = header.split(" ", 1) if header else []
+    scheme, token = (None, None) if not parts else (None, parts[0]) if len(parts) == 1 else (parts[0], parts[1])
+    return kopf.ConnectionInfo(
+        server=configuration.host,
+        ca_path=configuration.ssl_ca_cert,
+        insecure=not configuration.verify_ssl,
+        username=configuration.username or None,
+        password=configuration.password or None,
+        scheme=scheme,
+        token=token,
+        certificate_path=configuration.cert_file,
+        private_key_path=configuration.key_file,
+        trust_env=trust_env,
+    )
+
+
+def configure(settings: kopf.OperatorSettings) -> None:
+    """kopf settings that keep the controller read-only towards what it watches."""
+    settings.posting.enabled = False  # no Events about watched objects
+    settings.posting.level = logging.CRITICAL
+    settings.watching.server_timeout = 300
+    settings.watching.client_timeout = 330
+    settings.networking.error_backoffs = [1, 2, 5, 10, 30]
+
+
+def operator_kwargs(settings: Settings) -> dict[str, Any]:
+    kwargs: dict[str, Any] = {"standalone": settings.peering is None}
+    if settings.peering:
+        kwargs["peering_name"] = settings.peering
+    if settings.namespace:
+        kwargs["namespaces"] = [settings.namespace]
+    else:
+        kwargs["clusterwide"] = True
+    return kwargs

@@ -1,0 +1,170 @@
+"""SyncPolicy: which resources, namespaces and objects are indexed, and what their documents may hold.
+
+Several SyncPolicy objects merge conservatively: includes and excludes are unions (an empty
+include list means "everything"), every label selector must match, annotation allow-lists are
+unioned, and ConfigMap key names are indexed only if no policy turns them off. With no policy at
+all, the defaults apply: everything listable except the kinds in :data:`DEFAULT_EXCLUDED`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import fnmatch
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Final
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from inference.instances import InstancePolicy
+
+GROUP: Final = "kubevec.io"
+VERSION: Final = "v1alpha1"
+PLURAL: Final = "syncpolicies"
+
+#: (group, plural) never indexed as instances: churny, internal, or not objects at all.
+DEFAULT_EXCLUDED: Final = frozenset(
+    {
+        ("", "events"),
+        ("events.k8s.io", "events"),
+        ("coordination.k8s.io", "leases"),
+        ("", "endpoints"),
+        ("discovery.k8s.io", "endpointslices"),
+        ("", "componentstatuses"),
+        ("", "bindings"),
+        ("apiextensions.k8s.io", "customresourcedefinitions"),
+        ("authentication.k8s.io", "tokenreviews"),
+        ("authentication.k8s.io", "selfsubjectreviews"),
+        ("authorization.k8s.io", "subjectaccessreviews"),
+        ("authorization.k8s.io", "selfsubjectaccessreviews"),
+        ("authorization.k8s.io", "selfsubjectrulesreviews"),
+        ("authorization.k8s.io", "localsubjectaccessreviews"),
+        ("kopf.dev", "kopfpeerings"),
+        ("kopf.dev", "clusterkopfpeerings"),
+        ("zalando.org", "kopfpeerings"),
+        ("zalando.org", "clusterkopfpeerings"),
+        (GROUP, PLURAL),
+    }
+)
+
+
+class ResourcePattern(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    group: str = Field(default="*", description="API group glob; 'core' or '' for the core group")
+    kind: str = Field(default="*", description="Kind or plural glob")
+
+
+class LabelExpression(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    key: str
+    operator: str = Field(pattern="^(In|NotIn|Exists|DoesNotExist)$")
+    values: list[str] = Field(default_factory=list)
+
+
+class LabelSelector(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    matchLabels: dict[str, str] = Field(default_factory=dict)
+    matchExpressions: list[LabelExpression] = Field(default_factory=list)
+
+    def matches(self, labels: Mapping[str, str]) -> bool:
+        if any(labels.get(k) != v for k, v in self.matchLabels.items()):
+            return False
+        for expr in self.matchExpressions:
+            present = expr.key in labels
+            if expr.operator == "In" and not (present and labels[expr.key] in expr.values):
+                return False
+            if expr.operator == "NotIn" and present and labels[expr.key] in expr.values:
+                return False
+            if expr.operator == "Exists" and not present:
+                return False
+            if expr.operator == "DoesNotExist" and present:
+                return False
+        return True
+
+
+class Selection(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    include: list[ResourcePattern] = Field(default_factory=list)
+    exclude: list[ResourcePattern] = Field(default_factory=list)
+
+
+class NamespaceSelection(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    include: list[str] = Field(default_factory=list, description="namespace globs; empty: all")
+    exclude: list[str] = Field(default_factory=list)
+
+
+class SyncPolicySpec(BaseModel):
+    """The ``spec`` of a SyncPolicy object (camelCase, as in the CRD)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    resources: Selection = Field(default_factory=Selection)
+    namespaces: NamespaceSelection = Field(default_factory=NamespaceSelection)
+    labelSelector: LabelSelector | None = None
+    annotationAllowlist: list[str] = Field(default_factory=list)
+    configMapKeys: bool = True
+
+
+class PolicyError(ValueError):
+    pass
+
+
+def parse_spec(name: str, spec: Any) -> SyncPolicySpec:
+    try:
+        return SyncPolicySpec.model_validate(spec or {})
+    except ValidationError as exc:
+        raise PolicyError(f"SyncPolicy {name} is invalid: {exc.errors()[0]['loc']}: {exc.errors()[0]['msg']}") from exc
+
+
+@dataclasses.dataclass(frozen=True)
+class EffectivePolicy:
+    """All SyncPolicies merged; immutable, so a new one replaces the old atomically."""
+
+    specs: tuple[SyncPolicySpec, ...] = ()
+
+    @classmethod
+    def merge(cls, specs: Iterable[SyncPolicySpec]) -> EffectivePolicy:
+        return cls(tuple(specs))
+
+    def watches(self, *, group: str, kind: str, plural: str) -> bool:
+        """Whether a kind's instances are indexed at all."""
+        if (group, plural) in DEFAULT_EXCLUDED:
+            return False
+        includes = [p for spec in self.specs for p in spec.resources.include]
+        excludes = [p for spec in self.specs for p in spec.resources.exclude]
+        if includes and not any(_matches_resource(p, group, kind, plural) for p in includes):
+            return False
+        return not any(_matches_resource(p, group, kind, plural) for p in excludes)
+
+    def admits(self, obj: Mapping[str, Any]) -> bool:
+        """Whether one object passes the namespace and label rules."""
+        meta = obj.get("metadata") or {}
+        namespace = meta.get("namespace")
+        if namespace:
+            includes = [n for spec in self.specs for n in spec.namespaces.include]
+            excludes = [n for spec in self.specs for n in spec.namespaces.exclude]
+            if includes and not any(fnmatch.fnmatchcase(namespace, pattern) for pattern in includes):
+                return False
+            if any(fnmatch.fnmatchcase(namespace, pattern) for pattern in excludes):
+                return False
+        labels = meta.get("labels") or {}
+        return all(spec.labelSelector.matches(labels) for spec in self.specs if spec.labelSelector is not None)
+
+    @property
+    def instance_policy(self) -> InstancePolicy:
+        allow = sorted({a for spec in self.specs for a in spec.annotationAllowlist})
+        return InstancePolicy(
+            annotation_allowlist=tuple(allow), configmap_keys=all(spec.configMapKeys for spec in self.specs)
+        )
+
+
+def _matches_resource(pattern: ResourcePattern, group: str, kind: str, plural: str) -> bool:
+    groups: Sequence[str] = (group, "core") if group == "" else (group,)
+    group_ok = any(fnmatch.fnmatchcase(g, pattern.group) for g in groups) or (pattern.group == "" and group == "")
+    kind_ok = fnmatch.fnmatchcase(kind, pattern.kind) or fnmatch.fnmatchcase(plural, pattern.kind)
+    return group_ok and kind_ok
