@@ -16,13 +16,13 @@ from tests.controlplane.cluster import free_port
 
 
 @contextlib.contextmanager
-def chroma_server(data_dir: Path | None = None) -> Iterator[str]:
-    """Run the `chroma` CLI that ships with the chromadb wheel on a free loopback port; yield its URL."""
+def chroma_server(data_dir: Path | None = None, *, port: int | None = None) -> Iterator[str]:
+    """Run the `chroma` CLI that ships with the chromadb wheel on a loopback port; yield its URL."""
     chroma = Path(sys.executable).with_name("chroma")
-    port = free_port()
+    port = port or free_port()
     data = data_dir or Path(tempfile.mkdtemp(prefix="kubevec-chroma-"))
     env = {**os.environ, "ANONYMIZED_TELEMETRY": "False", "CHROMA_TELEMETRY_IMPL": "none"}
-    with open(data / "server.log", "wb") as log:
+    with open(data / "server.log", "ab") as log:
         proc = subprocess.Popen(
             [str(chroma), "run", "--path", str(data / "db"), "--host", "127.0.0.1", "--port", str(port)],
             stdout=log,

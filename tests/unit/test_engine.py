@@ -1,0 +1,168 @@
+"""The sync engine: hash-skip, vector re-use, batching, and no loss through store/embedder outages."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from backends.memory import MemoryStore
+from controller.engine import SyncEngine
+from controller.metrics import Metrics
+from inference.documents import Document, make_document
+from tests.fakes import CountingEmbedder
+
+NAMES = {"capabilities": "capabilities", "instances": "instances"}
+
+
+def doc(name: str, *, text: str | None = None, **metadata: object) -> Document:
+    return make_document(
+        id=f"c/ns/core/v1/ConfigMap/{name}",
+        collection="instances",
+        text=text or f"ConfigMap {name}",
+        metadata={"name": name, **metadata},  # type: ignore[arg-type]
+    )
+
+
+async def engine_with(store: MemoryStore, embedder: CountingEmbedder, **kwargs: float) -> SyncEngine:
+    engine = SyncEngine(
+        store=store, embedder=embedder, metrics=Metrics(), collection_names=NAMES, max_backoff=0.05, **kwargs
+    )  # type: ignore[arg-type]
+    await engine.prepare()
+    return engine
+
+
+async def stored(store: MemoryStore) -> dict[str, str]:
+    return {i: h async for i, h in store.iter_ids("instances")}
+
+
+async def test_unchanged_documents_are_not_re_embedded() -> None:
+    store, embedder = MemoryStore(), CountingEmbedder()
+    engine = await engine_with(store, embedder)
+    engine.submit(doc("a"))
+    assert await engine.flush()
+    engine.submit(doc("a"))
+    assert await engine.flush()
+    assert embedder.texts == ["ConfigMap a"]
+    assert (
+        engine.metrics.registry.get_sample_value(
+            "kubevec_embeddings_skipped_total", {"collection": "instances", "reason": "unchanged"}
+        )
+        == 1
+    )
+
+
+async def test_metadata_only_change_re_uses_the_stored_vector() -> None:
+    store, embedder = MemoryStore(), CountingEmbedder()
+    engine = await engine_with(store, embedder)
+    engine.submit(doc("a", uid="1"))
+    await engine.flush()
+    engine.submit(doc("a", uid="2"))  # same text, new uid (object recreated)
+    await engine.flush()
+    assert embedder.texts == ["ConfigMap a"]
+    (record,) = await store.get("instances", ["c/ns/core/v1/ConfigMap/a"], include_vectors=True)
+    assert record.metadata["uid"] == "2"
+    assert record.vector == pytest.approx(embedder.vector("ConfigMap a"))
+
+
+async def test_restart_seeds_hashes_from_the_store() -> None:
+    store = MemoryStore()
+    first = await engine_with(store, CountingEmbedder())
+    for name in "abc":
+        first.submit(doc(name))
+    await first.flush()
+    embedder = CountingEmbedder()
+    second = await engine_with(store, embedder)  # a restarted controller, same store
+    for name in "abc":
+        second.submit(doc(name))
+    await second.flush()
+    assert embedder.texts == []
+
+
+async def test_store_outage_loses_nothing_and_latest_state_wins() -> None:
+    store, embedder = MemoryStore(), CountingEmbedder()
+    engine = await engine_with(store, embedder)
+    engine.submit(doc("a", text="v1"))
+    engine.submit(doc("b"))
+    store.unavailable = True
+    assert not await engine.flush()
+    assert engine.degraded
+    assert "simulated outage" in (engine.last_error or "")
+    assert len(engine.queue) == 2
+    engine.submit(doc("a", text="v2"))  # a newer state arrives during the outage
+    engine.submit_delete("instances", "c/ns/core/v1/ConfigMap/gone")
+    assert not await engine.flush()
+    store.unavailable = False
+    assert await engine.flush()
+    assert not engine.degraded
+    records = {
+        r.id: r.text for r in await store.get("instances", ["c/ns/core/v1/ConfigMap/a", "c/ns/core/v1/ConfigMap/b"])
+    }
+    assert records == {"c/ns/core/v1/ConfigMap/a": "v2", "c/ns/core/v1/ConfigMap/b": "ConfigMap b"}
+    assert engine.metrics.registry.get_sample_value("kubevec_errors_total", {"stage": "store"}) == 2
+
+
+async def test_embedder_outage_is_retried() -> None:
+    store, embedder = MemoryStore(), CountingEmbedder()
+    engine = await engine_with(store, embedder)
+    embedder.failing = True
+    engine.submit(doc("a"))
+    assert not await engine.flush()
+    assert engine.pending("instances", "c/ns/core/v1/ConfigMap/a")
+    embedder.failing = False
+    assert await engine.flush()
+    assert await stored(store) == {"c/ns/core/v1/ConfigMap/a": doc("a").content_hash}
+
+
+async def test_run_loop_flushes_full_batches_before_the_debounce() -> None:
+    store, embedder = MemoryStore(), CountingEmbedder()
+    engine = await engine_with(store, embedder, debounce=30.0, batch_size=3)
+    task = asyncio.create_task(engine.run())
+    try:
+        for name in "abc":
+            engine.submit(doc(name))
+        await asyncio.wait_for(engine.wait_idle(), timeout=5)  # well before the 30 s debounce
+        assert len(await stored(store)) == 3
+    finally:
+        task.cancel()
+
+
+async def test_run_loop_recovers_after_an_outage() -> None:
+    store, embedder = MemoryStore(), CountingEmbedder()
+    engine = await engine_with(store, embedder, debounce=0.01)
+    task = asyncio.create_task(engine.run())
+    try:
+        store.unavailable = True
+        engine.submit(doc("a"))
+        await asyncio.sleep(0.2)
+        assert engine.degraded
+        store.unavailable = False
+        await asyncio.wait_for(engine.wait_idle(), timeout=5)
+        assert not engine.degraded
+        assert "c/ns/core/v1/ConfigMap/a" in await stored(store)
+    finally:
+        task.cancel()
+
+
+async def test_purge_removes_one_kind_everywhere() -> None:
+    store, embedder = MemoryStore(), CountingEmbedder()
+    engine = await engine_with(store, embedder)
+    topic = make_document(
+        id="c/ns/kafka.strimzi.io/v1/KafkaTopic/t",
+        collection="instances",
+        text="t",
+        metadata={"group": "kafka.strimzi.io", "kind": "KafkaTopic"},
+    )
+    engine.submit(topic)
+    engine.submit(
+        make_document(
+            id="c/ns/core/v1/ConfigMap/x",
+            collection="instances",
+            text="x",
+            metadata={"group": "core", "kind": "ConfigMap"},
+        )
+    )
+    await engine.flush()
+    await engine.purge_resource(group="kafka.strimzi.io", kind="KafkaTopic")
+    assert set(await stored(store)) == {"c/ns/core/v1/ConfigMap/x"}
+    assert "c/ns/kafka.strimzi.io/v1/KafkaTopic/t" not in engine.known["instances"]
