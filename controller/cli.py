@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -27,6 +29,33 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="run the controller against the current cluster (KUBECONFIG or in-cluster)")
     run.add_argument("--reindex", action="store_true", help="drop both collections first and rebuild them")
 
+    index = sub.add_parser("index", help="index resources without a cluster")
+    index_sub = index.add_subparsers(dest="what", required=True)
+    crds = index_sub.add_parser("crds", help="describe, embed and store CRD YAML files or folders")
+    crds.add_argument("paths", nargs="+", type=Path)
+
+    search = sub.add_parser("search", help="search the capabilities or instances collection")
+    search.add_argument(
+        "query", nargs="?", default=None, help="natural-language question (optional with --keyword/--filter)"
+    )
+    search.add_argument("--collection", choices=["capabilities", "instances"], default="capabilities")
+    search.add_argument("--kind")
+    search.add_argument("--group")
+    search.add_argument("--namespace")
+    search.add_argument("--label", action="append", default=[], help="k=v, repeatable (all must match)")
+    search.add_argument("--filter", help='portable filter JSON, e.g. \'{"kind": "Deployment"}\'')
+    search.add_argument("--keyword", help="words the documents must contain (alone: keyword search, no embedding)")
+    search.add_argument("-k", type=int, default=5)
+    search.add_argument("--no-hybrid", action="store_true", help="dense only, no BM25 fusion")
+    search.add_argument("--mmr", action="store_true", help="diversify results (maximal marginal relevance)")
+    search.add_argument("--min-score", type=float)
+    search.add_argument("--json", action="store_true", help="print JSON (id, score, label, metadata, text) only")
+
+    mcp = sub.add_parser("mcp", help="serve the search tools over the Model Context Protocol")
+    mcp.add_argument("--transport", choices=["stdio", "http"], default="stdio")
+    mcp.add_argument("--host", default="127.0.0.1")
+    mcp.add_argument("--port", type=int, default=8765)
+
     describe = sub.add_parser("describe", help="print the capability documents for CRD YAML files")
     describe.add_argument("paths", nargs="+", type=Path, help="CRD YAML files or folders (multi-document OK)")
     describe.add_argument("--json", action="store_true", help="print JSON instead of text")
@@ -42,11 +71,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"kubevec: invalid configuration: {exc}", file=sys.stderr)
         return 2
     logging.basicConfig(level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    for noisy in ("bm25s", "httpx", "chromadb"):  # libraries that log their internals at INFO/DEBUG
+        logging.getLogger(noisy).setLevel(logging.WARNING)
     try:
         if args.command == "run":
             return run(args, settings)
         if args.command == "describe":
             return describe(args, settings)
+        if args.command == "index":
+            return asyncio.run(index_command(args, settings))
+        if args.command == "search":
+            return asyncio.run(search_command(args, settings))
+        if args.command == "mcp":
+            return mcp_command(args, settings)
     except CommandError as exc:
         print(f"kubevec {args.command}: {exc}", file=sys.stderr)
         return 1
@@ -55,9 +92,99 @@ def main(argv: Sequence[str] | None = None) -> int:
     raise AssertionError(f"unhandled command {args.command}")  # pragma: no cover
 
 
-def run(args: argparse.Namespace, settings: Settings) -> int:
-    import asyncio
+def _open(settings: Settings, *, embedder: bool = True) -> tuple[Any, Any]:
+    from backends.factory import open_store
+    from inference.config import make_embedder
+    from inference.embedders.base import EmbedderError
 
+    try:
+        return open_store(settings.store), (make_embedder(settings.embedder) if embedder else None)
+    except EmbedderError as exc:
+        raise CommandError(str(exc)) from exc
+
+
+async def index_command(args: argparse.Namespace, settings: Settings) -> int:
+    from backends import BackendError
+    from inference.documents import CAPABILITIES, InferenceError
+    from query.indexing import index_crds
+
+    store, embedder = _open(settings)
+    try:
+        report = await index_crds(
+            paths=args.paths,
+            store=store,
+            embedder=embedder,
+            collection=settings.collection(CAPABILITIES),
+            cluster=settings.cluster_name,
+            batch_size=settings.embedder.batch_size,
+        )
+    except (BackendError, InferenceError) as exc:
+        raise CommandError(str(exc)) from exc
+    finally:
+        await store.close()
+    for error in report.errors:
+        print(f"kubevec index: {error}", file=sys.stderr)
+    print(
+        f"Indexed CRDs files={report.files} documents={report.documents} embedded={report.embedded} "
+        f"unchanged={report.unchanged} errors={len(report.errors)} store={settings.store.backend}:{store.location}"
+    )
+    return 1 if report.errors else 0
+
+
+async def search_command(args: argparse.Namespace, settings: Settings) -> int:
+    from backends import BackendError
+    from inference.documents import COLLECTIONS
+    from inference.embedders.base import EmbedderError
+    from query.render import as_json, compact
+    from query.search import SearchError, SearchService
+
+    needs_embedder = bool(args.query)
+    store, embedder = _open(settings, embedder=needs_embedder)
+    service = SearchService(
+        store=store, embedder=embedder, collections={c: settings.collection(c) for c in COLLECTIONS}
+    )
+    try:
+        filter_json = json.loads(args.filter) if args.filter else None
+    except json.JSONDecodeError as exc:
+        raise CommandError(f"--filter is not valid JSON: {exc}") from exc
+    try:
+        results = await service.vector_search(
+            args.collection,
+            query=args.query,
+            keyword=args.keyword,
+            filter=filter_json,
+            kind=args.kind,
+            group=args.group,
+            namespace=args.namespace,
+            labels=args.label,
+            k=args.k,
+            hybrid=not args.no_hybrid,
+            mmr=args.mmr,
+            min_score=args.min_score,
+        )
+    except (SearchError, BackendError, EmbedderError) as exc:
+        raise CommandError(str(exc).splitlines()[0]) from exc
+    finally:
+        await store.close()
+    print(as_json(results) if args.json else compact(results))
+    return 0
+
+
+def mcp_command(args: argparse.Namespace, settings: Settings) -> int:
+    from inference.documents import COLLECTIONS
+    from query.mcp_server import serve
+    from query.search import SearchService
+
+    store, embedder = _open(settings)
+    service = SearchService(
+        store=store, embedder=embedder, collections={c: settings.collection(c) for c in COLLECTIONS}
+    )
+    token = settings.mcp_token.get_secret_value() if settings.mcp_token else None
+    serve(service, transport=args.transport, host=args.host, port=args.port, bearer_token=token)
+    return 0
+
+
+def run(args: argparse.Namespace, settings: Settings) -> int:
     import kopf
 
     from controller.app import App

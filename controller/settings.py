@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from backends.config import StoreSettings
@@ -53,6 +53,9 @@ class Settings(BaseSettings):
     peering: str | None = Field(default=None, description="kopf peering name for one-active HA (default: off)")
     log_level: str = Field(default="INFO")
     state_dir: Path = Field(default=Path(".kubevec"), description="local state (embedded store, caches)")
+    mcp_token: SecretStr | None = Field(
+        default=None, description="bearer token required by `kubevec mcp --transport http`"
+    )
     store: StoreSettings = Field(default_factory=StoreSettings)
     embedder: EmbedderSettings = Field(default_factory=EmbedderSettings)
     describer: DescriberSettings = Field(default_factory=DescriberSettings)

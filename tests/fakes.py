@@ -15,6 +15,7 @@ class CountingEmbedder:
     def __init__(self, dimension: int = 16) -> None:
         self._dimension = dimension
         self.texts: list[str] = []
+        self.queries: list[str] = []
         self.failing = False
 
     @property
@@ -38,4 +39,5 @@ class CountingEmbedder:
         return [self.vector(t) for t in texts]
 
     async def embed_query(self, text: str) -> list[float]:
+        self.queries.append(text)
         return self.vector(text)

@@ -1,0 +1,82 @@
+"""``kubevec index crds``: CRD files -> capability documents -> the configured store, no cluster needed."""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TextIO
+
+from backends import Record, VectorStore
+from inference.capabilities import describe_crd
+from inference.documents import Document, InferenceError
+from inference.embedders.base import Embedder
+from inference.manifests import is_crd, iter_manifest_files, load_manifests
+
+
+@dataclasses.dataclass
+class IndexReport:
+    files: int = 0
+    documents: int = 0
+    embedded: int = 0
+    unchanged: int = 0
+    errors: list[str] = dataclasses.field(default_factory=list)
+
+
+async def index_crds(
+    *,
+    paths: Sequence[Path],
+    store: VectorStore,
+    embedder: Embedder,
+    collection: str,
+    cluster: str,
+    batch_size: int = 32,
+    progress: TextIO | None = sys.stderr,
+) -> IndexReport:
+    """Describe, embed (only what changed) and upsert every CRD found; bad files are reported, not fatal."""
+    report = IndexReport()
+    documents: list[Document] = []
+    files = list(iter_manifest_files(list(paths)))
+    for path in files:
+        report.files += 1
+        try:
+            manifests = load_manifests(path.read_text(), source=str(path))
+        except (InferenceError, OSError, UnicodeDecodeError) as exc:
+            report.errors.append(str(exc))
+            continue
+        for manifest in manifests:
+            if not is_crd(manifest):
+                continue
+            try:
+                documents.append(describe_crd(manifest, cluster=cluster).to_document())
+            except InferenceError as exc:
+                report.errors.append(f"{path}: {exc}")
+    await store.ensure_collection(collection, dimension=embedder.dimension, embedder=embedder.name)
+    stored = {i: h async for i, h in store.iter_ids(collection)}
+    changed = [d for d in documents if stored.get(d.id) != d.content_hash]
+    report.documents = len(documents)
+    report.unchanged = len(documents) - len(changed)
+    started = time.monotonic()
+    for start in range(0, len(changed), batch_size):
+        batch = changed[start : start + batch_size]
+        vectors = await embedder.embed_documents([d.text for d in batch])
+        await store.upsert(
+            collection,
+            [Record(id=d.id, vector=v, text=d.text, metadata=d.metadata) for d, v in zip(batch, vectors, strict=True)],
+        )
+        report.embedded += len(batch)
+        if progress is not None:
+            _bar(progress, done=report.embedded, total=len(changed), started=started)
+    if progress is not None and changed:
+        progress.write("\n")
+    return report
+
+
+def _bar(out: TextIO, *, done: int, total: int, started: float) -> None:
+    width = 30
+    filled = int(width * done / max(total, 1))
+    rate = done / max(time.monotonic() - started, 1e-6)
+    out.write(f"\rIndexing [{'#' * filled}{'.' * (width - filled)}] {done}/{total} documents ({rate:.0f}/s)")
+    out.flush()

@@ -1,0 +1,93 @@
+"""BM25 over the stored documents (bm25s), kept in step with the store.
+
+The corpus of a record is its text plus the fields and description kept in its metadata, so
+exact words an embedding blurs ("PgBouncer", "SQS", "cosign") still find their resource. The
+index is rebuilt when the store's fingerprint (count of records and a hash of their content
+hashes) changes, checked at most every ``refresh_seconds``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import hashlib
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import bm25s
+
+from backends import Record, VectorStore
+
+
+@dataclasses.dataclass
+class _Index:
+    ids: list[str]
+    records: list[Record]
+    retriever: Any
+    fingerprint: str
+
+
+def corpus_text(record: Record) -> str:
+    parts = [record.text]
+    for key in ("description", "fields", "capabilities", "short_names"):
+        value = record.metadata.get(key)
+        if isinstance(value, list):
+            parts.extend(str(v) for v in value)
+        elif isinstance(value, str):
+            parts.append(value)
+    return " ".join(parts)
+
+
+class LexicalIndex:
+    """One BM25 index per collection, rebuilt when the collection changes."""
+
+    def __init__(self, *, store: VectorStore, refresh_seconds: float = 30.0) -> None:
+        self._store = store
+        self._refresh = refresh_seconds
+        self._indexes: dict[str, _Index] = {}
+        self._checked: dict[str, float] = {}
+        self._lock = asyncio.Lock()
+
+    async def rank(self, collection: str, *, text: str, k: int) -> list[tuple[Record, float]]:
+        """Records by BM25 score (positive scores only), best first."""
+        index = await self._index(collection)
+        if not index.ids:
+            return []
+        tokens = bm25s.tokenize([text], stopwords="en", show_progress=False)
+        documents, scores = index.retriever.retrieve(tokens, k=min(k, len(index.ids)), show_progress=False)
+        return [
+            (index.records[int(position)], float(score))
+            for position, score in zip(documents[0], scores[0], strict=True)
+            if score > 0
+        ]
+
+    async def _index(self, collection: str) -> _Index:
+        async with self._lock:
+            now = time.monotonic()
+            current = self._indexes.get(collection)
+            if current is not None and now - self._checked.get(collection, 0.0) < self._refresh:
+                return current
+            records = [r async for r in self._store.iter_records(collection, page_size=1000)]
+            fingerprint = _fingerprint(records)
+            self._checked[collection] = now
+            if current is not None and current.fingerprint == fingerprint:
+                return current
+            index = await asyncio.to_thread(_build, records, fingerprint)
+            self._indexes[collection] = index
+            return index
+
+
+def _fingerprint(records: Sequence[Record]) -> str:
+    digest = hashlib.sha256()
+    for record in sorted(records, key=lambda r: r.id):
+        digest.update(f"{record.id}\0{record.metadata.get('content_hash', '')}\n".encode())
+    return digest.hexdigest()
+
+
+def _build(records: list[Record], fingerprint: str) -> _Index:
+    retriever = bm25s.BM25()
+    if records:
+        tokens = bm25s.tokenize([corpus_text(r) for r in records], stopwords="en", show_progress=False)
+        retriever.index(tokens, show_progress=False)
+    return _Index(ids=[r.id for r in records], records=records, retriever=retriever, fingerprint=fingerprint)

@@ -1,0 +1,54 @@
+"""`kubevec index crds` and `kubevec search` as a user runs them (subprocesses, real store and model)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import SHARED_CRDS
+from tests.controlplane.cluster import free_port
+
+pytestmark = pytest.mark.integration
+KUBEVEC = str(Path(sys.executable).with_name("kubevec"))
+
+
+def kubevec(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([KUBEVEC, *args], env=env, capture_output=True, text=True, timeout=300, check=False)
+
+
+def test_index_then_search(tmp_path: Path) -> None:
+    env = {**os.environ, "KUBEVEC_STORE__PATH": str(tmp_path / "store"), "KUBEVEC_LOG_LEVEL": "WARNING"}
+    first = kubevec("index", "crds", str(SHARED_CRDS / "velero"), str(SHARED_CRDS / "keda"), env=env)
+    assert first.returncode == 0, first.stderr
+    assert "documents=11 embedded=11 unchanged=0 errors=0" in first.stdout
+    again = kubevec("index", "crds", str(SHARED_CRDS / "velero"), env=env)
+    assert "embedded=0 unchanged=6" in again.stdout  # unchanged CRDs are never re-embedded
+    found = kubevec("search", "restore a deleted namespace from last night's backup", "--json", "-k", "3", env=env)
+    assert found.returncode == 0, found.stderr
+    results = json.loads(found.stdout)  # nothing but JSON on stdout
+    assert [set(r) for r in results] == [{"id", "score", "label", "metadata", "text"}] * 3
+    assert "restores.velero.io" in [r["id"] for r in results]
+    keyword = kubevec("search", "--keyword", "snapshot", "--group", "velero.io", "--json", env=env)
+    assert all(r["metadata"]["group"] == "velero.io" for r in json.loads(keyword.stdout))
+    text = kubevec("search", "autoscale on queue length", "--kind", "ScaledObject", env=env)
+    assert text.stdout.startswith("1. scaledobjects.keda.sh")
+
+
+def test_store_down_or_empty_is_one_line(tmp_path: Path) -> None:
+    env = {**os.environ, "KUBEVEC_STORE__PATH": str(tmp_path / "empty")}
+    empty = kubevec("search", "anything", env=env)
+    assert empty.returncode == 1
+    assert empty.stderr.strip().count("\n") == 0
+    assert "does not exist" in empty.stderr
+    down = kubevec("search", "--keyword", "x", env={**env, "KUBEVEC_STORE__URL": f"http://127.0.0.1:{free_port()}"})
+    assert down.returncode == 1
+    assert "not reachable" in down.stderr
+    assert "Traceback" not in down.stderr
+    bad = kubevec("search", "x", "--filter", "{not json", env=env)
+    assert bad.returncode == 1
+    assert "--filter is not valid JSON" in bad.stderr

@@ -1,0 +1,119 @@
+"""The search service: cheapest paths, hybrid fusion, MMR, filters, labels, clear errors."""
+
+from __future__ import annotations
+
+import pytest
+
+from backends import Record
+from backends.memory import MemoryStore
+from query.render import compact
+from query.search import SearchError, SearchService, label_for
+from tests.fakes import CountingEmbedder
+
+DOCS = [
+    (
+        "deployments.apps",
+        "Deployment (apps). Runs stateless pods with rolling updates.",
+        {"kind": "Deployment", "group": "apps"},
+    ),
+    (
+        "poolers.postgresql.cnpg.io",
+        "Pooler (postgresql.cnpg.io). PgBouncer connection pooling for a PostgreSQL cluster.",
+        {"kind": "Pooler", "group": "postgresql.cnpg.io"},
+    ),
+    (
+        "clusters.postgresql.cnpg.io",
+        "Cluster (postgresql.cnpg.io). Highly available PostgreSQL with failover.",
+        {"kind": "Cluster", "group": "postgresql.cnpg.io"},
+    ),
+    (
+        "clusters-copy",
+        "Cluster (postgresql.cnpg.io). Highly available PostgreSQL with failover.",
+        {"kind": "Cluster", "group": "copy"},
+    ),
+    (
+        "services",
+        "Service (core). Stable network endpoint for pods.",
+        {"kind": "Service", "group": "core", "labels": ["app=web"]},
+    ),
+]
+
+
+@pytest.fixture
+async def service() -> SearchService:
+    store, embedder = MemoryStore(), CountingEmbedder()
+    await store.ensure_collection("capabilities", dimension=embedder.dimension, embedder=embedder.name)
+    await store.upsert(
+        "capabilities",
+        [Record(id=i, vector=embedder.vector(t), text=t, metadata={**m, "content_hash": i}) for i, t, m in DOCS],
+    )
+    return SearchService(store=store, embedder=embedder, collections={"capabilities": "capabilities"})
+
+
+def embedder_of(service: SearchService) -> CountingEmbedder:
+    assert isinstance(service.embedder, CountingEmbedder)
+    return service.embedder
+
+
+async def test_nothing_to_search_for_is_a_clear_error(service: SearchService) -> None:
+    with pytest.raises(SearchError, match="Give a query, a keyword or a filter"):
+        await service.vector_search("capabilities")
+    with pytest.raises(SearchError, match="Unknown collection"):
+        await service.vector_search("nope", query="x")
+    with pytest.raises(SearchError, match="Invalid filter"):
+        await service.vector_search("capabilities", filter={"kind": {"$like": "x"}})
+    with pytest.raises(SearchError, match="key=value"):
+        await service.vector_search("capabilities", labels=["app"])
+
+
+async def test_keyword_and_filters_make_no_embedding_call(service: SearchService) -> None:
+    hits = await service.vector_search("capabilities", keyword="pgbouncer")
+    assert [h.id for h in hits] == ["poolers.postgresql.cnpg.io"]
+    filtered = await service.vector_search("capabilities", group="postgresql.cnpg.io", k=10)
+    assert {h.id for h in filtered} == {"poolers.postgresql.cnpg.io", "clusters.postgresql.cnpg.io"}
+    assert all(h.score == 1.0 for h in filtered)
+    assert embedder_of(service).queries == []
+
+
+async def test_query_embeds_once_and_hybrid_finds_exact_words(service: SearchService) -> None:
+    hits = await service.vector_search("capabilities", query="PgBouncer", k=2)
+    assert embedder_of(service).queries == ["PgBouncer"]
+    # The hashing test embedder has no semantics: only the BM25 half can rank the pooler first.
+    assert hits[0].id == "poolers.postgresql.cnpg.io"
+    dense_only = await service.vector_search("capabilities", query="PgBouncer", k=5, hybrid=False)
+    assert all(0.0 <= h.score <= 1.0 for h in dense_only)
+
+
+async def test_keyword_with_query_narrows_results(service: SearchService) -> None:
+    hits = await service.vector_search("capabilities", query="database", keyword="failover", k=5)
+    assert hits
+    assert all("failover" in h.text for h in hits)
+
+
+async def test_mmr_drops_near_duplicates(service: SearchService) -> None:
+    plain = await service.vector_search("capabilities", query=DOCS[2][1], k=2, hybrid=False)
+    diverse = await service.vector_search("capabilities", query=DOCS[2][1], k=2, hybrid=False, mmr=True, mmr_lambda=0.3)
+    assert {h.id for h in plain} == {"clusters.postgresql.cnpg.io", "clusters-copy"}
+    assert len({h.text for h in diverse}) == 2
+
+
+async def test_labels_and_min_score(service: SearchService) -> None:
+    hits = await service.vector_search("capabilities", labels=["app=web"])
+    assert [h.id for h in hits] == ["services"]
+    none = await service.vector_search("capabilities", query="anything", min_score=1.01)
+    assert none == []
+
+
+def test_labels_and_compact_rendering_budget() -> None:
+    assert label_for(0.8) == "very similar"
+    assert label_for(0.55) == "similar"
+    assert label_for(0.2) == "somewhat related"
+    from query.search import Result
+
+    results = [
+        Result(id=f"r{i}", score=0.6, label="similar", metadata={"kind": "K"}, text="word " * 200) for i in range(10)
+    ]
+    text = compact(results, token_budget=300)
+    assert len(text) <= 300 * 4 + 10
+    assert text.startswith("1. r0 [similar, 0.60] kind=K")
+    assert compact([]) == "No results."
