@@ -17,8 +17,10 @@ def as_json(results: Sequence[Result]) -> str:
 
 
 def compact(results: Sequence[Result], *, token_budget: int = 1500) -> str:
-    """One block per result, best first, cut to the budget (the last block shortened, never split mid-line)."""
-    budget = token_budget * CHARS_PER_TOKEN
+    """One block per result, best first; the budget is shared so every result shows, texts cut to fit."""
+    if not results:
+        return "No results."
+    share = token_budget * CHARS_PER_TOKEN // len(results)
     blocks: list[str] = []
     for rank, result in enumerate(results, start=1):
         facts = []
@@ -27,15 +29,8 @@ def compact(results: Sequence[Result], *, token_budget: int = 1500) -> str:
             if value in (None, "", []):
                 continue
             facts.append(f"{key}={','.join(map(str, value)) if isinstance(value, list) else value}")
-        head = f"{rank}. {result.id} [{result.label}, {result.score:.2f}] {' '.join(facts)}"
-        block = f"{head}\n   {result.text}"
-        if len(block) > budget:
-            block = head if len(head) <= budget else ""
-            if not block:
-                break
-            block += "\n   " + result.text[: max(0, budget - len(head) - 8)] + " ..." if budget - len(head) > 40 else ""
-        blocks.append(block)
-        budget -= len(block) + 1
-        if budget <= 0:
-            break
-    return "\n".join(blocks) if blocks else "No results."
+        head = f"{rank}. {result.id} [{result.label}, {result.score:.2f}] {' '.join(facts)}"[:share]
+        room = share - len(head) - 4
+        text = result.text if len(result.text) <= room else result.text[: max(0, room - 4)].rstrip() + " ..."
+        blocks.append(f"{head}\n   {text}" if room > 20 else head)
+    return "\n".join(blocks)

@@ -1,26 +1,49 @@
 """``make demo``: a throwaway control plane, sample CRDs and objects, the controller, example searches.
 
-Everything started here is stopped on exit (Ctrl-C included).
+Everything started here is stopped on exit (Ctrl-C included). The store is embedded Chroma under
+``.kubevec/demo`` and the embedder is the offline model, as in a default install.
 """
 
 from __future__ import annotations
 
+import asyncio
+import json
+import os
+import shutil
+import signal
+import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 from pathlib import Path
+from typing import Any
 
-from tests.controlplane.cluster import ControlPlane, running
+from tests.controlplane.cluster import ControlPlane, free_port, running
 
-SHARED_CRDS = Path(__file__).resolve().parents[2] / "shared" / "crds"
+REPO = Path(__file__).resolve().parents[1]
+SHARED_CRDS = REPO.parent / "shared" / "crds"
+STORE = REPO / ".kubevec" / "demo"
 SAMPLE_CRDS = [
     "cert-manager/certificates.cert-manager.io.yaml",
     "cert-manager/clusterissuers.cert-manager.io.yaml",
     "cloudnative-pg/clusters.postgresql.cnpg.io.yaml",
+    "cloudnative-pg/poolers.postgresql.cnpg.io.yaml",
     "keda/scaledobjects.keda.sh.yaml",
     "external-secrets/externalsecrets.external-secrets.io.yaml",
     "velero/backups.velero.io.yaml",
+    "velero/schedules.velero.io.yaml",
     "strimzi/kafkatopics.kafka.strimzi.io.yaml",
     "gateway-api/httproutes.gateway.networking.k8s.io.yaml",
+]
+SEARCHES: list[tuple[str, dict[str, Any]]] = [
+    ("capabilities", {"query": "which resource gives me a managed Postgres?"}),
+    ("capabilities", {"query": "rotate TLS certs for my ingress automatically before they expire"}),
+    ("capabilities", {"query": "scale my consumers on queue length"}),
+    ("instances", {"query": "what runs the payments API in prod?"}),
+    ("instances", {"query": "nightly backup", "kind": "Schedule"}),
+    ("instances", {"keyword": "kafka", "namespace": "prod"}),
+    ("instances", {"labels": ["team=payments"], "k": 10}),
 ]
 
 
@@ -28,28 +51,251 @@ def step(message: str) -> None:
     print(f"==> {message}", flush=True)
 
 
-def apply_sample_crds(plane: ControlPlane) -> list[str]:
+def deployment(name: str, namespace: str, image: str, team: str, replicas: int = 2) -> dict[str, Any]:
+    labels = {"app": name, "team": team}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "labels": labels,
+            "annotations": {"example.com/description": f"{name} service owned by {team}"},
+        },
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app": name}},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {"containers": [{"name": name, "image": image, "ports": [{"containerPort": 8080}]}]},
+            },
+        },
+    }
+
+
+def service(name: str, namespace: str, team: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": name, "namespace": namespace, "labels": {"team": team}},
+        "spec": {"selector": {"app": name}, "ports": [{"port": 80, "targetPort": 8080, "name": "http"}]},
+    }
+
+
+def sample_objects() -> list[dict[str, Any]]:
+    objects: list[dict[str, Any]] = [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n}} for n in ("prod", "staging", "data")
+    ]
+    for namespace in ("prod", "staging"):
+        objects += [
+            deployment(
+                "payments-api",
+                namespace,
+                "ghcr.io/acme/payments-api:2.3.1",
+                "payments",
+                3 if namespace == "prod" else 1,
+            ),
+            service("payments-api", namespace, "payments"),
+            deployment("checkout-web", namespace, "ghcr.io/acme/checkout-web:5.0.0", "storefront"),
+            service("checkout-web", namespace, "storefront"),
+            deployment("orders-worker", namespace, "ghcr.io/acme/orders-worker:1.9.0", "orders"),
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {"name": "payments-config", "namespace": namespace},
+                "data": {"CURRENCY": "EUR", "PROVIDER": "stripe"},
+            },
+            {
+                "apiVersion": "v1",
+                "kind": "Secret",
+                "metadata": {"name": "payments-db", "namespace": namespace},
+                "stringData": {"password": "demo-password-never-indexed"},
+            },
+        ]
+    objects += [
+        {
+            "apiVersion": "cert-manager.io/v1",
+            "kind": "ClusterIssuer",
+            "metadata": {"name": "letsencrypt"},
+            "spec": {
+                "acme": {
+                    "server": "https://acme-v02.api.letsencrypt.org/directory",
+                    "privateKeySecretRef": {"name": "le-key"},
+                    "solvers": [{"http01": {"ingress": {"ingressClassName": "nginx"}}}],
+                }
+            },
+        },
+        {
+            "apiVersion": "cert-manager.io/v1",
+            "kind": "Certificate",
+            "metadata": {"name": "payments-tls", "namespace": "prod"},
+            "spec": {
+                "secretName": "payments-tls",
+                "dnsNames": ["pay.example.com"],
+                "issuerRef": {"kind": "ClusterIssuer", "name": "letsencrypt"},
+            },
+        },
+        {
+            "apiVersion": "postgresql.cnpg.io/v1",
+            "kind": "Cluster",
+            "metadata": {"name": "payments-db", "namespace": "prod", "labels": {"team": "payments"}},
+            "spec": {"instances": 3, "storage": {"size": "20Gi"}},
+        },
+        {
+            "apiVersion": "postgresql.cnpg.io/v1",
+            "kind": "Pooler",
+            "metadata": {"name": "payments-db-rw", "namespace": "prod"},
+            "spec": {
+                "cluster": {"name": "payments-db"},
+                "instances": 2,
+                "type": "rw",
+                "pgbouncer": {"poolMode": "transaction"},
+            },
+        },
+        {
+            "apiVersion": "keda.sh/v1alpha1",
+            "kind": "ScaledObject",
+            "metadata": {"name": "orders-worker", "namespace": "prod"},
+            "spec": {
+                "scaleTargetRef": {"name": "orders-worker"},
+                "minReplicaCount": 1,
+                "maxReplicaCount": 20,
+                "triggers": [{"type": "kafka", "metadata": {"topic": "orders", "lagThreshold": "50"}}],
+            },
+        },
+        {
+            "apiVersion": "kafka.strimzi.io/v1",
+            "kind": "KafkaTopic",
+            "metadata": {"name": "orders", "namespace": "prod"},
+            "spec": {"partitions": 12, "replicas": 3},
+        },
+        {
+            "apiVersion": "velero.io/v1",
+            "kind": "Schedule",
+            "metadata": {"name": "nightly-cluster-backup", "namespace": "data"},
+            "spec": {"schedule": "0 2 * * *", "template": {"ttl": "168h0m0s", "includedNamespaces": ["*"]}},
+        },
+        {
+            "apiVersion": "gateway.networking.k8s.io/v1",
+            "kind": "HTTPRoute",
+            "metadata": {"name": "payments", "namespace": "prod"},
+            "spec": {
+                "hostnames": ["pay.example.com"],
+                "parentRefs": [{"name": "public-gateway"}],
+                "rules": [{"backendRefs": [{"name": "payments-api", "port": 80}]}],
+            },
+        },
+    ]
+    return objects
+
+
+def apply_samples(plane: ControlPlane) -> int:
     names = []
     for rel in SAMPLE_CRDS:
         path = SHARED_CRDS / rel
-        if not path.exists():
-            print(f"    skipped missing {rel}")
-            continue
         plane.kubectl("apply", "--server-side", "-f", str(path))
         names.append(path.name.removesuffix(".yaml"))
     plane.kubectl("wait", "--for=condition=Established", *[f"crd/{n}" for n in names], "--timeout=60s")
-    return names
+    step(f"Applied {len(names)} sample CRDs from ../shared/crds")
+    objects = sample_objects()
+    plane.kubectl("apply", "-f", "-", input=json.dumps({"apiVersion": "v1", "kind": "List", "items": objects}))
+    step(f"Applied {len(objects)} sample objects in namespaces prod, staging, data")
+    return len(objects)
+
+
+def start_controller(plane: ControlPlane) -> tuple[subprocess.Popen[bytes], int]:
+    health = free_port()
+    env = {
+        **os.environ,
+        "KUBECONFIG": str(plane.kubeconfig),
+        "KUBEVEC_CLUSTER_NAME": "demo",
+        "KUBEVEC_STORE__PATH": str(STORE),
+        "KUBEVEC_SERVER__HOST": "127.0.0.1",
+        "KUBEVEC_SERVER__HEALTH_PORT": str(health),
+        "KUBEVEC_SERVER__METRICS_PORT": str(free_port()),
+        "KUBEVEC_SYNC__DEBOUNCE_SECONDS": "0.5",
+        "KUBEVEC_LOG_LEVEL": "INFO",
+    }
+    log = open(STORE.parent / "demo-controller.log", "wb")  # noqa: SIM115 - lives as long as the process
+    kubevec = str(Path(sys.executable).with_name("kubevec"))
+    proc = subprocess.Popen([kubevec, "run"], env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    return proc, health
+
+
+def wait_ready(proc: subprocess.Popen[bytes], health: int, timeout: float = 300) -> None:
+    deadline = time.monotonic() + timeout
+    last = ""
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"the controller exited with {proc.returncode}; see .kubevec/demo-controller.log")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{health}/readyz", timeout=2) as response:
+                if response.status == 200:
+                    return
+        except urllib.error.HTTPError as exc:
+            reason = exc.read().decode(errors="replace")
+            if reason != last:
+                print(f"    controller: {reason}", flush=True)
+                last = reason
+        except OSError:
+            pass
+        time.sleep(0.5)
+    raise TimeoutError("the controller was not ready in time; see .kubevec/demo-controller.log")
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+async def searches() -> None:
+    from backends.chroma import ChromaStore
+    from inference.embedders.local import LocalEmbedder
+    from query.render import compact
+    from query.search import SearchService
+
+    store = ChromaStore(path=str(STORE))
+    service = SearchService(
+        store=store, embedder=LocalEmbedder(), collections={"capabilities": "capabilities", "instances": "instances"}
+    )
+    counts = {c: await store.count(c) for c in ("capabilities", "instances")}
+    step(f"The store holds {counts['capabilities']} capability and {counts['instances']} instance documents")
+    for collection, kwargs in SEARCHES:
+        shown = ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
+        print(f"\n$ kubevec search --collection {collection}  ({shown})")
+        results = await service.vector_search(collection, **{"k": 3, **kwargs})
+        print(compact(results, token_budget=300))
+    await store.close()
 
 
 def main() -> int:
     step("Building or reusing the control plane binaries (a cold build takes several minutes)")
-    start = time.monotonic()
+    if STORE.exists():
+        shutil.rmtree(STORE)
+    STORE.mkdir(parents=True)
+    started = time.monotonic()
     with running() as plane:
-        step(f"Started etcd + kube-apiserver at {plane.url} in {time.monotonic() - start:.1f}s")
-        names = apply_sample_crds(plane)
-        step(f"Applied {len(names)} sample CRDs: {', '.join(names)}")
-        print(plane.kubectl("get", "crds"))
+        step(
+            f"Started etcd + kube-apiserver + kube-controller-manager at {plane.url} in {time.monotonic() - started:.1f}s"
+        )
+        apply_samples(plane)
+        step("Starting `kubevec run` (embedded Chroma in .kubevec/demo, offline embedder)")
+        proc, health = start_controller(plane)
+        try:
+            t0 = time.monotonic()
+            wait_ready(proc, health)
+            step(f"The controller finished its initial sync in {time.monotonic() - t0:.1f}s")
+        finally:
+            stop(proc)
+            step("Stopped the controller")
     step("Stopped the control plane")
+    asyncio.run(searches())
+    print("\nDone. The controller's log is in .kubevec/demo-controller.log")
     return 0
 
 

@@ -114,6 +114,7 @@ def test_labels_and_compact_rendering_budget() -> None:
         Result(id=f"r{i}", score=0.6, label="similar", metadata={"kind": "K"}, text="word " * 200) for i in range(10)
     ]
     text = compact(results, token_budget=300)
-    assert len(text) <= 300 * 4 + 10
+    assert len(text) <= 300 * 4 + 10 * len(results)
     assert text.startswith("1. r0 [similar, 0.60] kind=K")
+    assert "10. r9" in text  # the budget is shared: every result shows
     assert compact([]) == "No results."

@@ -1,0 +1,46 @@
+"""The chart's and deploy/'s manifests are accepted by a real kube-apiserver (server-side dry run)."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.controlplane.cluster import ControlPlane
+
+pytestmark = pytest.mark.e2e
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_chart_and_kustomize_apply_cleanly(control_plane: ControlPlane) -> None:
+    control_plane.kubectl("create", "namespace", "kubevec")
+    control_plane.kubectl("apply", "--server-side", "-f", str(REPO / "charts" / "kubevec" / "crds"))
+    control_plane.kubectl(
+        "wait", "--for=condition=Established", "crd/syncpolicies.kubevec.io", "crd/clusterkopfpeerings.kopf.dev"
+    )
+    helm = subprocess.run(
+        ["bash", str(REPO / "charts" / "tools" / "build-helm.sh")], capture_output=True, text=True, check=True
+    )
+    rendered = subprocess.run(
+        [
+            helm.stdout.strip().splitlines()[-1],
+            "template",
+            "kv",
+            str(REPO / "charts" / "kubevec"),
+            "--namespace",
+            "kubevec",
+            "--set",
+            "syncPolicy.configMapKeys=false",
+            "--set",
+            "peering.enabled=true",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    out = control_plane.kubectl("apply", "--dry-run=server", "-f", "-", input=rendered)
+    assert "deployment.apps/kv-kubevec created (server dry run)" in out
+    assert "syncpolicy.kubevec.io/default created (server dry run)" in out
+    kustomized = control_plane.kubectl("apply", "--dry-run=server", "-k", str(REPO / "deploy"))
+    assert "clusterrole.rbac.authorization.k8s.io/kubevec created (server dry run)" in kustomized

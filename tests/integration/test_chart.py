@@ -1,0 +1,91 @@
+"""The Helm chart: lint and render every ci/*-values.yaml, strict values, read-only RBAC, same CRDs."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+pytestmark = pytest.mark.integration
+
+REPO = Path(__file__).resolve().parents[2]
+CHART = REPO / "charts" / "kubevec"
+CI_VALUES = sorted((CHART / "ci").glob("*-values.yaml"))
+
+
+@pytest.fixture(scope="session")
+def helm() -> str:
+    proc = subprocess.run(
+        ["bash", str(REPO / "charts" / "tools" / "build-helm.sh")], capture_output=True, text=True, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.strip().splitlines()[-1]
+
+
+def render(helm: str, *args: str) -> list[dict[str, Any]]:
+    proc = subprocess.run(
+        [helm, "template", "kv", str(CHART), "--namespace", "kubevec", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return [d for d in yaml.safe_load_all(proc.stdout) if d]
+
+
+@pytest.mark.parametrize("values", CI_VALUES, ids=lambda p: p.name)
+def test_lint_and_render(helm: str, values: Path) -> None:
+    lint = subprocess.run(
+        [helm, "lint", str(CHART), "--strict", "-f", str(values)], capture_output=True, text=True, check=False
+    )
+    assert lint.returncode == 0, lint.stdout + lint.stderr
+    kinds = {d["kind"] for d in render(helm, "-f", str(values))}
+    assert "Deployment" in kinds
+
+
+def test_rbac_is_read_only_except_own_status(helm: str) -> None:
+    (role,) = [d for d in render(helm) if d["kind"] == "ClusterRole"]
+    for rule in role["rules"]:
+        verbs = set(rule["verbs"])
+        if verbs - {"get", "list", "watch"}:
+            assert rule["resources"] == ["syncpolicies/status"], rule
+
+
+def test_unknown_values_are_rejected(helm: str) -> None:
+    proc = subprocess.run(
+        [helm, "template", "kv", str(CHART), "--set", "bogus=1"], capture_output=True, text=True, check=False
+    )
+    assert proc.returncode != 0
+    assert "bogus" in proc.stderr
+    bad = subprocess.run(
+        [helm, "template", "kv", str(CHART), "--set", "store.backend=mongo"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert bad.returncode != 0
+
+
+def test_no_default_resources_and_names_truncated(helm: str) -> None:
+    (deployment,) = [d for d in render(helm) if d["kind"] == "Deployment"]
+    assert "resources" not in deployment["spec"]["template"]["spec"]["containers"][0]
+    long_name = "a" * 70
+    for doc in render(helm, "--set", f"fullnameOverride={long_name}"):
+        assert len(doc["metadata"]["name"]) <= 63
+
+
+def test_chart_and_deploy_ship_the_same_crd() -> None:
+    assert (CHART / "crds" / "syncpolicies.kubevec.io.yaml").read_text() == (
+        REPO / "deploy" / "crds" / "syncpolicies.kubevec.io.yaml"
+    ).read_text()
+
+
+def test_plain_manifests_match_the_chart(helm: str) -> None:
+    proc = subprocess.run(
+        [helm, "template", "kubevec", str(CHART), "--namespace", "kubevec"], capture_output=True, text=True, check=True
+    )
+    committed = (REPO / "deploy" / "kubevec.yaml").read_text().split("\n", 1)[1]
+    assert committed == proc.stdout, "deploy/kubevec.yaml is stale: regenerate it with the command in its first line"
