@@ -79,6 +79,7 @@ class SearchService:
         self.embedder = embedder
         self.collections = dict(collections)
         self.lexical = lexical or LexicalIndex(store=store)
+        self._embedder_checked: set[str] = set()
 
     def collection_name(self, collection: str) -> str:
         if collection not in self.collections:
@@ -162,12 +163,14 @@ class SearchService:
     ) -> list[Result]:
         if self.embedder is None:
             raise SearchError("Semantic search needs an embedder; use keyword or filter search instead")
-        info = await self.store.collection_info(name)
-        if info is not None and info.embedder and info.embedder != self.embedder.name:
-            raise SearchError(
-                f"Collection {name!r} was built with embedder {info.embedder!r}, "
-                f"but this search uses {self.embedder.name!r}; configure the same embedder"
-            )
+        if name not in self._embedder_checked:  # once per collection, not on every query
+            info = await self.store.collection_info(name)
+            if info is not None and info.embedder and info.embedder != self.embedder.name:
+                raise SearchError(
+                    f"Collection {name!r} was built with embedder {info.embedder!r}, "
+                    f"but this search uses {self.embedder.name!r}; configure the same embedder"
+                )
+            self._embedder_checked.add(name)
         pool = max(fetch_k or 4 * k, k) if (mmr or hybrid) else k
         vector = await self.embedder.embed_query(query)
         dense = await self.store.search(name, vector=vector, k=min(pool, 1000), filter=filter, text_contains=keyword)

@@ -118,3 +118,11 @@ def test_labels_and_compact_rendering_budget() -> None:
     assert text.startswith("1. r0 [similar, 0.60] kind=K")
     assert "10. r9" in text  # the budget is shared: every result shows
     assert compact([]) == "No results."
+
+
+async def test_collection_built_with_another_embedder_is_refused() -> None:
+    store, embedder = MemoryStore(), CountingEmbedder()
+    await store.ensure_collection("capabilities", dimension=embedder.dimension, embedder="some-other-model")
+    service = SearchService(store=store, embedder=embedder, collections={"capabilities": "capabilities"})
+    with pytest.raises(SearchError, match="built with embedder 'some-other-model'"):
+        await service.vector_search("capabilities", query="x")

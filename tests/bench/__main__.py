@@ -1,0 +1,28 @@
+"""``make bench``: every benchmark, printed as tables (figures and ratios, never pass/fail)."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+
+from tests.bench import embedder, retrieval, stores
+
+
+def main() -> None:
+    sections = [
+        ("Embedder: all-MiniLM-L6-v2 int8", embedder.run),
+        (
+            "Stores: 20k records x 384-d, filter kind=Deployment AND namespace in 3 of 10",
+            lambda: asyncio.run(stores.run()),
+        ),
+        ("Retrieval quality: shared CRDs x queries.jsonl", lambda: asyncio.run(retrieval.quality())),
+        ("Query latency", lambda: asyncio.run(retrieval.latency())),
+    ]
+    for title, section in sections:
+        print(f"\n== {title}", flush=True)
+        print(section(), flush=True)
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
