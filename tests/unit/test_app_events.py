@@ -1,0 +1,71 @@
+"""The App's event intake: bad objects are counted and logged once, never block the rest; policy applies."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from backends.memory import MemoryStore
+from controller.app import App
+from controller.settings import ServerSettings, Settings
+from tests.fakes import CountingEmbedder
+
+
+@pytest.fixture
+def app() -> App:
+    settings = Settings(cluster_name="unit", server=ServerSettings(health_port=0, metrics_port=0))
+    return App(settings=settings, store=MemoryStore(), embedder=CountingEmbedder())
+
+
+def configmap(name: str, **extra: object) -> dict[str, object]:
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": "a", **extra},
+        "data": {"k": "v"},
+    }
+
+
+def test_bad_object_is_counted_logged_once_and_skipped(app: App, caplog: pytest.LogCaptureFixture) -> None:
+    bad = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"namespace": "a"}}
+    with caplog.at_level(logging.WARNING):
+        for _ in range(3):
+            app.observe_object(
+                group="", version="v1", plural="configmaps", kind="ConfigMap", event_type="MODIFIED", body=bad
+            )
+        app.observe_object(
+            group="", version="v1", plural="configmaps", kind="ConfigMap", event_type="ADDED", body=configmap("good")
+        )
+    assert app.metrics.registry.get_sample_value("kubevec_errors_total", {"stage": "inference"}) == 3
+    assert sum("cannot be indexed" in r.message for r in caplog.records) == 1
+    assert [key[1] for key in app.engine.queue] == ["unit/a/core/v1/ConfigMap/good"]
+
+
+def test_deleted_and_excluded_objects_become_deletes(app: App) -> None:
+    app.observe_object(
+        group="", version="v1", plural="configmaps", kind="ConfigMap", event_type="DELETED", body=configmap("x")
+    )
+    (pending,) = app.engine.queue.values()
+    assert pending.document is None
+    app.observe_object(
+        group="",
+        version="v1",
+        plural="events",
+        kind="Event",
+        event_type="ADDED",
+        body={"apiVersion": "v1", "kind": "Event", "metadata": {"name": "e", "namespace": "a"}},
+    )
+    assert len(app.engine.queue) == 1  # events are never indexed
+
+
+def test_policy_change_requests_a_resync_and_filters(app: App) -> None:
+    app.observe_policy(event_type="ADDED", body={"metadata": {"name": "p"}, "spec": {"namespaces": {"exclude": ["a"]}}})
+    assert app._resync_now.is_set()
+    app.observe_object(
+        group="", version="v1", plural="configmaps", kind="ConfigMap", event_type="ADDED", body=configmap("y")
+    )
+    (pending,) = app.engine.queue.values()
+    assert pending.document is None  # excluded by policy: removed if it was stored
+    app.observe_policy(event_type="ADDED", body={"metadata": {"name": "bad"}, "spec": {"resources": "nope"}})
+    assert app.metrics.registry.get_sample_value("kubevec_errors_total", {"stage": "policy"}) == 1
