@@ -1,0 +1,92 @@
+"""`kubevec run` killed with SIGKILL mid-work: after a restart the store is exactly what the cluster implies."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from backends.chroma import ChromaStore
+from tests.controlplane.cluster import ControlPlane, free_port
+from tests.e2e.controller_harness import eventually
+
+pytestmark = pytest.mark.e2e
+KUBEVEC = str(Path(sys.executable).with_name("kubevec"))
+
+
+def start(plane: ControlPlane, store: Path, health: int) -> subprocess.Popen[bytes]:
+    env = {
+        **os.environ,
+        "KUBECONFIG": str(plane.kubeconfig),
+        "KUBEVEC_CLUSTER_NAME": "killed",
+        "KUBEVEC_STORE__PATH": str(store),
+        "KUBEVEC_SERVER__HOST": "127.0.0.1",
+        "KUBEVEC_SERVER__HEALTH_PORT": str(health),
+        "KUBEVEC_SERVER__METRICS_PORT": "0",
+        "KUBEVEC_SYNC__DEBOUNCE_SECONDS": "0.2",
+        "KUBEVEC_SYNC__BUILTIN_CAPABILITIES": "false",
+    }
+    log = open(store.parent / "controller.log", "ab")  # noqa: SIM115 - closed with the process
+    return subprocess.Popen([KUBEVEC, "run"], env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def ready(health: int) -> bool:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{health}/readyz", timeout=2) as response:
+            return response.status == 200
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+def stored_configmaps(store: Path) -> set[str]:
+    async def read() -> set[str]:
+        client = ChromaStore(path=str(store))
+        try:
+            return {i async for i, _ in client.iter_ids("instances") if "/killed-ns/" in i and "/ConfigMap/" in i}
+        finally:
+            await client.close()
+
+    return asyncio.run(read())
+
+
+def cluster_configmaps(plane: ControlPlane) -> set[str]:
+    names = plane.kubectl("get", "configmaps", "-n", "killed-ns", "-o", "name").split()
+    return {f"killed/killed-ns/core/v1/ConfigMap/{n.split('/', 1)[1]}" for n in names}
+
+
+def test_sigkill_then_restart_converges(control_plane: ControlPlane, tmp_path: Path) -> None:
+    control_plane.kubectl("create", "namespace", "killed-ns")
+    for i in range(5):
+        control_plane.kubectl("create", "configmap", f"cm-{i}", "-n", "killed-ns", f"--from-literal=k={i}")
+    store = tmp_path / "store"
+    health = free_port()
+    proc = start(control_plane, store, health)
+    try:
+        eventually(lambda: ready(health), timeout=120, message="controller not ready")
+        # Churn, then kill it without warning while it may be mid-flush.
+        for i in range(5, 15):
+            control_plane.kubectl("create", "configmap", f"cm-{i}", "-n", "killed-ns", f"--from-literal=k={i}")
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+        # While it is dead: deletions, creations and updates it never sees as events.
+        for i in range(0, 15, 3):
+            control_plane.kubectl("delete", "configmap", f"cm-{i}", "-n", "killed-ns")
+        control_plane.kubectl("create", "configmap", "born-while-dead", "-n", "killed-ns", "--from-literal=a=b")
+        time.sleep(0.5)
+        proc = start(control_plane, store, health)
+        eventually(lambda: ready(health), timeout=120, message="restarted controller not ready")
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=30)
+        assert stored_configmaps(store) == cluster_configmaps(control_plane)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
