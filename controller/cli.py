@@ -219,32 +219,16 @@ async def _drop_collections(app: object, settings: Settings) -> None:
 
 
 def describe(args: argparse.Namespace, settings: Settings) -> int:
-    from inference.capabilities import describe_crd
+    from inference.capabilities import describe_crd_files
     from inference.documents import InferenceError
-    from inference.manifests import is_crd, iter_manifest_files, load_manifests
 
-    cluster = args.cluster or settings.cluster_name
-    failures = 0
-    out = []
     try:
-        files = list(iter_manifest_files(args.paths))
+        report = describe_crd_files(args.paths, cluster=args.cluster or settings.cluster_name)
     except InferenceError as exc:
         raise CommandError(str(exc)) from exc
-    for path in files:
-        try:
-            documents = load_manifests(path.read_text(), source=str(path))
-        except (InferenceError, OSError, UnicodeDecodeError) as exc:
-            print(f"kubevec describe: {exc}", file=sys.stderr)
-            failures += 1
-            continue
-        for document in documents:
-            if not is_crd(document):
-                continue
-            try:
-                out.append(describe_crd(document, cluster=cluster).to_document())
-            except InferenceError as exc:
-                print(f"kubevec describe: {path}: {exc}", file=sys.stderr)
-                failures += 1
+    for error in report.errors:
+        print(f"kubevec describe: {error}", file=sys.stderr)
+    out, failures = report.documents, len(report.errors)
     if args.json:
         print(json.dumps([{"id": d.id, "text": d.text, "metadata": dict(d.metadata)} for d in out], indent=2))
     else:

@@ -52,7 +52,6 @@ class Settings(BaseSettings):
     namespace: str | None = Field(default=None, description="watch one namespace only (default: all)")
     peering: str | None = Field(default=None, description="kopf peering name for one-active HA (default: off)")
     log_level: str = Field(default="INFO")
-    state_dir: Path = Field(default=Path(".kubevec"), description="local state (embedded store, caches)")
     mcp_token: SecretStr | None = Field(
         default=None, description="bearer token required by `kubevec mcp --transport http`"
     )

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any, Final
 
 from inference.documents import CAPABILITIES, SCHEMA_VERSION, Document, InferenceError, make_document
@@ -418,3 +419,37 @@ def _text(
         parts.append("Spec: " + "; ".join(lines) + ".")
     parts.extend(tail)
     return " ".join(parts)
+
+
+@dataclasses.dataclass
+class CrdFileReport:
+    """What reading CRD files produced: documents, how many files were read, and per-file errors."""
+
+    documents: list[Document] = dataclasses.field(default_factory=list)
+    files: int = 0
+    errors: list[str] = dataclasses.field(default_factory=list)
+
+
+def describe_crd_files(paths: Sequence[Path], *, cluster: str) -> CrdFileReport:
+    """Capability documents for every CRD in files and folders; a bad file or CRD is an error line, not fatal.
+
+    Raises :class:`InferenceError` only when a named path does not exist.
+    """
+    from inference.manifests import is_crd, iter_manifest_files, load_manifests
+
+    report = CrdFileReport()
+    for path in iter_manifest_files(list(paths)):
+        report.files += 1
+        try:
+            manifests = load_manifests(path.read_text(), source=str(path))
+        except (InferenceError, OSError, UnicodeDecodeError) as exc:
+            report.errors.append(str(exc))
+            continue
+        for manifest in manifests:
+            if not is_crd(manifest):
+                continue
+            try:
+                report.documents.append(describe_crd(manifest, cluster=cluster).to_document())
+            except InferenceError as exc:
+                report.errors.append(f"{path}: {exc}")
+    return report

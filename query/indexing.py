@@ -10,10 +10,8 @@ from pathlib import Path
 from typing import TextIO
 
 from backends import Record, VectorStore
-from inference.capabilities import describe_crd
-from inference.documents import Document, InferenceError
+from inference.capabilities import describe_crd_files
 from inference.embedders.base import Embedder
-from inference.manifests import is_crd, iter_manifest_files, load_manifests
 
 
 @dataclasses.dataclass
@@ -36,23 +34,9 @@ async def index_crds(
     progress: TextIO | None = sys.stderr,
 ) -> IndexReport:
     """Describe, embed (only what changed) and upsert every CRD found; bad files are reported, not fatal."""
-    report = IndexReport()
-    documents: list[Document] = []
-    files = list(iter_manifest_files(list(paths)))
-    for path in files:
-        report.files += 1
-        try:
-            manifests = load_manifests(path.read_text(), source=str(path))
-        except (InferenceError, OSError, UnicodeDecodeError) as exc:
-            report.errors.append(str(exc))
-            continue
-        for manifest in manifests:
-            if not is_crd(manifest):
-                continue
-            try:
-                documents.append(describe_crd(manifest, cluster=cluster).to_document())
-            except InferenceError as exc:
-                report.errors.append(f"{path}: {exc}")
+    found = describe_crd_files(paths, cluster=cluster)
+    report = IndexReport(files=found.files, errors=found.errors)
+    documents = found.documents
     await store.ensure_collection(collection, dimension=embedder.dimension, embedder=embedder.name)
     stored = {i: h async for i, h in store.iter_ids(collection)}
     changed = [d for d in documents if stored.get(d.id) != d.content_hash]
