@@ -24,6 +24,7 @@ from backends.factory import open_store
 from controller.engine import SyncEngine
 from controller.kube import ApiResource, KubeReader, load_api_client
 from controller.metrics import Metrics
+from controller.peering import PeeringIdentity, is_active
 from controller.policy import DEFAULT_EXCLUDED, EffectivePolicy, PolicyError, parse_spec
 from controller.policy import GROUP as POLICY_GROUP
 from controller.policy import PLURAL as POLICY_PLURAL
@@ -61,9 +62,13 @@ class App:
         store: VectorStore | None = None,
         embedder: Embedder | None = None,
         kube: KubeReader | None = None,
+        peering: PeeringIdentity | None = None,
     ) -> None:
         self.settings = settings
+        self.peering = peering
+        self.active = peering is None
         self.metrics = Metrics()
+        self.metrics.active.set(1 if peering is None else 0)
         self.store = store or open_store(settings.store)
         self.embedder = embedder or make_embedder(settings.embedder)
         self.kube = kube
@@ -144,14 +149,36 @@ class App:
         self.engine.degraded = False
         flusher = asyncio.create_task(self.engine.run(), name="kubevec-flush")
         self._tasks.append(flusher)
+        if self.peering is not None:
+            self._tasks.append(asyncio.create_task(self._follow_peering(), name="kubevec-peering"))
         await self._resync_loop()
+
+    async def _follow_peering(self) -> None:
+        """Track whether this replica is the active peer; resync at once when it becomes active."""
+        assert self.peering is not None and self.kube is not None
+        interval = max(1.0, self.peering.lifetime / 4)
+        while True:
+            try:
+                body = await self.kube.get(self.peering.path)
+                active = is_active(me=self.peering, status=(body or {}).get("status"))
+            except Exception as exc:
+                logger.warning("Failed to read the peering object name=%s error=%s", self.peering.name, exc)
+                active = self.active
+            if active != self.active:
+                logger.info("Became the %s replica peering=%s", "active" if active else "standby", self.peering.name)
+                self.active = active
+                if active:
+                    self.request_resync()
+            self.metrics.active.set(1 if self.active else 0)
+            await asyncio.sleep(interval)
 
     async def _resync_loop(self) -> None:
         interval = self.settings.sync.resync_interval_seconds
         while True:
             try:
-                await self.resync()
-                await self.engine.wait_idle()
+                if self.active:
+                    await self.resync()
+                    await self.engine.wait_idle()
                 if not self.engine.degraded:
                     self.ready = True
                     self.metrics.ready.set(1)

@@ -189,10 +189,18 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
 
     from controller.app import App
     from controller.operator import build_registry, operator_kwargs
+    from controller.peering import PeeringIdentity
     from inference.embedders.base import EmbedderError
 
+    peering = (
+        PeeringIdentity.create(
+            name=settings.peering, priority=settings.peering_priority, lifetime=settings.peering_lifetime_seconds
+        )
+        if settings.peering
+        else None
+    )
     try:
-        app = App(settings=settings)
+        app = App(settings=settings, peering=peering)
     except EmbedderError as exc:
         raise CommandError(str(exc)) from exc
     if args.reindex:
@@ -204,7 +212,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         app.embedder.name,
     )
     registry = build_registry(settings=settings, app=app)
-    asyncio.run(kopf.operator(registry=registry, **operator_kwargs(settings)))
+    asyncio.run(kopf.operator(registry=registry, **operator_kwargs(settings, peering=peering)))
     return 0
 
 

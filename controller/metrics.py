@@ -45,6 +45,11 @@ class Metrics:
         )
         self.ready = Gauge("kubevec_ready", "1 when the initial sync is complete and the store is healthy", registry=r)
         self.degraded = Gauge("kubevec_degraded", "1 while the store or embedder is failing", registry=r)
+        self.active = Gauge(
+            "kubevec_active",
+            "1 when this replica syncs (always, without peering; the leading peer with it)",
+            registry=r,
+        )
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

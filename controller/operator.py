@@ -14,6 +14,7 @@ import kopf
 
 from controller.app import App, watchable
 from controller.kube import load_configuration
+from controller.peering import PeeringIdentity
 from controller.policy import GROUP, PLURAL, VERSION
 from controller.settings import Settings
 
@@ -35,8 +36,8 @@ def build_registry(*, settings: Settings, app: App | None = None) -> kopf.Operat
 
     @kopf.on.startup(registry=registry)
     async def startup(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) -> None:
-        configure(settings)
         memo.app = app or App(settings=kubevec_settings)
+        configure(settings, peering=memo.app.peering)
         await memo.app.start()
 
     @kopf.on.cleanup(registry=registry)
@@ -87,8 +88,11 @@ def connection_info(configuration: Any, *, trust_env: bool) -> kopf.ConnectionIn
     )
 
 
-def configure(settings: kopf.OperatorSettings) -> None:
+def configure(settings: kopf.OperatorSettings, *, peering: PeeringIdentity | None = None) -> None:
     """kopf settings that keep the controller read-only towards what it watches."""
+    if peering is not None:
+        settings.peering.lifetime = peering.lifetime
+        settings.peering.mandatory = True  # never run unpeered by accident: a missing object is an error
     settings.posting.enabled = False  # no Events about watched objects
     settings.posting.level = logging.CRITICAL
     settings.watching.server_timeout = 300
@@ -96,10 +100,10 @@ def configure(settings: kopf.OperatorSettings) -> None:
     settings.networking.error_backoffs = [1, 2, 5, 10, 30]
 
 
-def operator_kwargs(settings: Settings) -> dict[str, Any]:
-    kwargs: dict[str, Any] = {"standalone": settings.peering is None}
-    if settings.peering:
-        kwargs["peering_name"] = settings.peering
+def operator_kwargs(settings: Settings, *, peering: PeeringIdentity | None) -> dict[str, Any]:
+    kwargs: dict[str, Any] = {"standalone": peering is None}
+    if peering is not None:
+        kwargs.update(peering_name=peering.name, identity=peering.identity, priority=peering.priority)
     if settings.namespace:
         kwargs["namespaces"] = [settings.namespace]
     else:

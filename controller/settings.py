@@ -51,6 +51,8 @@ class Settings(BaseSettings):
     cluster_name: str = Field(default="default", min_length=1, description="recorded in every id and payload")
     namespace: str | None = Field(default=None, description="watch one namespace only (default: all)")
     peering: str | None = Field(default=None, description="kopf peering name for one-active HA (default: off)")
+    peering_priority: int | None = Field(default=None, description="this replica's peering priority (default: random)")
+    peering_lifetime_seconds: int = Field(default=60, ge=5, description="how long a silent peer counts as alive")
     log_level: str = Field(default="INFO")
     mcp_token: SecretStr | None = Field(
         default=None, description="bearer token required by `kubevec mcp --transport http`"
