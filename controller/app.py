@@ -155,7 +155,8 @@ class App:
 
     async def _follow_peering(self) -> None:
         """Track whether this replica is the active peer; resync at once when it becomes active."""
-        assert self.peering is not None and self.kube is not None
+        assert self.peering is not None
+        assert self.kube is not None
         interval = max(1.0, self.peering.lifetime / 4)
         while True:
             try:
