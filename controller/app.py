@@ -95,6 +95,7 @@ class App:
             if llm.enabled
             else None
         )
+        self.engine.set_active(self.active)
         self.policies: dict[str, Any] = {}
         self.policy = EffectivePolicy()
         self.ready = False
@@ -122,7 +123,7 @@ class App:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
         self._tasks.clear()
-        if self.engine.queue and not self.engine.degraded:
+        if self.engine.queue and self.engine.active and not self.engine.degraded:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self.engine.flush(), timeout=10)
         for runner in self._runners:
@@ -154,20 +155,31 @@ class App:
         await self._resync_loop()
 
     async def _follow_peering(self) -> None:
-        """Track whether this replica is the active peer; resync at once when it becomes active."""
+        """Track whether this replica is the active peer; resync at once when it becomes active.
+
+        A replica may lead only once its own keep-alive is in the peering object and a settling
+        period has passed: replicas started together must see each other before either writes.
+        """
         assert self.peering is not None
         assert self.kube is not None
         interval = max(1.0, self.peering.lifetime / 4)
+        settle = min(5.0, self.peering.lifetime / 2)
+        seen_self_at: float | None = None
         while True:
             try:
                 body = await self.kube.get(self.peering.path)
-                active = is_active(me=self.peering, status=(body or {}).get("status"))
+                status = (body or {}).get("status") or {}
+                if self.peering.identity in status and seen_self_at is None:
+                    seen_self_at = time.monotonic()
+                settled = seen_self_at is not None and time.monotonic() - seen_self_at >= settle
+                active = settled and is_active(me=self.peering, status=status)
             except Exception as exc:
                 logger.warning("Failed to read the peering object name=%s error=%s", self.peering.name, exc)
                 active = self.active
             if active != self.active:
                 logger.info("Became the %s replica peering=%s", "active" if active else "standby", self.peering.name)
                 self.active = active
+                self.engine.set_active(active)
                 if active:
                     self.request_resync()
             self.metrics.active.set(1 if self.active else 0)

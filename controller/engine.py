@@ -67,6 +67,7 @@ class SyncEngine:
         self.queue: OrderedDict[tuple[Collection, str], Pending] = OrderedDict()
         self.lock = asyncio.Lock()  # serialises store writes: flushes, purges, resync decisions
         self.degraded = False
+        self.active = True  # False on a standby peer: events queue up, nothing is written
         self.last_error: str | None = None
         self.last_flush: float | None = None
         self._wakeup = asyncio.Event()
@@ -106,6 +107,12 @@ class SyncEngine:
     def submit_delete(self, collection: Collection, document_id: str, *, received: float | None = None) -> None:
         self._put(Pending(collection=collection, id=document_id, document=None, received=received or time.monotonic()))
 
+    def set_active(self, active: bool) -> None:
+        """Leader election outcome: a standby only queues; becoming active flushes what queued up."""
+        self.active = active
+        if active:
+            self._wakeup.set()
+
     def pending(self, collection: Collection, document_id: str) -> bool:
         return (collection, document_id) in self.queue
 
@@ -140,6 +147,8 @@ class SyncEngine:
             if not self.queue:
                 self._idle.set()
                 continue
+            if not self.active:
+                continue  # a standby keeps the latest state of each document, writes nothing
             oldest = next(iter(self.queue.values())).received
             deadline = oldest + self.debounce
             while len(self.queue) < self.batch_size and time.monotonic() < deadline:
@@ -173,6 +182,9 @@ class SyncEngine:
                     self._requeue(batch)
                     self._set_degraded(exc)
                     return False
+                except asyncio.CancelledError:
+                    self._requeue(batch)  # shutting down mid-write: the final flush writes it again
+                    raise
             self._backoff = MIN_BACKOFF
             if self.degraded:
                 logger.info("Recovered from a store or embedder failure")

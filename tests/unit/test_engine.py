@@ -166,3 +166,45 @@ async def test_purge_removes_one_kind_everywhere() -> None:
     await engine.purge_resource(group="kafka.strimzi.io", kind="KafkaTopic")
     assert set(await stored(store)) == {"c/ns/core/v1/ConfigMap/x"}
     assert "c/ns/kafka.strimzi.io/v1/KafkaTopic/t" not in engine.known["instances"]
+
+
+async def test_standby_queues_but_writes_nothing_until_active() -> None:
+    store, embedder = MemoryStore(), CountingEmbedder()
+    engine = await engine_with(store, embedder, debounce=0.01)
+    engine.set_active(False)
+    task = asyncio.create_task(engine.run())
+    try:
+        engine.submit(doc("a", text="v1"))
+        engine.submit(doc("a", text="v2"))
+        await asyncio.sleep(0.2)
+        assert await stored(store) == {}
+        assert embedder.texts == []
+        engine.set_active(True)
+        await asyncio.wait_for(engine.wait_idle(), timeout=5)
+        assert embedder.texts == ["v2"]  # only the latest state, once
+    finally:
+        task.cancel()
+
+
+async def test_a_batch_cancelled_mid_write_is_requeued() -> None:
+    store, embedder = MemoryStore(), CountingEmbedder()
+    engine = await engine_with(store, embedder)
+    started = asyncio.Event()
+    original = embedder.embed_documents
+
+    async def slow(texts):  # type: ignore[no-untyped-def]
+        started.set()
+        await asyncio.sleep(10)
+        return await original(texts)
+
+    embedder.embed_documents = slow  # type: ignore[method-assign]
+    engine.submit(doc("a"))
+    flushing = asyncio.create_task(engine.flush())
+    await started.wait()
+    flushing.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await flushing
+    assert engine.pending("instances", "c/ns/core/v1/ConfigMap/a")
+    embedder.embed_documents = original  # type: ignore[method-assign]
+    assert await engine.flush()
+    assert "c/ns/core/v1/ConfigMap/a" in await stored(store)
