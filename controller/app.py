@@ -419,8 +419,8 @@ class App:
 
     async def _report_status(self) -> None:
         """Write status on our own SyncPolicy objects (the only writes the controller makes)."""
-        if not self.policies or self.kube is None:
-            return
+        if not self.policies or self.kube is None or not self.active:
+            return  # only the active replica reports
         now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         error = self.engine.last_error if self.engine.degraded else self.last_resync_error
         degraded = bool(self.engine.degraded or self.last_resync_error)
