@@ -304,9 +304,7 @@ class App:
         assert self.kube is not None
         async with self._resync_lock:
             started = time.monotonic()
-            async with self.engine.lock:
-                snapshot = {c: dict(ids) for c, ids in (await self._read_store()).items()}
-                self.engine.known = {c: dict(ids) for c, ids in snapshot.items()}
+            snapshot = await self.engine.reload_known()
             desired = await self._desired()
             submitted = deleted = 0
             async with self.engine.lock:
@@ -341,12 +339,6 @@ class App:
                 deleted,
                 time.monotonic() - started,
             )
-
-    async def _read_store(self) -> dict[Collection, dict[str, str]]:
-        return {
-            c: {i: h async for i, h in self.store.iter_ids(self.settings.collection(c), page_size=1000)}
-            for c in COLLECTIONS
-        }
 
     async def _desired(self) -> dict[Collection, dict[str, Document]]:
         assert self.kube is not None

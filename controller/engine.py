@@ -86,11 +86,15 @@ class SyncEngine:
         await self.reload_known()
 
     async def reload_known(self) -> dict[Collection, dict[str, str]]:
-        """Re-read every stored (id, hash), all pages; returns (and installs) the snapshot."""
-        snapshot: dict[Collection, dict[str, str]] = {}
-        for collection in COLLECTIONS:
-            snapshot[collection] = {i: h async for i, h in self.store.iter_ids(self.names[collection], page_size=1000)}
+        """Re-read every stored (id, hash), all pages, and install it as what is known; returns a copy.
+
+        Read under the write lock, so no flush lands between the read and the install.
+        """
         async with self.lock:
+            snapshot: dict[Collection, dict[str, str]] = {}
+            for collection in COLLECTIONS:
+                name = self.names[collection]
+                snapshot[collection] = {i: h async for i, h in self.store.iter_ids(name, page_size=1000)}
             self.known = {c: dict(ids) for c, ids in snapshot.items()}
         self._count_documents()
         return snapshot
