@@ -5,6 +5,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -93,3 +96,21 @@ def apply(plane: ControlPlane, manifest: dict[str, Any] | list[dict[str, Any]]) 
 
 def iid(namespace: str | None, group: str, version: str, kind: str, name: str) -> str:
     return f"{CLUSTER}/{namespace or '_cluster'}/{group or 'core'}/{version}/{kind}/{name}"
+
+
+def spawn_kubevec_run(plane: ControlPlane, store: Path, *, log: Path, **env: str) -> subprocess.Popen[bytes]:
+    """`kubevec run` as a real process (own session, so tests can SIGKILL the whole group)."""
+    full_env = {
+        **os.environ,
+        "KUBECONFIG": str(plane.kubeconfig),
+        "KUBEVEC_STORE__PATH": str(store),
+        "KUBEVEC_SERVER__HOST": "127.0.0.1",
+        "KUBEVEC_SYNC__DEBOUNCE_SECONDS": "0.2",
+        "KUBEVEC_SYNC__BUILTIN_CAPABILITIES": "false",
+        **env,
+    }
+    kubevec = str(Path(sys.executable).with_name("kubevec"))
+    with open(log, "ab") as out:
+        return subprocess.Popen(
+            [kubevec, "run"], env=full_env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+        )

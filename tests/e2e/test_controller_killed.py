@@ -6,7 +6,6 @@ import asyncio
 import os
 import signal
 import subprocess
-import sys
 import time
 import urllib.error
 import urllib.request
@@ -16,26 +15,20 @@ import pytest
 
 from backends.chroma import ChromaStore
 from tests.controlplane.cluster import ControlPlane, free_port
-from tests.e2e.controller_harness import eventually
+from tests.e2e.controller_harness import eventually, spawn_kubevec_run
 
 pytestmark = pytest.mark.e2e
-KUBEVEC = str(Path(sys.executable).with_name("kubevec"))
 
 
 def start(plane: ControlPlane, store: Path, health: int) -> subprocess.Popen[bytes]:
-    env = {
-        **os.environ,
-        "KUBECONFIG": str(plane.kubeconfig),
-        "KUBEVEC_CLUSTER_NAME": "killed",
-        "KUBEVEC_STORE__PATH": str(store),
-        "KUBEVEC_SERVER__HOST": "127.0.0.1",
-        "KUBEVEC_SERVER__HEALTH_PORT": str(health),
-        "KUBEVEC_SERVER__METRICS_PORT": "0",
-        "KUBEVEC_SYNC__DEBOUNCE_SECONDS": "0.2",
-        "KUBEVEC_SYNC__BUILTIN_CAPABILITIES": "false",
-    }
-    log = open(store.parent / "controller.log", "ab")  # noqa: SIM115 - closed with the process
-    return subprocess.Popen([KUBEVEC, "run"], env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    return spawn_kubevec_run(
+        plane,
+        store,
+        log=store.parent / "controller.log",
+        KUBEVEC_CLUSTER_NAME="killed",
+        KUBEVEC_SERVER__HEALTH_PORT=str(health),
+        KUBEVEC_SERVER__METRICS_PORT="0",
+    )
 
 
 def ready(health: int) -> bool:

@@ -6,7 +6,6 @@ import asyncio
 import os
 import signal
 import subprocess
-import sys
 import urllib.request
 from pathlib import Path
 
@@ -14,31 +13,25 @@ import pytest
 
 from backends.chroma import ChromaStore
 from tests.controlplane.cluster import ControlPlane, free_port
-from tests.e2e.controller_harness import eventually
+from tests.e2e.controller_harness import eventually, spawn_kubevec_run
 
 pytestmark = pytest.mark.e2e
-KUBEVEC = str(Path(sys.executable).with_name("kubevec"))
 REPO = Path(__file__).resolve().parents[2]
 
 
 def start(plane: ControlPlane, store: Path, *, priority: int) -> tuple[subprocess.Popen[bytes], int, int]:
     health, metrics = free_port(), free_port()
-    env = {
-        **os.environ,
-        "KUBECONFIG": str(plane.kubeconfig),
-        "KUBEVEC_CLUSTER_NAME": "peers",
-        "KUBEVEC_PEERING": "e2e-peering",
-        "KUBEVEC_PEERING_PRIORITY": str(priority),
-        "KUBEVEC_PEERING_LIFETIME_SECONDS": "6",
-        "KUBEVEC_STORE__PATH": str(store),
-        "KUBEVEC_SERVER__HOST": "127.0.0.1",
-        "KUBEVEC_SERVER__HEALTH_PORT": str(health),
-        "KUBEVEC_SERVER__METRICS_PORT": str(metrics),
-        "KUBEVEC_SYNC__DEBOUNCE_SECONDS": "0.2",
-        "KUBEVEC_SYNC__BUILTIN_CAPABILITIES": "false",
-    }
-    log = open(store.parent / f"controller-{priority}.log", "ab")  # noqa: SIM115 - lives with the process
-    proc = subprocess.Popen([KUBEVEC, "run"], env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    proc = spawn_kubevec_run(
+        plane,
+        store,
+        log=store.parent / f"controller-{priority}.log",
+        KUBEVEC_CLUSTER_NAME="peers",
+        KUBEVEC_PEERING="e2e-peering",
+        KUBEVEC_PEERING_PRIORITY=str(priority),
+        KUBEVEC_PEERING_LIFETIME_SECONDS="6",
+        KUBEVEC_SERVER__HEALTH_PORT=str(health),
+        KUBEVEC_SERVER__METRICS_PORT=str(metrics),
+    )
     return proc, health, metrics
 
 
