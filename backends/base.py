@@ -18,7 +18,7 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any, Final, Literal, Protocol, TypeVar
 
 from backends.errors import BackendError, CollectionMismatch, InvalidFilter, InvalidRecord
-from backends.filters import Contains, Filter, Or, all_of, validate, words
+from backends.filters import Contains, Filter, all_of, validate, words
 from backends.records import RESERVED_METADATA, Health, Hit, MetadataValue, Record
 
 Distance = Literal["cosine"]
@@ -213,25 +213,28 @@ class BaseStore:
     async def keyword_search(self, name: str, *, text: str, filter: Filter | None = None, k: int) -> list[Hit]:
         """Records containing any word of ``text``, without embedding anything.
 
-        Score = the share of the query's distinct words the record contains (so in [0, 1]);
-        ties go to the record with more occurrences of those words, then to the smaller id.
+        Score = the share of the query's distinct words the record contains (so in [0, 1]). Ties
+        go to the record whose matched words are rarer in the collection (a word in 3 records says
+        more than one in 20,000), then to the smaller id. Ranking needs only the ids matching each
+        word, never the texts, so a word found in every record costs an id listing, not a scan of
+        all texts; just the k results are read in full.
         """
         await self._info(name)
         _check_k(k)
         query_words = list(dict.fromkeys(words(text)))
         if not query_words:
             raise BackendError("Keyword search needs at least one word (letters or digits)")
-        any_word = Or(tuple(Contains(word) for word in query_words))
-        candidates = all_of(validate(filter) if filter else None, any_word)
-        scored: list[tuple[float, int, str, Record]] = []
-        async for record in self._scan(name, filter=candidates, page_size=DEFAULT_PAGE_SIZE, with_text=True):
-            tokens = words(record.text)
-            present = set(tokens)
-            matched = sum(1 for word in query_words if word in present)
-            occurrences = sum(1 for token in tokens if token in query_words)
-            scored.append((matched / len(query_words), occurrences, record.id, record))
-        scored.sort(key=lambda item: (-item[0], -item[1], item[2]))
-        return [Hit(id=r.id, score=s, text=r.text, metadata=r.metadata) for s, _, _, r in scored[:k]]
+        checked = validate(filter) if filter else None
+        matched: dict[str, int] = {}
+        rarity: dict[str, float] = {}
+        for word in query_words:
+            ids = await self._call(self._ids, name, all_of(checked, Contains(word)))
+            for record_id in ids:
+                matched[record_id] = matched.get(record_id, 0) + 1
+                rarity[record_id] = rarity.get(record_id, 0.0) + 1.0 / len(ids)
+        best = sorted(matched, key=lambda i: (-matched[i], -rarity[i], i))[:k]
+        records = await self.get(name, best)
+        return [Hit(id=r.id, score=matched[r.id] / len(query_words), text=r.text, metadata=r.metadata) for r in records]
 
     async def health(self) -> Health:
         try:
@@ -321,6 +324,16 @@ class BaseStore:
 
     def _search(self, name: str, vector: list[float], k: int, filter: Filter | None) -> list[Hit]:
         raise NotImplementedError
+
+    def _ids(self, name: str, filter: Filter | None) -> list[str]:
+        """Every id matching ``filter``; backends override this to skip reading payloads."""
+        out: list[str] = []
+        cursor: Cursor | None = None
+        while True:
+            page, cursor = self._page(name, filter, cursor, DEFAULT_PAGE_SIZE, False)
+            out.extend(r.id for r in page)
+            if cursor is None:
+                return out
 
     def _health(self) -> str:
         raise NotImplementedError

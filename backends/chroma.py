@@ -162,16 +162,9 @@ class ChromaStore(BaseStore):
         return _records(result, with_vectors=include_vectors, with_text=True)
 
     def _count(self, name: str, filter: Filter | None) -> int:
-        collection = self._collection(name)
         if filter is None:
-            return int(collection.count())
-        total, offset = 0, 0
-        while True:
-            page = collection.get(where=translate(filter), limit=self.max_batch, offset=offset, include=[])
-            total += len(page["ids"])
-            if len(page["ids"]) < self.max_batch:
-                return total
-            offset += self.max_batch
+            return int(self._collection(name).count())
+        return len(self._ids(name, filter))
 
     def _page(
         self, name: str, filter: Filter | None, cursor: Cursor | None, limit: int, with_text: bool
@@ -183,6 +176,11 @@ class ChromaStore(BaseStore):
         )
         records = _records(result, with_vectors=False, with_text=with_text)
         return records, (offset + len(records) if len(records) == limit else None)
+
+    def _ids(self, name: str, filter: Filter | None) -> list[str]:
+        # One call: ids alone are small, and offset paging costs Chroma a rescan per page.
+        where = translate(filter) if filter is not None else None
+        return list(self._collection(name).get(where=where, include=[])["ids"])
 
     def _search(self, name: str, vector: list[float], k: int, filter: Filter | None) -> list[Hit]:
         collection = self._collection(name)

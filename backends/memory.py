@@ -92,6 +92,13 @@ class MemoryStore(BaseStore):
                     return page, (record.id if more else None)
         return page, None
 
+    def _ids(self, name: str, filter: Filter | None) -> list[str]:
+        return [
+            r.id
+            for r in self._records(name).values()
+            if filter is None or matches(filter, text=r.text, metadata=r.metadata)
+        ]
+
     def _search(self, name: str, vector: list[float], k: int, filter: Filter | None) -> list[Hit]:
         pool = [
             r

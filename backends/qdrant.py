@@ -15,7 +15,7 @@ from typing import Any, Final
 from qdrant_client import QdrantClient, models
 from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
 
-from backends.base import BaseStore, CollectionInfo, Cursor
+from backends.base import DEFAULT_PAGE_SIZE, BaseStore, CollectionInfo, Cursor
 from backends.errors import BackendError, BackendUnavailable, InvalidFilter
 from backends.filters import And, Contains, Eq, Filter, Gt, Gte, In, Lt, Lte, Ne, Nin, Or
 from backends.records import Hit, MetadataValue, Record, similarity_to_score
@@ -190,6 +190,22 @@ class QdrantStore(BaseStore):
         )
         next_cursor: Cursor | None = None if next_offset is None else str(next_offset)
         return [_record(p, with_text=with_text) for p in points], next_cursor
+
+    def _ids(self, name: str, filter: Filter | None) -> list[str]:
+        out: list[str] = []
+        cursor: Any = None
+        while True:
+            points, cursor = self._connect().scroll(
+                collection_name=name,
+                scroll_filter=translate(filter) if filter is not None else None,
+                limit=DEFAULT_PAGE_SIZE,
+                offset=cursor,
+                with_payload=models.PayloadSelectorInclude(include=[ID_FIELD]),
+                with_vectors=False,
+            )
+            out.extend(str((p.payload or {}).get(ID_FIELD, p.id)) for p in points)
+            if cursor is None:
+                return out
 
     def _search(self, name: str, vector: list[float], k: int, filter: Filter | None) -> list[Hit]:
         response = self._connect().query_points(

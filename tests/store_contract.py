@@ -190,6 +190,36 @@ class StoreContract:
         assert {h.metadata["kind"] for h in filtered} == {"Service"}
         assert all(0.0 < h.score <= 1.0 for h in filtered)
 
+    @pytest.mark.parametrize(
+        ("text", "node"),
+        [("tls certificate", None), ("nginx port payments", None), ("port nginx", Eq("kind", "Service"))],
+    )
+    async def test_keyword_search_ranks_like_the_oracle(
+        self, store: VectorStore, loaded: tuple[str, list[Record]], text: str, node: Filter | None
+    ) -> None:
+        """Coverage first, then rarity of the matched words, then id: the same on every backend."""
+        name, records = loaded
+        query_words = list(dict.fromkeys(text.split()))
+        per_word = {w: expected_ids(records, And((node, Contains(w))) if node else Contains(w)) for w in query_words}
+        coverage = {i: sum(i in ids for ids in per_word.values()) for ids in per_word.values() for i in ids}
+        rarity = {i: sum(1 / len(ids) for ids in per_word.values() if i in ids) for i in coverage}
+        oracle = sorted(coverage, key=lambda i: (-coverage[i], -rarity[i], i))[:7]
+        hits = await store.keyword_search(name, text=text, filter=node, k=7)
+        assert [h.id for h in hits] == oracle
+        assert [h.score for h in hits] == [coverage[i] / len(query_words) for i in oracle]
+
+    async def test_keyword_search_prefers_rarer_words_on_ties(self, store: VectorStore, collection: str) -> None:
+        rng = random.Random(1)
+        texts = {"r-a1": "alpha common", "r-a2": "alpha common", "r-a3": "alpha", "r-b1": "beta common", "r-c": "x"}
+        await store.upsert(
+            collection,
+            [Record(id=i, vector=unit_vector(rng), text=t, metadata={"content_hash": i}) for i, t in texts.items()],
+        )
+        hits = await store.keyword_search(collection, text="Alpha BETA", k=10)
+        assert [h.id for h in hits] == ["r-b1", "r-a1", "r-a2", "r-a3"]
+        assert {h.score for h in hits} == {0.5}
+        assert hits[0].text == "beta common"
+
     async def test_keyword_search_rejects_empty_text(self, store: VectorStore, collection: str) -> None:
         with pytest.raises(BackendError, match="at least one word"):
             await store.keyword_search(collection, text="  --- ", k=5)
