@@ -2,8 +2,10 @@
 
 The corpus of a record is its text plus the fields and description kept in its metadata, so
 exact words an embedding blurs ("PgBouncer", "SQS", "cosign") still find their resource. The
-index is rebuilt when the store's fingerprint (count of records and a hash of their content
-hashes) changes, checked at most every ``refresh_seconds``.
+index is rebuilt when the store's fingerprint (a hash of every id and content hash) changes,
+checked at most every ``refresh_seconds``. Only the first query of a collection waits for a
+build; later checks run in the background while queries use the index they have (reading
+20k records takes about a second, which no agent's query should pay every 30 s).
 """
 
 from __future__ import annotations
@@ -11,13 +13,16 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import hashlib
+import logging
 import time
 from collections.abc import Sequence
 from typing import Any
 
 import bm25s
 
-from backends import Record, VectorStore
+from backends import BackendError, Record, VectorStore
+
+logger = logging.getLogger(__name__)
 
 
 @dataclasses.dataclass
@@ -47,6 +52,7 @@ class LexicalIndex:
         self._refresh = refresh_seconds
         self._indexes: dict[str, _Index] = {}
         self._checked: dict[str, float] = {}
+        self._refreshing: dict[str, asyncio.Task[None]] = {}
         self._lock = asyncio.Lock()
 
     async def rank(self, collection: str, *, text: str, k: int) -> list[tuple[Record, float]]:
@@ -62,15 +68,39 @@ class LexicalIndex:
             if score > 0
         ]
 
+    async def refresh(self, collection: str) -> None:
+        """Bring the index up to date now (waits for a background check already running)."""
+        running = self._refreshing.get(collection)
+        if running is not None:
+            await asyncio.shield(running)
+        await self._rebuild(collection)
+
     async def _index(self, collection: str) -> _Index:
+        current = self._indexes.get(collection)
+        if current is None:
+            return await self._rebuild(collection)
+        stale = time.monotonic() - self._checked.get(collection, 0.0) >= self._refresh
+        if stale and collection not in self._refreshing:
+            task = asyncio.create_task(self._background(collection), name=f"kubevec-lexical-{collection}")
+            self._refreshing[collection] = task
+        return current
+
+    async def _background(self, collection: str) -> None:
+        try:
+            await self._rebuild(collection)
+        except BackendError as exc:  # keep serving the index we have; the next query tries again
+            logger.warning("Lexical index refresh failed collection=%s error=%s", collection, exc)
+        except Exception:
+            logger.exception("Lexical index refresh crashed collection=%s", collection)
+        finally:
+            self._refreshing.pop(collection, None)
+
+    async def _rebuild(self, collection: str) -> _Index:
         async with self._lock:
-            now = time.monotonic()
-            current = self._indexes.get(collection)
-            if current is not None and now - self._checked.get(collection, 0.0) < self._refresh:
-                return current
             records = [r async for r in self._store.iter_records(collection, page_size=1000)]
             fingerprint = _fingerprint(records)
-            self._checked[collection] = now
+            self._checked[collection] = time.monotonic()
+            current = self._indexes.get(collection)
             if current is not None and current.fingerprint == fingerprint:
                 return current
             index = await asyncio.to_thread(_build, records, fingerprint)
