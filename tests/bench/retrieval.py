@@ -66,7 +66,13 @@ def documents(crds: list[Mapping[str, Any]], text_of: Callable[[Mapping[str, Any
 
 
 async def evaluate(
-    embedder: LocalEmbedder, docs: list[Any], queries: list[dict[str, Any]], *, hybrid: bool, mmr: bool
+    embedder: LocalEmbedder,
+    docs: list[Any],
+    queries: list[dict[str, Any]],
+    *,
+    hybrid: bool,
+    mmr: bool,
+    fusion: Mapping[str, Any] | None = None,
 ) -> tuple[float, float, float]:
     store = MemoryStore()
     await store.ensure_collection("capabilities", dimension=embedder.dimension, embedder=embedder.name)
@@ -78,7 +84,9 @@ async def evaluate(
             for d, v in zip(docs, vectors, strict=True)
         ],
     )
-    service = SearchService(store=store, embedder=embedder, collections={"capabilities": "capabilities"})
+    service = SearchService(
+        store=store, embedder=embedder, collections={"capabilities": "capabilities"}, **(fusion or {})
+    )
     r1 = r5 = mrr = 0.0
     for q in queries:
         results = await service.vector_search("capabilities", query=q["query"], k=20, hybrid=hybrid, mmr=mmr)
@@ -104,9 +112,12 @@ async def quality() -> str:
         ("(d) kubevec describer, hybrid (default)", ours, True, False),
         ("(e) kubevec describer, hybrid + MMR", ours, True, True),
     ]
-    for label, docs, hybrid, mmr in variants:
+    textbook = {"rrf_k": 60, "lexical_weight": 0.3}
+    runs: list[tuple[str, list[Any], bool, bool, Mapping[str, Any] | None]] = [(*v, None) for v in variants]
+    runs.insert(4, ("(d') hybrid with textbook RRF k=60, weight 0.3", ours, True, False, textbook))
+    for label, docs, hybrid, mmr, fusion in runs:
         print(f"  evaluating {label} ...", file=sys.stderr, flush=True)
-        r1, r5, mrr = await evaluate(embedder, docs, queries, hybrid=hybrid, mmr=mmr)
+        r1, r5, mrr = await evaluate(embedder, docs, queries, hybrid=hybrid, mmr=mmr, fusion=fusion)
         rows.append([label, r1, r5, mrr])
     return (
         table(["variant", "recall@1", "recall@5", "MRR"], rows)

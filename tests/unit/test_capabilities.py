@@ -168,3 +168,38 @@ def test_missing_file_is_a_clear_error(tmp_path: Path) -> None:
     bad.write_text("a: [unclosed")
     with pytest.raises(InferenceError, match="not valid YAML"):
         load_manifests(bad.read_text(), source=str(bad))
+
+
+def by_name(crds: list[Mapping[str, Any]], name: str) -> Mapping[str, Any]:
+    return next(c for c in crds if c["metadata"]["name"] == name)
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        # No type description at all: the spec's is used, without its link.
+        ("authorizationpolicies.security.istio.io", "Configuration for access control on workloads."),
+        # "Alert is the Schema for the alerts API" says nothing; the spec does.
+        (
+            "alerts.notification.toolkit.fluxcd.io",
+            "AlertSpec defines an alerting rule for events involving a list of objects.",
+        ),
+        # A spec that is boilerplate too does not replace the type's own words.
+        ("publications.postgresql.cnpg.io", "Publication is the Schema for the publications API"),
+        # An informative type description wins, whatever the spec says.
+        ("certificates.cert-manager.io", "A Certificate resource should be created"),
+    ],
+)
+def test_description_falls_back_to_the_spec(crds: list[Mapping[str, Any]], name: str, expected: str) -> None:
+    doc = describe_crd(by_name(crds, name))
+    assert doc.description.startswith(expected)
+    assert "http" not in doc.description
+
+
+def test_boilerplate_descriptions_stay_out_of_the_text(crds: list[Mapping[str, Any]]) -> None:
+    doc = describe_crd(by_name(crds, "publications.postgresql.cnpg.io"))
+    assert "Schema for the" not in doc.text
+    assert "desired state" not in doc.text
+    assert describe_crd(by_name(crds, "alerts.notification.toolkit.fluxcd.io")).text.startswith(
+        "Alert (notification.toolkit.fluxcd.io). AlertSpec defines an alerting rule"
+    )
