@@ -23,6 +23,8 @@ import bm25s
 from backends import BackendError, Record, VectorStore
 
 logger = logging.getLogger(__name__)
+# bm25s sets its own logger to DEBUG on import ("Building index from IDs objects" on every build).
+logging.getLogger("bm25s").setLevel(logging.WARNING)
 
 
 @dataclasses.dataclass

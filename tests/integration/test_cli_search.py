@@ -31,6 +31,7 @@ def test_index_then_search(tmp_path: Path) -> None:
     found = kubevec("search", "restore a deleted namespace from last night's backup", "--json", "-k", "3", env=env)
     assert found.returncode == 0, found.stderr
     results = json.loads(found.stdout)  # nothing but JSON on stdout
+    assert found.stderr == ""  # and no library chatter on stderr (bm25s logs at DEBUG on its own)
     assert [set(r) for r in results] == [{"id", "score", "label", "metadata", "text"}] * 3
     assert "restores.velero.io" in [r["id"] for r in results]
     keyword = kubevec("search", "--keyword", "snapshot", "--group", "velero.io", "--json", env=env)
