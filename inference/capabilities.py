@@ -66,7 +66,7 @@ GENERIC_FIELDS: Final = frozenset(
 )
 
 #: (phrase, pattern over the schema's vocabulary). A phrase is kept when its pattern hits the
-#: kind/group/description, or at least twice in field names and field descriptions.
+#: kind/group/description, or two different terms of it appear in field names and descriptions.
 CAPABILITY_LEXICON: Final[tuple[tuple[str, str], ...]] = (
     ("TLS certificates", r"certificat|x509|tls|acme|issuer"),
     ("secrets management", r"secret|credential|password|vault|keyvault"),
@@ -374,12 +374,17 @@ def _own_description(*, root: Mapping[str, Any], spec: Mapping[str, Any]) -> str
 
 
 def _capabilities(*, head: str, vocabulary: str) -> tuple[str, ...]:
+    """Phrases whose pattern hits the kind, group or description, or two different terms elsewhere.
+
+    One term repeated in field names is not enough: PriorityLevelConfiguration's ``queues`` and
+    ``queueLengthLimit`` do not make API flow control "messaging and event streaming".
+    """
     found: list[tuple[int, str]] = []
     for phrase, pattern in CAPABILITY_LEXICON:
         in_head = len(re.findall(pattern, head, re.IGNORECASE))
-        anywhere = len(re.findall(pattern, vocabulary, re.IGNORECASE))
-        if in_head or anywhere >= 2:
-            found.append((in_head * 10 + anywhere, phrase))
+        terms = [term.lower() for term in re.findall(pattern, vocabulary, re.IGNORECASE)]
+        if in_head or len(set(terms)) >= 2:
+            found.append((in_head * 10 + len(terms), phrase))
     found.sort(key=lambda item: (-item[0], item[1]))
     return tuple(phrase for _, phrase in found[:5])
 

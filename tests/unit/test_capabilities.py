@@ -203,3 +203,28 @@ def test_boilerplate_descriptions_stay_out_of_the_text(crds: list[Mapping[str, A
     assert describe_crd(by_name(crds, "alerts.notification.toolkit.fluxcd.io")).text.startswith(
         "Alert (notification.toolkit.fluxcd.io). AlertSpec defines an alerting rule"
     )
+
+
+def crd_with_fields(fields: dict[str, str]) -> dict[str, Any]:
+    spec = {"type": "object", "properties": {k: {"type": "string", "description": v} for k, v in fields.items()}}
+    return {
+        "metadata": {"name": "widgets.example.com"},
+        "spec": {
+            "group": "example.com",
+            "names": {"kind": "Widget", "plural": "widgets"},
+            "versions": [
+                {
+                    "name": "v1",
+                    "storage": True,
+                    "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": spec}}},
+                }
+            ],
+        },
+    }
+
+
+def test_one_repeated_field_term_is_no_capability() -> None:
+    queues = describe_crd(crd_with_fields({"queues": "Number of queues.", "queueLengthLimit": "Queue length."}))
+    assert "messaging and event streaming" not in queues.capabilities
+    kafka = describe_crd(crd_with_fields({"topic": "Topic to read.", "brokers": "Broker addresses."}))
+    assert "messaging and event streaming" in kafka.capabilities
