@@ -80,7 +80,7 @@ class LexicalIndex:
     async def _index(self, collection: str) -> _Index:
         current = self._indexes.get(collection)
         if current is None:
-            return await self._rebuild(collection)
+            return await self._rebuild(collection, only_if_missing=True)
         stale = time.monotonic() - self._checked.get(collection, 0.0) >= self._refresh
         if stale and collection not in self._refreshing:
             task = asyncio.create_task(self._background(collection), name=f"kubevec-lexical-{collection}")
@@ -97,8 +97,11 @@ class LexicalIndex:
         finally:
             self._refreshing.pop(collection, None)
 
-    async def _rebuild(self, collection: str) -> _Index:
+    async def _rebuild(self, collection: str, *, only_if_missing: bool = False) -> _Index:
         async with self._lock:
+            built = self._indexes.get(collection)
+            if only_if_missing and built is not None:  # concurrent first queries: one build serves all
+                return built
             records = [r async for r in self._store.iter_records(collection, page_size=1000)]
             fingerprint = _fingerprint(records)
             self._checked[collection] = time.monotonic()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from typing import Any
 
 import pytest
 
@@ -32,6 +33,22 @@ async def test_first_query_builds_the_index(store: MemoryStore) -> None:
     index = LexicalIndex(store=store)
     assert await ranked_ids(index, "pgbouncer pooling") == ["a"]
     assert await ranked_ids(index, "nothing matches") == []
+
+
+async def test_concurrent_first_queries_build_once(store: MemoryStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    index = LexicalIndex(store=store)
+    scans = 0
+    original = store.iter_records
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        nonlocal scans
+        scans += 1
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(store, "iter_records", counting)
+    results = await asyncio.gather(*(ranked_ids(index, "pgbouncer") for _ in range(5)))
+    assert results == [["a"]] * 5
+    assert scans == 1
 
 
 async def test_changes_show_after_a_background_refresh_not_before(store: MemoryStore) -> None:
