@@ -13,6 +13,8 @@ import json
 from collections.abc import Mapping
 from typing import Final, Literal
 
+from inference.redaction import redact_text
+
 #: Bumped whenever document text or metadata layout changes, so old documents are rebuilt.
 SCHEMA_VERSION: Final = 1
 
@@ -52,12 +54,28 @@ def content_hash(*, text: str, metadata: Metadata) -> str:
 
 
 def make_document(*, id: str, collection: Collection, text: str, metadata: Metadata) -> Document:
-    """Build a :class:`Document`, stamping ``schema_version`` and ``content_hash`` into its metadata."""
-    stamped: dict[str, MetadataValue] = {**metadata, "schema_version": SCHEMA_VERSION}
+    """Build a :class:`Document`, stamping ``schema_version`` and ``content_hash`` into its metadata.
+
+    Every string of the text and the metadata passes the value redactor once more here, whatever
+    built it: the last line of defence for credentials in places no builder thought of.
+    """
+    text = redact_text(text, raw=False)
+    stamped: dict[str, MetadataValue] = {
+        **{key: _redact_value(value) for key, value in metadata.items()},
+        "schema_version": SCHEMA_VERSION,
+    }
     for key, value in stamped.items():
         _check_metadata_value(key, value)
     stamped["content_hash"] = content_hash(text=text, metadata=stamped)
     return Document(id=id, collection=collection, text=text, metadata=stamped)
+
+
+def _redact_value(value: MetadataValue) -> MetadataValue:
+    if isinstance(value, str):
+        return redact_text(value, raw=False)
+    if isinstance(value, list) and all(isinstance(item, str) for item in value):
+        return [redact_text(str(item), raw=False) for item in value]
+    return value
 
 
 def _check_metadata_value(key: str, value: object) -> None:

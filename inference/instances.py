@@ -16,7 +16,8 @@ from typing import Any, Final
 from inference.documents import INSTANCES, Document, InferenceError, make_document
 from inference.redaction import REDACTED, redact_object
 
-MAX_LABELS: Final = 20
+#: Labels written into the *text* (the payload's ``labels`` list always holds every label: filters are exact).
+MAX_TEXT_LABELS: Final = 20
 MAX_SPEC_FIELDS: Final = 12
 MAX_VALUE_CHARS: Final = 80
 MAX_LIST_ITEMS: Final = 6
@@ -110,7 +111,7 @@ def _build(obj: Mapping[str, Any], *, plural: str, cluster: str, policy: Instanc
     name = str(meta["name"])
     namespace = str(meta["namespace"]) if meta.get("namespace") else None
     labels_map = meta.get("labels") if isinstance(meta.get("labels"), Mapping) else {}
-    labels = tuple(sorted(f"{k}={v}" for k, v in labels_map.items()))[:MAX_LABELS]
+    labels = tuple(sorted(f"{k}={v}" for k, v in labels_map.items()))
     owner = _owner(meta.get("ownerReferences"))
     annotations = _annotations(meta.get("annotations"), allow=policy.annotation_allowlist)
     summary = tuple(_summarise(kind=kind, group=group, obj=obj, policy=policy))
@@ -119,7 +120,8 @@ def _build(obj: Mapping[str, Any], *, plural: str, cluster: str, policy: Instanc
         head.append(f"namespace: {namespace}")
     head.append(f"apiVersion: {obj['apiVersion']}")
     if labels:
-        head.append("labels: " + ", ".join(labels))
+        more = len(labels) - MAX_TEXT_LABELS
+        head.append("labels: " + ", ".join(labels[:MAX_TEXT_LABELS]) + (f" (+{more} more)" if more > 0 else ""))
     if owner:
         head.append(f"owner: {owner}")
     text = " | ".join([*head, *summary, *annotations])

@@ -1,19 +1,40 @@
 """What must never reach a document or a log, removed before anything else looks at an object.
 
 Absolute rules: Secret ``data``/``stringData`` values, ConfigMap ``data``/``binaryData`` values,
-``kubectl.kubernetes.io/last-applied-configuration``, ``managedFields``, and anything that looks
-like a credential (fields named like tokens/passwords/keys, PEM blocks, JWTs) are dropped. Key
-*names* of Secrets and ConfigMaps survive (as lists) because they say what an object holds.
+``kubectl.kubernetes.io/last-applied-configuration`` and ``managedFields`` are dropped. Key *names*
+of Secrets and ConfigMaps survive (as ``_keys``) because they say what an object holds.
+
+Everywhere else (custom-resource specs, annotations, labels, every string of every document),
+credentials are judged twice, because either judgement alone misses real cases:
+
+- **by name** (:func:`is_credential_name`): the field name is split into words at camelCase,
+  snake_case, kebab-case and dot boundaries, and judged against :data:`CREDENTIAL_WORDS` and
+  :data:`CREDENTIAL_PHRASES`. Whole words only, so ``passwordList`` and ``db_password`` match but
+  ``bypassword`` or ``tokenizer`` do not. A name that ends in a reference word (``secretName``,
+  ``passwordSecretRef``, ``tokenUrl``) points at a credential instead of holding one and is kept.
+  Under a credential name *every* value type is dropped: strings, numbers, booleans, lists and maps
+  (a map's reference fields such as ``name`` survive).
+- **by value** (:func:`redact_text`): userinfo in any URL, ``Basic``/``Bearer`` credentials and
+  ``Authorization:`` headers, JWTs, every ``-----BEGIN ...-----`` block (PEM, PGP, OpenSSH),
+  well-known token formats (GitHub, GitLab, Slack, AWS, Google, Stripe, npm, OpenAI-style keys,
+  Azure SAS signatures, Slack/Discord webhooks), and ``password=...``-style pairs inside longer
+  strings. Only the matched part is replaced, so the rest of a sentence stays searchable.
+- long high-entropy strings under *suspicious* names (:data:`SUSPICIOUS_WORDS`: ``signature``,
+  ``hmac``, ``cookie``...) that are not credential names on their own.
 """
 
 from __future__ import annotations
 
+import itertools
+import math
 import re
+from collections import Counter
 from collections.abc import Mapping
 from typing import Any, Final
 
+REDACTED: Final = "<redacted>"
 LAST_APPLIED: Final = "kubectl.kubernetes.io/last-applied-configuration"
-#: Annotations that carry whole object copies or credentials.
+#: Annotations that carry whole object copies or credentials, dropped whatever their value.
 DROPPED_ANNOTATIONS: Final = frozenset(
     {
         LAST_APPLIED,
@@ -22,21 +43,246 @@ DROPPED_ANNOTATIONS: Final = frozenset(
         "deployment.kubernetes.io/revision",  # churns on every rollout; says nothing
     }
 )
-_CREDENTIAL_NAME = re.compile(
-    r"(password|passwd|passphrase|token|apikey|api_key|api-key|secretkey|secret_key|privatekey|private_key|"
-    r"credentials?|bearer|authorization|kubeconfig)$",
-    re.IGNORECASE,
+
+#: A field name containing one of these words holds a credential.
+CREDENTIAL_WORDS: Final = frozenset(
+    {
+        "password",
+        "passwords",
+        "passwd",
+        "passphrase",
+        "passcode",
+        "pwd",
+        "secret",
+        "secrets",
+        "token",
+        "tokens",
+        "credential",
+        "credentials",
+        "creds",
+        "dsn",
+        "jwt",
+        "bearer",
+        "authorization",
+        "kubeconfig",
+        "apikey",
+        "apikeys",
+        "accesskey",
+        "secretkey",
+        "privatekey",
+        "authtoken",
+        "connectionstring",
+        "connstr",
+        "salt",
+        "htpasswd",
+    }
 )
-_CREDENTIAL_VALUE = re.compile(r"-----BEGIN [A-Z ]*(PRIVATE KEY|CERTIFICATE)-----|^eyJ[\w-]+\.[\w-]+\.[\w-]*$")
-REDACTED: Final = "<redacted>"
+#: A field name containing these adjacent words holds a credential (``secretAccessKey``, ``api_key``).
+CREDENTIAL_PHRASES: Final = frozenset(
+    {
+        ("api", "key"),
+        ("access", "key"),
+        ("secret", "key"),
+        ("private", "key"),
+        ("signing", "key"),
+        ("encryption", "key"),
+        ("master", "key"),
+        ("session", "key"),
+        ("account", "key"),
+        ("shared", "key"),
+        ("license", "key"),
+        ("client", "key"),
+        ("tls", "key"),
+        ("ssh", "key"),
+        ("cert", "key"),
+        ("auth", "key"),
+        ("connection", "string"),
+        ("conn", "string"),
+        ("basic", "auth"),
+        ("webhook", "url"),
+        ("sas", "url"),
+    }
+)
+#: A field name whose *last* word is one of these refers to a credential rather than holding it.
+REFERENCE_WORDS: Final = frozenset(
+    {
+        "name",
+        "names",
+        "ref",
+        "refs",
+        "reference",
+        "selector",
+        "namespace",
+        "path",
+        "file",
+        "filename",
+        "dir",
+        "mount",
+        "kind",
+        "type",
+        "mode",
+        "length",
+        "size",
+        "ttl",
+        "duration",
+        "period",
+        "lifetime",
+        "expiry",
+        "expiration",
+        "expires",
+        "enabled",
+        "disabled",
+        "required",
+        "policy",
+        "format",
+        "algorithm",
+        "version",
+        "field",
+        "header",
+        "source",
+        "provider",
+        "store",
+        "template",
+        "rotation",
+        "strategy",
+        "url",
+        "uri",
+        "endpoint",
+        "audience",
+        "issuer",
+        "scope",
+        "scopes",
+    }
+)
+#: Weaker hints: a long high-entropy string under a name with one of these words is dropped.
+SUSPICIOUS_WORDS: Final = frozenset(
+    {
+        "key",
+        "keys",
+        "auth",
+        "cert",
+        "signature",
+        "sig",
+        "hmac",
+        "hash",
+        "seed",
+        "nonce",
+        "cookie",
+        "session",
+        "license",
+        "webhook",
+        "private",
+        "access",
+        "client",
+        "sas",
+        "otp",
+    }
+)
+ENTROPY_MIN_LENGTH: Final = 16
+ENTROPY_MIN_BITS: Final = 3.5
+
+_WORD_BOUNDARY = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+
+_PAIR_KEYS: Final = (
+    r"(?:password|passwd|pwd|passphrase|secret|client_secret|token|access_token|refresh_token|"
+    r"api_?key|apikey|sig|signature|x-amz-signature|x-amz-credential|accountkey|sharedaccesskey)"
+)
+#: (pattern, replacement) pairs applied to every string; the replacement keeps what is not secret.
+_VALUE_RULES: Final[tuple[tuple[re.Pattern[str], str], ...]] = (
+    # Every armoured block: PEM keys and certificates, PGP, OpenSSH (also when the END line is cut off).
+    (re.compile(r"-----BEGIN [A-Z0-9 ]+-----.*?(?:-----END [A-Z0-9 ]+-----|\Z)", re.DOTALL), REDACTED),
+    # Userinfo in any URL: scheme://user:password@host, scheme://token@host.
+    (re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^\s/?#@]+@"), rf"\1{REDACTED}@"),
+    # JWTs (and JWS/JWE compact forms) anywhere.
+    (re.compile(r"\beyJ[A-Za-z0-9_-]{2,}\.[A-Za-z0-9_-]{2,}\.[A-Za-z0-9_-]*"), REDACTED),
+    # Scheme credentials inside longer values.
+    (
+        re.compile(
+            r"\b(Basic|Bearer|Token|Digest|Negotiate|bearer|basic|token)\s+"
+            r"(?=[A-Za-z0-9._~+/=:-]{8,})(?=[A-Za-z0-9._~:-]*(?:\d|[+/=]|[a-z][A-Z]))[A-Za-z0-9._~+/=:-]+"
+        ),
+        rf"\1 {REDACTED}",
+    ),
+    # Well-known token formats.
+    (re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})"), REDACTED),
+    (re.compile(r"\bglpat-[A-Za-z0-9_-]{20,}"), REDACTED),
+    (re.compile(r"\bxox[abposre]-[A-Za-z0-9-]{10,}"), REDACTED),
+    (re.compile(r"https://hooks\.slack\.com/services/[A-Za-z0-9/_-]+"), REDACTED),
+    (re.compile(r"https://(?:\w+\.)?discord(?:app)?\.com/api/webhooks/[A-Za-z0-9/_-]+"), REDACTED),
+    (re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b"), REDACTED),
+    (re.compile(r"\bAIza[A-Za-z0-9_-]{35}"), REDACTED),
+    (re.compile(r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}"), REDACTED),
+    (re.compile(r"\bnpm_[A-Za-z0-9]{36}\b"), REDACTED),
+    (re.compile(r"\bsk-(?:[A-Za-z0-9]+-)*[A-Za-z0-9_]{20,}"), REDACTED),
+    (re.compile(r"\bSG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}"), REDACTED),
+    # key=value credentials: connection strings, query strings, SAS tokens, env files.
+    (re.compile(rf"(?i)\b({_PAIR_KEYS}\s*=\s*)(\"[^\"]*\"|'[^']*'|[^\s&;,\"'|]+)"), rf"\1{REDACTED}"),
+)
+#: Extra rules for strings taken from objects, which may hold YAML or headers (``password: x``,
+#: ``Authorization: Basic x``). Not applied to rendered document text, whose own layout is ``field: words``.
+_RAW_VALUE_RULES: Final[tuple[tuple[re.Pattern[str], str], ...]] = (
+    (re.compile(r"(?i)\b(authorization\s*[:=]\s*)(?:[A-Za-z]+\s+)?[^\s,;\"']+"), rf"\1{REDACTED}"),
+    (re.compile(rf"(?i)\b({_PAIR_KEYS}\s*:\s*)(\"[^\"]*\"|'[^']*'|[^\s&;,\"'|]+)"), rf"\1{REDACTED}"),
+)
+
+
+def name_words(name: str) -> tuple[str, ...]:
+    """``secretAccessKey`` -> (secret, access, key); snake, kebab, dots and digits split too."""
+    return tuple(word.lower() for word in _WORD_BOUNDARY.findall(name))
 
 
 def is_credential_name(name: str) -> bool:
-    return bool(_CREDENTIAL_NAME.search(name))
+    """Whether a field called ``name`` holds a credential (see the module docstring for the rules)."""
+    words = name_words(name)
+    if not words:
+        return False
+    pairs = set(itertools.pairwise(words))
+    if (words[-2:] if len(words) > 1 else ()) in CREDENTIAL_PHRASES:
+        return True  # ends with the phrase itself: webhookUrl, secretAccessKey
+    if words[-1] in REFERENCE_WORDS:
+        return False
+    return any(word in CREDENTIAL_WORDS for word in words) or bool(pairs & CREDENTIAL_PHRASES)
+
+
+def is_suspicious_name(name: str) -> bool:
+    return any(word in SUSPICIOUS_WORDS for word in name_words(name))
+
+
+def looks_random(value: str) -> bool:
+    """A long single token with high character entropy and mixed classes: a key, not a word."""
+    if len(value) < ENTROPY_MIN_LENGTH or any(c.isspace() for c in value):
+        return False
+    classes = sum(
+        (
+            any(c.islower() for c in value),
+            any(c.isupper() for c in value),
+            any(c.isdigit() for c in value),
+            any(not c.isalnum() for c in value),
+        )
+    )
+    if classes < 2:
+        return False
+    counts = Counter(value)
+    entropy = -sum(n / len(value) * math.log2(n / len(value)) for n in counts.values())
+    return entropy >= ENTROPY_MIN_BITS
+
+
+def redact_text(value: str, *, raw: bool = True) -> str:
+    """``value`` with every credential-shaped part replaced by ``<redacted>``.
+
+    ``raw=False`` is for rendered document text, where ``field: words`` is our own layout and the
+    ``password: x`` / ``Authorization: x`` rules would eat descriptions (values under such field
+    names were already dropped by name before rendering).
+    """
+    if len(value) < 8:
+        return value
+    for pattern, replacement in (*_VALUE_RULES, *_RAW_VALUE_RULES) if raw else _VALUE_RULES:
+        value = pattern.sub(replacement, value)
+    return value
 
 
 def is_credential_value(value: str) -> bool:
-    return bool(_CREDENTIAL_VALUE.search(value.strip()))
+    return redact_text(value) != value
 
 
 def redact_object(obj: Mapping[str, Any]) -> dict[str, Any]:
@@ -50,7 +296,7 @@ def redact_object(obj: Mapping[str, Any]) -> dict[str, Any]:
             if isinstance(value, Mapping):
                 out.setdefault("_keys", []).extend(sorted(str(k) for k in value))
         else:
-            out[key] = _scrub(value)
+            out[key] = scrub(value)
     if "_keys" in out:
         out["_keys"] = sorted(set(out["_keys"]))
     return out
@@ -61,23 +307,42 @@ def _redact_metadata(metadata: Mapping[str, Any]) -> dict[str, Any]:
     annotations = metadata.get("annotations")
     if isinstance(annotations, Mapping):
         out["annotations"] = {
-            str(k): v
+            str(k): redact_text(v) if isinstance(v, str) else v
             for k, v in annotations.items()
-            if k not in DROPPED_ANNOTATIONS
-            and not is_credential_name(str(k))
-            and not (isinstance(v, str) and is_credential_value(v))
+            if k not in DROPPED_ANNOTATIONS and not is_credential_name(str(k).rsplit("/", 1)[-1])
+        }
+    labels = metadata.get("labels")
+    if isinstance(labels, Mapping):
+        out["labels"] = {
+            str(k): REDACTED if is_credential_name(str(k).rsplit("/", 1)[-1]) else redact_text(str(v))
+            for k, v in labels.items()
         }
     return out
 
 
-def _scrub(value: Any) -> Any:
+def scrub(value: Any, *, under_credential: bool = False) -> Any:
+    """Recursively drop credentials from any JSON-like value (see the module docstring)."""
     if isinstance(value, Mapping):
-        return {
-            k: (REDACTED if is_credential_name(str(k)) and isinstance(v, str | bytes) else _scrub(v))
-            for k, v in value.items()
-        }
+        return {str(k): _scrub_field(str(k), v, under_credential=under_credential) for k, v in value.items()}
     if isinstance(value, list):
-        return [_scrub(item) for item in value]
-    if isinstance(value, str) and is_credential_value(value):
+        return [scrub(item, under_credential=under_credential) for item in value]
+    if under_credential:
         return REDACTED
+    if isinstance(value, str):
+        return redact_text(value)
     return value
+
+
+def _scrub_field(key: str, value: Any, *, under_credential: bool) -> Any:
+    if is_credential_name(key):
+        if isinstance(value, Mapping):
+            return scrub(value, under_credential=True)  # reference fields inside (name, key) survive
+        return REDACTED
+    if under_credential:
+        if isinstance(value, Mapping):
+            return scrub(value, under_credential=True)
+        words = name_words(key)
+        return scrub(value) if words and words[-1] in REFERENCE_WORDS else REDACTED
+    if isinstance(value, str) and is_suspicious_name(key) and looks_random(value):
+        return REDACTED
+    return scrub(value)

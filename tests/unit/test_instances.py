@@ -278,3 +278,38 @@ def test_odd_spec_shapes_do_not_crash() -> None:
         "spec": {"template": {"spec": {"containers": ["not-a-mapping", {"image": None}]}}},
     }
     assert build_instance(odd, plural="deployments").text.startswith("Deployment x")
+
+
+def test_every_label_is_stored_in_the_payload_even_past_the_text_cap() -> None:
+    obj = deployment()
+    obj["metadata"]["labels"] = {f"l{i}": f"v{i}" for i in range(200)}
+    document = build_instance(obj, plural="deployments").to_document()
+    labels = document.metadata["labels"]
+    assert isinstance(labels, list)
+    assert len(labels) == 200
+    assert "l150=v150" in labels
+    assert "(+180 more)" in document.text
+
+
+def test_credentials_in_custom_resource_specs_by_name_and_value() -> None:
+    canary = "Zq4canaryW2"
+    cr = {
+        "apiVersion": "example.com/v1",
+        "kind": "Widget",
+        "metadata": {"name": "w", "namespace": "a"},
+        "spec": {
+            "connectionString": f"Server=x;Password={canary}",
+            "dsn": f"postgres://u:{canary}@h/db",
+            "clientSecret": canary,
+            "password": 972089767740,
+            "passwordList": [canary],
+            "endpoint": f"https://user:{canary}@api.example.com",
+            "note": f"call with Authorization: Bearer {canary}abc",
+            "region": "eu-west-1",
+        },
+    }
+    document = build_instance(cr, plural="widgets").to_document()
+    dumped = document.text + json.dumps(dict(document.metadata))
+    assert canary not in dumped
+    assert "972089767740" not in dumped
+    assert "region: eu-west-1" in document.text
