@@ -25,7 +25,7 @@ from controller.engine import SyncEngine
 from controller.kube import ApiResource, KubeReader, load_api_client
 from controller.metrics import Metrics
 from controller.peering import PeeringIdentity, is_active
-from controller.policy import DEFAULT_EXCLUDED, EffectivePolicy, PolicyError, parse_spec
+from controller.policy import DEFAULT_EXCLUDED, SECRETS, EffectivePolicy, PolicyError, parse_spec
 from controller.policy import GROUP as POLICY_GROUP
 from controller.policy import PLURAL as POLICY_PLURAL
 from controller.policy import VERSION as POLICY_VERSION
@@ -49,9 +49,14 @@ CRD_RESOURCE: Final = ApiResource(
 )
 
 
-def watchable(*, group: str, plural: str, verbs: tuple[str, ...] | list[str], preferred: bool = True) -> bool:
-    """The static part of "is this kind's instances watched": listable, preferred, not excluded by default."""
+def listable(*, group: str, plural: str, verbs: tuple[str, ...] | list[str], preferred: bool = True) -> bool:
+    """The static part of "are this kind's instances indexed": listable, preferred, not excluded by default."""
     return preferred and "list" in verbs and "watch" in verbs and (group, plural) not in DEFAULT_EXCLUDED
+
+
+def watchable(*, group: str, plural: str, verbs: tuple[str, ...] | list[str], preferred: bool = True) -> bool:
+    """Whether kopf watches a kind: every listable one but Secrets (read by the resync only, when opted in)."""
+    return (group, plural) != SECRETS and listable(group=group, plural=plural, verbs=verbs, preferred=preferred)
 
 
 class App:
@@ -103,6 +108,7 @@ class App:
         self.last_resync_error: str | None = None
         self._resync_now = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
+        self._purges: set[asyncio.Task[None]] = set()  # each removes itself when done
         self._runners: list[web.AppRunner] = []
         self._reported_bad: set[str] = set()
         self._openapi_cache: dict[tuple[str, str], Mapping[str, Any]] = {}
@@ -117,9 +123,9 @@ class App:
         self._tasks.append(asyncio.create_task(self._prepare_and_run(), name="kubevec-main"))
 
     async def stop(self) -> None:
-        for task in self._tasks:
+        for task in [*self._tasks, *self._purges]:
             task.cancel()
-        for task in self._tasks:
+        for task in [*self._tasks, *self._purges]:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
         self._tasks.clear()
@@ -241,7 +247,9 @@ class App:
             spec = body.get("spec") or {}
             kind = (spec.get("names") or {}).get("kind")
             if kind:
-                self._tasks.append(asyncio.create_task(self._purge(group=str(spec.get("group", "")), kind=str(kind))))
+                task = asyncio.create_task(self._purge(group=str(spec.get("group", "")), kind=str(kind)))
+                self._purges.add(task)
+                task.add_done_callback(self._purges.discard)
             return
         document = self._capability_document(body)
         if document is not None:
@@ -360,7 +368,7 @@ class App:
                     if document is not None:
                         desired[CAPABILITIES][document.id] = document
         for resource in resources:
-            if not watchable(group=resource.group, plural=resource.plural, verbs=resource.verbs):
+            if not listable(group=resource.group, plural=resource.plural, verbs=resource.verbs):
                 continue
             if not self.policy.watches(group=resource.group, kind=resource.kind, plural=resource.plural):
                 continue

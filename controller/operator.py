@@ -31,7 +31,7 @@ def build_registry(*, settings: Settings, app: App | None = None) -> kopf.Operat
     registry = kopf.OperatorRegistry()
 
     @kopf.on.login(registry=registry)
-    def login(settings: kopf.OperatorSettings, **_: Any) -> kopf.ConnectionInfo:
+    async def login(settings: kopf.OperatorSettings, **_: Any) -> kopf.ConnectionInfo:
         return connection_info(load_configuration(kubevec_settings.kubeconfig), trust_env=settings.networking.trust_env)
 
     @kopf.on.startup(registry=registry)
@@ -45,8 +45,10 @@ def build_registry(*, settings: Settings, app: App | None = None) -> kopf.Operat
         if hasattr(memo, "app"):
             await memo.app.stop()
 
+    # Every handler is ``async def``: kopf runs plain ``def`` handlers in worker threads, and the
+    # App's queue, events and tasks belong to the event loop.
     @kopf.on.event(_watch_instances, registry=registry)
-    def on_object(event: kopf.RawEvent, resource: kopf.Resource, memo: kopf.Memo, **_: Any) -> None:
+    async def on_object(event: kopf.RawEvent, resource: kopf.Resource, memo: kopf.Memo, **_: Any) -> None:
         memo.app.observe_object(
             group=resource.group,
             version=resource.version,
@@ -57,11 +59,11 @@ def build_registry(*, settings: Settings, app: App | None = None) -> kopf.Operat
         )
 
     @kopf.on.event("apiextensions.k8s.io", "customresourcedefinitions", registry=registry)
-    def on_crd(event: kopf.RawEvent, memo: kopf.Memo, **_: Any) -> None:
+    async def on_crd(event: kopf.RawEvent, memo: kopf.Memo, **_: Any) -> None:
         memo.app.observe_crd(event_type=event.get("type"), body=event["object"])
 
     @kopf.on.event(GROUP, VERSION, PLURAL, registry=registry)
-    def on_policy(event: kopf.RawEvent, memo: kopf.Memo, **_: Any) -> None:
+    async def on_policy(event: kopf.RawEvent, memo: kopf.Memo, **_: Any) -> None:
         memo.app.observe_policy(event_type=event.get("type"), body=event["object"])
 
     return registry

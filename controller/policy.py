@@ -4,6 +4,11 @@ Several SyncPolicy objects merge conservatively: includes and excludes are union
 include list means "everything"), every label selector must match, annotation allow-lists are
 unioned, and ConfigMap key names are indexed only if no policy turns them off. With no policy at
 all, the defaults apply: everything listable except the kinds in :data:`DEFAULT_EXCLUDED`.
+
+Secrets are indexed only when a SyncPolicy sets ``secrets: true`` (then only their metadata, type
+and key names). They are never *watched*, even then: kopf would stream every Secret's data into
+the process on every change. Opted-in Secrets are read by the resync, which runs at once when a
+policy changes and then every resync interval.
 """
 
 from __future__ import annotations
@@ -45,6 +50,8 @@ DEFAULT_EXCLUDED: Final = frozenset(
         (GROUP, PLURAL),
     }
 )
+#: (group, plural) indexed only when a SyncPolicy opts in, and then only by the resync.
+SECRETS: Final = ("", "secrets")
 
 
 class ResourcePattern(BaseModel):
@@ -108,6 +115,7 @@ class SyncPolicySpec(BaseModel):
     labelSelector: LabelSelector | None = None
     annotationAllowlist: list[str] = Field(default_factory=list)
     configMapKeys: bool = True
+    secrets: bool = Field(default=False, description="index Secret metadata, type and key names (never values)")
 
 
 class PolicyError(ValueError):
@@ -134,6 +142,8 @@ class EffectivePolicy:
     def watches(self, *, group: str, kind: str, plural: str) -> bool:
         """Whether a kind's instances are indexed at all."""
         if (group, plural) in DEFAULT_EXCLUDED:
+            return False
+        if (group, plural) == SECRETS and not any(spec.secrets for spec in self.specs):
             return False
         includes = [p for spec in self.specs for p in spec.resources.include]
         excludes = [p for spec in self.specs for p in spec.resources.exclude]

@@ -108,8 +108,9 @@ def test_initial_sync_and_live_changes(cluster: ControlPlane, store_path: Path, 
         )
         assert "renewed" in capabilities["certificates.cert-manager.io"]["text"]
         instances = stored(store_path, "instances")
-        for document_id in (DEPLOYMENT, CERTIFICATE, CONFIGMAP, SECRET, iid(None, "", "v1", "Namespace", "shop")):
+        for document_id in (DEPLOYMENT, CERTIFICATE, CONFIGMAP, iid(None, "", "v1", "Namespace", "shop")):
             assert document_id in instances, document_id
+        assert SECRET not in instances  # Secrets are indexed only when a SyncPolicy opts in
         assert "images: ghcr.io/acme/payments:1.4.2" in instances[DEPLOYMENT]["text"]
         assert not any(i.startswith("e2e/shop/core/v1/Event/") for i in instances)
 
@@ -191,7 +192,7 @@ def test_secrets_and_last_applied_appear_nowhere(cluster: ControlPlane, store_pa
     assert "verbose-config-value" not in everything
     assert "last-applied-configuration" not in everything
     assert "managedFields" not in everything
-    assert "keys: password" in stored(store_path, "instances")[SECRET]["text"]
+    assert "keys: LOG_LEVEL" in stored(store_path, "instances")[CONFIGMAP]["text"]
 
 
 def test_restart_with_unchanged_cluster_embeds_and_changes_nothing(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 import pytest
@@ -69,3 +70,54 @@ def test_policy_change_requests_a_resync_and_filters(app: App) -> None:
     assert pending.document is None  # excluded by policy: removed if it was stored
     app.observe_policy(event_type="ADDED", body={"metadata": {"name": "bad"}, "spec": {"resources": "nope"}})
     assert app.metrics.registry.get_sample_value("kubevec_errors_total", {"stage": "policy"}) == 1
+
+
+def test_every_kopf_handler_runs_on_the_event_loop() -> None:
+    """kopf runs plain ``def`` handlers in worker threads, where the App's loop state is unsafe."""
+    import inspect
+
+    from controller.operator import build_registry
+
+    settings = Settings(cluster_name="unit", server=ServerSettings(health_port=0, metrics_port=0))
+    registry = build_registry(settings=settings)
+    handlers = [
+        *registry._watching.get_all_handlers(),
+        *registry._activities.get_all_handlers(),
+    ]
+    assert handlers
+    for handler in handlers:
+        assert inspect.iscoroutinefunction(handler.fn), handler.id
+
+
+async def test_a_deleted_crd_purges_its_instances(app: App) -> None:
+    await app.engine.prepare()
+    stopper = asyncio.create_task(app.engine.run())
+    try:
+        for i in range(5):
+            body = {
+                "apiVersion": "example.com/v1",
+                "kind": "Widget",
+                "metadata": {"name": f"w{i}", "namespace": "a"},
+                "spec": {"size": i},
+            }
+            app.observe_object(
+                group="example.com", version="v1", plural="widgets", kind="Widget", event_type="ADDED", body=body
+            )
+        app.observe_object(
+            group="", version="v1", plural="configmaps", kind="ConfigMap", event_type="ADDED", body=configmap("keep")
+        )
+        await app.engine.wait_idle()
+        assert len(app.engine.known["instances"]) == 6
+        crd = {
+            "metadata": {"name": "widgets.example.com"},
+            "spec": {"group": "example.com", "names": {"kind": "Widget", "plural": "widgets"}},
+        }
+        app.observe_crd(event_type="DELETED", body=crd)
+        for _ in range(100):
+            if len(app.engine.known["instances"]) == 1 and not app._purges:
+                break
+            await asyncio.sleep(0.02)
+        assert list(app.engine.known["instances"]) == ["unit/a/core/v1/ConfigMap/keep"]
+        assert [i async for i, _ in app.store.iter_ids("instances")] == ["unit/a/core/v1/ConfigMap/keep"]
+    finally:
+        stopper.cancel()

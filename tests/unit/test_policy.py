@@ -79,3 +79,18 @@ def test_policies_merge_conservatively() -> None:
 def test_invalid_policy_is_a_clear_error(spec: dict[str, object]) -> None:
     with pytest.raises(PolicyError, match="SyncPolicy p0 is invalid"):
         parse_spec("p0", spec)
+
+
+def test_secrets_are_indexed_only_when_a_policy_opts_in_and_never_watched() -> None:
+    from controller.app import listable, watchable
+
+    verbs = ("get", "list", "watch")
+    assert not EffectivePolicy().watches(group="", kind="Secret", plural="secrets")
+    assert not policy({"secrets": False}).watches(group="", kind="Secret", plural="secrets")
+    assert policy({}, {"secrets": True}).watches(group="", kind="Secret", plural="secrets")
+    assert not policy({"secrets": True, "resources": {"exclude": [{"kind": "Secret"}]}}).watches(
+        group="", kind="Secret", plural="secrets"
+    )
+    assert listable(group="", plural="secrets", verbs=verbs)  # the resync may read them...
+    assert not watchable(group="", plural="secrets", verbs=verbs)  # ...kopf never streams them
+    assert watchable(group="", plural="configmaps", verbs=verbs)
