@@ -18,6 +18,7 @@ shorthand is accepted too: ``{"kind": "Deployment", "namespace": {"$in": ["a", "
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import re
 from collections.abc import Mapping
@@ -30,6 +31,9 @@ MAX_DEPTH: Final = 8
 MAX_CHILDREN: Final = 64
 MAX_VALUES: Final = 256
 MAX_STRING: Final = 1024
+#: JSON nesting allowed in filter text: the shorthand spends two JSON levels per filter level.
+MAX_JSON_DEPTH: Final = 2 * MAX_DEPTH + 4
+_JSON_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
 _FIELD = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]{0,127}$")
 _WORD = re.compile(r"[^\W_]+")
 
@@ -211,6 +215,35 @@ def to_json(node: Filter) -> dict[str, Any]:
     if isinstance(node, Contains):
         return {"op": "contains", "text": node.text}
     return {"op": type(node).__name__.lower(), "filters": [to_json(child) for child in node.filters]}
+
+
+def json_too_deep(text: str, *, limit: int) -> bool:
+    """Whether JSON text nests deeper than ``limit``, found by a linear scan that never recurses.
+
+    Python's ``json`` module recurses per level, so a hostile 1,000-level document raises
+    ``RecursionError`` before any depth check on the parsed value could run.
+    """
+    depth = 0
+    for match in _JSON_TOKENS.finditer(text):
+        token = match.group()
+        if token in "{[":
+            depth += 1
+            if depth > limit:
+                return True
+        elif token in "}]":
+            depth -= 1
+    return False
+
+
+def parse_json_text(text: str) -> Filter:
+    """A filter from JSON text (CLI flags, files): depth checked before parsing, then :func:`from_json`."""
+    if json_too_deep(text, limit=MAX_JSON_DEPTH):
+        raise InvalidFilter(f"Filter is nested deeper than {MAX_DEPTH} levels")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidFilter(f"Filter is not valid JSON: {exc}") from exc
+    return from_json(data)
 
 
 def from_json(data: object, *, depth: int = 1) -> Filter:

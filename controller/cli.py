@@ -55,6 +55,18 @@ def build_parser() -> argparse.ArgumentParser:
     mcp.add_argument("--transport", choices=["stdio", "http"], default="stdio")
     mcp.add_argument("--host", default="127.0.0.1")
     mcp.add_argument("--port", type=int, default=8765)
+    mcp.add_argument(
+        "--allowed-host",
+        action="append",
+        default=None,
+        help="Host header to accept besides loopback, e.g. kubevec.tools.svc:* (repeatable; '*' accepts any)",
+    )
+    mcp.add_argument("--allowed-origin", action="append", default=None, help="Origin header to accept (repeatable)")
+    mcp.add_argument(
+        "--allow-unauthenticated",
+        action="store_true",
+        help="serve HTTP on a non-loopback address without KUBEVEC_MCP_TOKEN (logged as a warning)",
+    )
 
     describe = sub.add_parser("describe", help="print the capability documents for CRD YAML files")
     describe.add_argument("paths", nargs="+", type=Path, help="CRD YAML files or folders (multi-document OK)")
@@ -92,11 +104,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     raise AssertionError(f"unhandled command {args.command}")  # pragma: no cover
 
 
-def _open(settings: Settings, *, embedder: bool = True) -> tuple[Any, Any]:
+def _open(settings: Settings, *, embedder: bool = True, existing: bool = False) -> tuple[Any, Any]:
+    """The configured store and embedder; ``existing``: readers refuse to create a local store."""
     from backends.factory import open_store
     from inference.config import make_embedder
     from inference.embedders.base import EmbedderError
 
+    local = settings.store.path if settings.store.backend in ("chroma", "qdrant") and not settings.store.url else None
+    if existing and local is not None and not local.exists():
+        raise CommandError(
+            f"the {settings.store.backend} store at {local} does not exist: index one first (kubevec run or kubevec index crds), "
+            "or point KUBEVEC_STORE__PATH at it"
+        )
     try:
         return open_store(settings.store), (make_embedder(settings.embedder) if embedder else None)
     except EmbedderError as exc:
@@ -132,27 +151,28 @@ async def index_command(args: argparse.Namespace, settings: Settings) -> int:
 
 
 async def search_command(args: argparse.Namespace, settings: Settings) -> int:
-    from backends import BackendError
+    from backends import BackendError, InvalidFilter
+    from backends.filters import parse_json_text
     from inference.documents import COLLECTIONS
     from inference.embedders.base import EmbedderError
     from query.render import as_json, compact
     from query.search import SearchError, SearchService
 
+    try:
+        filter_ = parse_json_text(args.filter) if args.filter else None
+    except InvalidFilter as exc:
+        raise CommandError(f"--filter: {exc}") from exc
     needs_embedder = bool(args.query)
-    store, embedder = _open(settings, embedder=needs_embedder)
+    store, embedder = _open(settings, embedder=needs_embedder, existing=True)
     service = SearchService(
         store=store, embedder=embedder, collections={c: settings.collection(c) for c in COLLECTIONS}
     )
-    try:
-        filter_json = json.loads(args.filter) if args.filter else None
-    except json.JSONDecodeError as exc:
-        raise CommandError(f"--filter is not valid JSON: {exc}") from exc
     try:
         results = await service.vector_search(
             args.collection,
             query=args.query,
             keyword=args.keyword,
-            filter=filter_json,
+            filter=filter_,
             kind=args.kind,
             group=args.group,
             namespace=args.namespace,
@@ -172,15 +192,27 @@ async def search_command(args: argparse.Namespace, settings: Settings) -> int:
 
 def mcp_command(args: argparse.Namespace, settings: Settings) -> int:
     from inference.documents import COLLECTIONS
-    from query.mcp_server import serve
+    from query.mcp_server import UnsafeBind, serve
     from query.search import SearchService
 
-    store, embedder = _open(settings)
+    store, embedder = _open(settings, existing=True)
     service = SearchService(
         store=store, embedder=embedder, collections={c: settings.collection(c) for c in COLLECTIONS}
     )
     token = settings.mcp_token.get_secret_value() if settings.mcp_token else None
-    serve(service, transport=args.transport, host=args.host, port=args.port, bearer_token=token)
+    try:
+        serve(
+            service,
+            transport=args.transport,
+            host=args.host,
+            port=args.port,
+            bearer_token=token,
+            allowed_hosts=args.allowed_host or settings.mcp_allowed_hosts,
+            allowed_origins=args.allowed_origin or settings.mcp_allowed_origins,
+            allow_unauthenticated=args.allow_unauthenticated,
+        )
+    except UnsafeBind as exc:
+        raise CommandError(str(exc)) from exc
     return 0
 
 

@@ -57,6 +57,11 @@ class Settings(BaseSettings):
     mcp_token: SecretStr | None = Field(
         default=None, description="bearer token required by `kubevec mcp --transport http`"
     )
+    mcp_allowed_hosts: list[str] = Field(
+        default_factory=list,
+        description="Host headers `kubevec mcp --transport http` accepts besides loopback (JSON list; '*': any)",
+    )
+    mcp_allowed_origins: list[str] = Field(default_factory=list, description="Origin headers it accepts")
     store: StoreSettings = Field(default_factory=StoreSettings)
     embedder: EmbedderSettings = Field(default_factory=EmbedderSettings)
     describer: DescriberSettings = Field(default_factory=DescriberSettings)

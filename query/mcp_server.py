@@ -2,20 +2,32 @@
 
 Tools: ``vector_search`` (semantic, keyword and metadata filters in one call), ``get_document``
 and ``list_facets``. Bad input comes back as a tool error whose message says what to change.
-Over HTTP an optional bearer token (``KUBEVEC_MCP_TOKEN``) is required on every request.
+Over HTTP a bearer token (``KUBEVEC_MCP_TOKEN``) is required on every request but ``/healthz``; a
+non-loopback bind without one is refused unless ``--allow-unauthenticated`` is given, and Host/Origin
+headers are checked against loopback, the bind address and ``KUBEVEC_MCP_ALLOWED_HOSTS``.
 """
 
 from __future__ import annotations
 
 import hmac
+import ipaddress
 import json
-from typing import Annotated, Any, Literal
+import logging
+import os
+import re
+from collections.abc import AsyncIterator, Sequence
+from io import TextIOWrapper
+from typing import Annotated, Any, Final, Literal
 
+import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.stdio import stdio_server
+from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import Field
 
 from backends import BackendError
+from backends.filters import json_too_deep
 from inference.embedders.base import EmbedderError
 from query.render import as_json, compact
 from query.search import SearchError, SearchService
@@ -27,6 +39,8 @@ CollectionName = Annotated[
         "instances: one document per live OBJECT (what runs X, where, with which labels?)."
     ),
 ]
+
+logger = logging.getLogger(__name__)
 
 INSTRUCTIONS = (
     "kubevec indexes a Kubernetes cluster. Use vector_search with collection='capabilities' to find which "
@@ -119,38 +133,196 @@ def build_server(service: SearchService) -> MCPServer:
     return server
 
 
-class BearerTokenGuard:
-    """ASGI middleware: every HTTP request must carry ``Authorization: Bearer <token>``."""
+LOOPBACK_HOSTS: Final = ("127.0.0.1:*", "localhost:*", "[::1]:*")
+LOOPBACK_ORIGINS: Final = ("http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*")
 
-    def __init__(self, app: Any, *, token: str) -> None:
+
+class UnsafeBind(ValueError):
+    """Serving over HTTP on a non-loopback address without a token, and without saying so."""
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+class HttpGuard:
+    """ASGI middleware in front of the MCP app: an open ``/healthz``, then the bearer token.
+
+    ``/healthz`` answers without a token and without Host checks, so kubelet probes (which use the
+    pod IP as Host) work; everything else needs ``Authorization: Bearer <token>`` when one is set.
+    """
+
+    def __init__(self, app: Any, *, token: str | None) -> None:
         self.app = app
-        self.expected = f"Bearer {token}".encode()
+        self.expected = f"Bearer {token}".encode() if token else None
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] == "http":
+        if scope["type"] == "http" and scope.get("path") == "/healthz":
+            await _respond(send, 200, b"ok")
+            return
+        if scope["type"] == "http" and self.expected is not None:
             given = dict(scope.get("headers") or []).get(b"authorization", b"")
             if not hmac.compare_digest(given, self.expected):
-                await send(
-                    {
-                        "type": "http.response.start",
-                        "status": 401,
-                        "headers": [(b"content-type", b"text/plain"), (b"www-authenticate", b"Bearer")],
-                    }
-                )
-                await send({"type": "http.response.body", "body": b"missing or wrong bearer token"})
+                await _respond(send, 401, b"missing or wrong bearer token", [(b"www-authenticate", b"Bearer")])
                 return
         await self.app(scope, receive, send)
 
 
-def http_app(service: SearchService, *, host: str, bearer_token: str | None) -> Any:
-    app = build_server(service).streamable_http_app(host=host)
-    return BearerTokenGuard(app, token=bearer_token) if bearer_token else app
+async def _respond(send: Any, status: int, body: bytes, headers: list[tuple[bytes, bytes]] | None = None) -> None:
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-type", b"text/plain"), *(headers or [])],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
 
 
-def serve(service: SearchService, *, transport: str, host: str, port: int, bearer_token: str | None) -> None:
+def transport_security(
+    *, host: str, allowed_hosts: Sequence[str], allowed_origins: Sequence[str]
+) -> TransportSecuritySettings:
+    """Host/Origin checks against DNS rebinding: loopback, the bind address, and what was configured.
+
+    ``*`` in ``allowed_hosts`` turns the checks off (for a gateway that rewrites Host headers).
+    """
+    if "*" in allowed_hosts:
+        return TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    hosts = [*LOOPBACK_HOSTS, *allowed_hosts]
+    if host not in ("0.0.0.0", "::") and not is_loopback(host):
+        hosts.append(f"{host}:*")
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=hosts,
+        allowed_origins=[*LOOPBACK_ORIGINS, *allowed_origins],
+    )
+
+
+def http_app(
+    service: SearchService,
+    *,
+    host: str,
+    bearer_token: str | None,
+    allowed_hosts: Sequence[str] = (),
+    allowed_origins: Sequence[str] = (),
+    allow_unauthenticated: bool = False,
+) -> Any:
+    """The MCP app over streamable HTTP; refuses a public bind without a token unless told otherwise."""
+    if not bearer_token and not is_loopback(host):
+        if not allow_unauthenticated:
+            raise UnsafeBind(
+                f"refusing to serve MCP on {host} without authentication: set KUBEVEC_MCP_TOKEN, "
+                "bind 127.0.0.1, or pass --allow-unauthenticated"
+            )
+        logger.warning("Serving MCP without authentication host=%s (--allow-unauthenticated)", host)
+    security = transport_security(host=host, allowed_hosts=allowed_hosts, allowed_origins=allowed_origins)
+    app = build_server(service).streamable_http_app(host=host, transport_security=security)
+    return HttpGuard(app, token=bearer_token)
+
+
+#: Deeper JSON-RPC messages are answered with an error before any parser sees them (the SDK's
+#: parser recurses per level; a valid request is nowhere near this deep).
+MAX_MESSAGE_DEPTH: Final = 64
+INVALID_REQUEST: Final = -32600
+_ID_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"\s*:|"(?:[^"\\]|\\.)*"|[\[\]{}]|-?\d+')
+
+
+def request_id(line: str) -> str | int | None:
+    """The top-level ``"id"`` of a JSON-RPC message, found without parsing it (it may be hostile)."""
+    depth = 0
+    want = False
+    for match in _ID_TOKENS.finditer(line):
+        token = match.group()
+        if token in "{[":
+            depth += 1
+        elif token in "}]":
+            depth -= 1
+        elif want:
+            value = json.loads(token)
+            return value if isinstance(value, str | int) else None
+        elif depth == 1 and token.endswith(":") and json.loads(token[:-1].rstrip()) == "id":
+            want = True
+    return None
+
+
+class GuardedStdio:
+    """stdin/stdout for the SDK's stdio transport that answer too-deep requests themselves.
+
+    A too-deep line never reaches the SDK (whose JSON parser would fail and answer nothing, so the
+    client would wait forever); it gets a JSON-RPC error with its own id instead. Both writers take
+    one lock per line, so answers never interleave.
+    """
+
+    def __init__(self, *, stdin: anyio.AsyncFile[str], stdout: anyio.AsyncFile[str]) -> None:
+        self._stdin = stdin
+        self._stdout = stdout
+        self._lock = anyio.Lock()
+
+    async def __aiter__(self) -> AsyncIterator[str]:
+        async for line in self._stdin:
+            if not json_too_deep(line, limit=MAX_MESSAGE_DEPTH):
+                yield line
+                continue
+            error = {
+                "jsonrpc": "2.0",
+                "id": request_id(line),
+                "error": {
+                    "code": INVALID_REQUEST,
+                    "message": f"Request is nested deeper than {MAX_MESSAGE_DEPTH} levels (filters allow 8)",
+                },
+            }
+            await self.write(json.dumps(error) + "\n")
+            await self.flush()
+
+    async def write(self, data: str) -> None:
+        async with self._lock:
+            await self._stdout.write(data)
+
+    async def flush(self) -> None:
+        async with self._lock:
+            await self._stdout.flush()
+
+
+async def run_stdio(server: MCPServer) -> None:
+    """Serve over stdin/stdout; fd 1 points at stderr meanwhile, so stray prints miss the wire."""
+    wire_in = os.fdopen(os.dup(0), "rb")
+    wire_out = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    stdin = anyio.wrap_file(TextIOWrapper(wire_in, encoding="utf-8", errors="replace"))
+    stdout = anyio.wrap_file(TextIOWrapper(wire_out, encoding="utf-8"))
+    guard = GuardedStdio(stdin=stdin, stdout=stdout)
+    async with stdio_server(stdin=guard, stdout=guard) as (read_stream, write_stream):  # type: ignore[arg-type]
+        lowlevel = server._lowlevel_server
+        await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+
+
+def serve(
+    service: SearchService,
+    *,
+    transport: str,
+    host: str,
+    port: int,
+    bearer_token: str | None,
+    allowed_hosts: Sequence[str] = (),
+    allowed_origins: Sequence[str] = (),
+    allow_unauthenticated: bool = False,
+) -> None:
     if transport == "stdio":
-        build_server(service).run("stdio")
+        anyio.run(run_stdio, build_server(service))
         return
     import uvicorn
 
-    uvicorn.run(http_app(service, host=host, bearer_token=bearer_token), host=host, port=port, log_level="warning")
+    app = http_app(
+        service,
+        host=host,
+        bearer_token=bearer_token,
+        allowed_hosts=allowed_hosts,
+        allowed_origins=allowed_origins,
+        allow_unauthenticated=allow_unauthenticated,
+    )
+    uvicorn.run(app, host=host, port=port, log_level="warning")

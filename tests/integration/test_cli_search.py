@@ -52,4 +52,25 @@ def test_store_down_or_empty_is_one_line(tmp_path: Path) -> None:
     assert "Traceback" not in down.stderr
     bad = kubevec("search", "x", "--filter", "{not json", env=env)
     assert bad.returncode == 1
-    assert "--filter is not valid JSON" in bad.stderr
+    assert "--filter: Filter is not valid JSON" in bad.stderr
+
+
+def test_a_missing_store_path_is_reported_and_never_created(tmp_path: Path) -> None:
+    missing = tmp_path / "nowhere" / "store"
+    env = {**os.environ, "KUBEVEC_STORE__PATH": str(missing)}
+    for args in (("search", "--keyword", "x"), ("search", "what runs payments"), ("mcp",)):
+        result = kubevec(*args, env=env)
+        assert result.returncode == 1, args
+        assert result.stderr.strip().count("\n") == 0, result.stderr
+        assert f"the chroma store at {missing} does not exist" in result.stderr
+        assert not missing.exists()
+        assert not missing.parent.exists()
+
+
+def test_a_filter_nested_1000_deep_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "store").mkdir()
+    env = {**os.environ, "KUBEVEC_STORE__PATH": str(tmp_path / "store")}
+    deep = '{"$and": [' * 1000 + '{"kind": "x"}' + "]}" * 1000
+    result = kubevec("search", "--keyword", "x", "--filter", deep, env=env)
+    assert result.returncode == 1
+    assert result.stderr.strip() == "kubevec search: --filter: Filter is nested deeper than 8 levels"

@@ -5,8 +5,10 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import queue
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -135,3 +137,96 @@ def test_http_transport_with_bearer_token(http_server: str) -> None:
             await exercise(client)
 
     asyncio.run(run())
+
+
+def _rpc(method: str, id: int | None = None, **params: Any) -> bytes:
+    message: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "params": params}
+    if id is not None:
+        message["id"] = id
+    return (json.dumps(message) + "\n").encode()
+
+
+def test_stdio_answers_every_request_even_a_hostile_one(store_env: dict[str, str]) -> None:
+    """A filter nested 1,000 deep gets a JSON-RPC error with its id; the next request is answered too."""
+    proc = subprocess.Popen(
+        [KUBEVEC, "mcp"], env=store_env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    answers: queue.Queue[dict[str, Any]] = queue.Queue()
+
+    def read() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            answers.put(json.loads(line))
+
+    threading.Thread(target=read, daemon=True).start()
+    assert proc.stdin is not None
+    try:
+        proc.stdin.write(
+            _rpc(
+                "initialize",
+                1,
+                protocolVersion="2025-06-18",
+                capabilities={},
+                clientInfo={"name": "test", "version": "0"},
+            )
+        )
+        proc.stdin.flush()
+        assert answers.get(timeout=60)["id"] == 1
+        proc.stdin.write(_rpc("notifications/initialized"))
+        deep = '{"$and": [' * 1000 + '{"kind": "x"}' + "]}" * 1000  # json.dumps itself cannot nest this deep
+        proc.stdin.write(
+            b'{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "vector_search", '
+            b'"arguments": {"keyword": "tls", "filter": ' + deep.encode() + b"}}}\n"
+        )
+        proc.stdin.write(
+            _rpc("tools/call", 8, name="list_facets", arguments={"collection": "capabilities", "field": "group"})
+        )
+        proc.stdin.flush()
+        got = {}
+        while len(got) < 2:
+            answer = answers.get(timeout=30)  # a request without an answer would hang here
+            got[answer["id"]] = answer
+        assert got[7]["error"]["code"] == -32600
+        assert "nested deeper" in got[7]["error"]["message"]
+        assert "cert-manager.io" in json.dumps(got[8]["result"])
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=30)
+    assert proc.stderr is not None
+    with proc.stderr, proc.stdout:  # type: ignore[union-attr]
+        assert "Traceback" not in proc.stderr.read().decode()
+
+
+def test_http_refuses_a_public_bind_without_a_token(store_env: dict[str, str]) -> None:
+    refused = subprocess.run(
+        [KUBEVEC, "mcp", "--transport", "http", "--host", "0.0.0.0", "--port", str(free_port())],
+        env=store_env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert refused.returncode == 1
+    assert "refusing to serve MCP on 0.0.0.0 without authentication" in refused.stderr
+    assert refused.stderr.strip().count("\n") == 0
+
+
+def test_http_checks_host_and_origin_and_serves_an_open_healthz(http_server: str) -> None:
+    base = http_server.removesuffix("/mcp")
+    with urllib.request.urlopen(f"{base}/healthz", timeout=5) as health:  # no token needed for probes
+        assert health.status == 200
+    for headers in ({"Host": "evil.example.com"}, {"Origin": "http://evil.example.com"}):
+        request = urllib.request.Request(
+            http_server,
+            data=_rpc("tools/list", 1),
+            method="POST",
+            headers={
+                "Authorization": "Bearer s3cret",
+                "Content-Type": "application/json",
+                "Accept": "application/json, text/event-stream",
+                **headers,
+            },
+        )
+        with pytest.raises(urllib.error.HTTPError) as rejected:
+            urllib.request.urlopen(request, timeout=5)
+        assert rejected.value.code in (400, 403, 421), headers
