@@ -22,7 +22,7 @@ from aiohttp import web
 from backends import VectorStore
 from backends.factory import open_store
 from controller.engine import SyncEngine
-from controller.kube import ApiResource, KubeReader, load_api_client
+from controller.kube import ApiResource, KubeError, KubeReader, load_api_client
 from controller.metrics import Metrics
 from controller.peering import PeeringIdentity, is_active
 from controller.policy import DEFAULT_EXCLUDED, SECRETS, EffectivePolicy, PolicyError, parse_spec
@@ -104,6 +104,7 @@ class App:
         self.policies: dict[str, Any] = {}
         self.policy = EffectivePolicy()
         self.ready = False
+        self.cluster_error: str | None = None  # set while the API server cannot be reached
         self.last_full_resync: float | None = None
         self.last_resync_error: str | None = None
         self._resync_now = asyncio.Event()
@@ -121,6 +122,7 @@ class App:
             self.kube = KubeReader(api=load_api_client(self.settings.kubeconfig))
         await self._serve_http()
         self._tasks.append(asyncio.create_task(self._prepare_and_run(), name="kubevec-main"))
+        self._tasks.append(asyncio.create_task(self._probe_cluster(), name="kubevec-probe"))
 
     async def stop(self) -> None:
         for task in [*self._tasks, *self._purges]:
@@ -191,9 +193,36 @@ class App:
             self.metrics.active.set(1 if self.active else 0)
             await asyncio.sleep(interval)
 
+    async def _probe_cluster(self) -> None:
+        """Whether the API server answers, every few seconds: readiness and a metric follow it.
+
+        kopf retries its watches on its own and says so only in logs; without this probe the
+        controller would stay ready while it can neither list nor watch anything.
+        """
+        assert self.kube is not None
+        interval = self.settings.sync.cluster_probe_seconds
+        lost_at = 0.0
+        while True:
+            try:
+                await self.kube.get("/version", request_timeout=min(5.0, interval))
+                if self.cluster_error is not None:
+                    logger.info("Reached the Kubernetes API again after=%.0fs", time.monotonic() - lost_at)
+                    self.cluster_error = None
+                    self.request_resync()  # events may have been missed meanwhile
+            except KubeError as exc:
+                if self.cluster_error is None:
+                    lost_at = time.monotonic()
+                    logger.error("Lost the Kubernetes API, not ready until it answers error=%s", exc.reason)
+                self.cluster_error = exc.reason
+                self.metrics.errors.labels(stage="cluster").inc()
+            self.metrics.cluster_reachable.set(0 if self.cluster_error else 1)
+            await asyncio.sleep(interval)
+
     async def _resync_loop(self) -> None:
         interval = self.settings.sync.resync_interval_seconds
+        retry = 5.0
         while True:
+            wait = interval
             try:
                 if self.active:
                     await self.resync()
@@ -201,13 +230,15 @@ class App:
                 if not self.engine.degraded:
                     self.ready = True
                     self.metrics.ready.set(1)
+                retry = 5.0
             except Exception as exc:
                 self.last_resync_error = f"{type(exc).__name__}: {exc}"
                 self.metrics.errors.labels(stage="resync").inc()
-                logger.error("Failed a full resync, will retry error=%s", self.last_resync_error)
+                logger.error("Failed a full resync, will retry in=%.0fs error=%s", retry, self.last_resync_error)
+                wait, retry = retry, min(retry * 2, interval)  # a failed resync is retried well within the interval
             await self._report_status()
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._resync_now.wait(), timeout=interval if self.ready else min(interval, 5))
+                await asyncio.wait_for(self._resync_now.wait(), timeout=wait if self.ready else min(wait, 5))
             self._resync_now.clear()
 
     def request_resync(self) -> None:
@@ -468,14 +499,24 @@ class App:
     async def _healthz(self, _: web.Request) -> web.Response:
         return web.Response(text="ok")
 
+    @property
+    def healthy(self) -> bool:
+        """Ready, the store and embedder working, and the API server answering."""
+        return self.ready and not self.engine.degraded and self.cluster_error is None
+
     async def _readyz(self, _: web.Request) -> web.Response:
-        if self.ready and not self.engine.degraded:
+        if self.healthy:
             return web.Response(text="ready")
-        reason = self.engine.last_error if self.engine.degraded else "initial sync in progress"
+        if self.cluster_error is not None:
+            reason = f"cannot reach the Kubernetes API: {self.cluster_error}"
+        elif self.engine.degraded:
+            reason = str(self.engine.last_error)
+        else:
+            reason = "initial sync in progress"
         return web.Response(status=503, text=f"not ready: {reason}")
 
     async def _metrics(self, _: web.Request) -> web.Response:
-        self.metrics.ready.set(1 if self.ready and not self.engine.degraded else 0)
+        self.metrics.ready.set(1 if self.healthy else 0)
         return web.Response(body=self.metrics.render(), content_type="text/plain")
 
 

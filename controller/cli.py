@@ -82,9 +82,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValidationError as exc:
         print(f"kubevec: invalid configuration: {exc}", file=sys.stderr)
         return 2
-    logging.basicConfig(level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s")
-    for noisy in ("bm25s", "httpx", "chromadb"):  # libraries that log their internals at INFO/DEBUG
-        logging.getLogger(noisy).setLevel(logging.WARNING)
+    from controller.logs import install
+
+    install(level=settings.log_level)
     try:
         if args.command == "run":
             return run(args, settings)
@@ -220,9 +220,15 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     import kopf
 
     from controller.app import App
+    from controller.kube import KubeError, load_configuration, preflight
     from controller.operator import build_registry, operator_kwargs
     from controller.peering import PeeringIdentity
     from inference.embedders.base import EmbedderError
+
+    try:  # one clear line for a missing kubeconfig or an unreachable API server, before kopf starts
+        server_version = preflight(load_configuration(settings.kubeconfig))
+    except KubeError as exc:
+        raise CommandError(str(exc)) from exc
 
     peering = (
         PeeringIdentity.create(
@@ -238,8 +244,9 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     if args.reindex:
         asyncio.run(_drop_collections(app, settings))
     logger.info(
-        "Starting the controller cluster=%s store=%s embedder=%s",
+        "Starting the controller cluster=%s server=%s store=%s embedder=%s",
         settings.cluster_name,
+        server_version,
         f"{settings.store.backend}:{app.store.location}",
         app.embedder.name,
     )

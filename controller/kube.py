@@ -7,9 +7,12 @@ SyncPolicy objects. The official client is synchronous, so each call runs in a w
 from __future__ import annotations
 
 import asyncio
+import copy
 import dataclasses
 import json
 import logging
+import re
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -22,6 +25,10 @@ logger = logging.getLogger(__name__)
 
 class KubeError(RuntimeError):
     """A Kubernetes API call failed; the message names the path and the status."""
+
+    def __init__(self, message: str, *, reason: str | None = None) -> None:
+        super().__init__(message)
+        self.reason = reason or message
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -77,6 +84,39 @@ def load_api_client(kubeconfig: Path | None = None) -> client.ApiClient:
     return client.ApiClient(load_configuration(kubeconfig))
 
 
+def short_reason(exc: BaseException) -> str:
+    """``Connection refused`` instead of urllib3's three nested reprs; the first line otherwise."""
+    text = str(exc)
+    errno = re.search(r"\[Errno -?\d+\] ([^'\")]+)", text)
+    if errno:
+        return errno.group(1).strip()
+    return text.splitlines()[0][:200] if text else type(exc).__name__
+
+
+def preflight(configuration: client.Configuration, *, attempts: int = 3, delay: float = 2.0) -> str:
+    """GET /version once the credentials load: the server's version, or :class:`KubeError` in one line.
+
+    ``kubevec run`` calls this before kopf starts, so an unreachable or refusing API server is one
+    clear line and a non-zero exit, not a traceback and a retry loop.
+    """
+    quiet = copy.deepcopy(configuration)
+    quiet.retries = 0  # one line per attempt, not urllib3's own retry warnings
+    api = client.ApiClient(quiet)
+    reader = KubeReader(api=api)
+    try:
+        for attempt in range(1, attempts + 1):
+            try:
+                version = reader._request("GET", "/version", timeout=5)
+                return str((version or {}).get("gitVersion", "unknown"))
+            except KubeError as exc:
+                if attempt == attempts or "HTTP 401" in str(exc) or "HTTP 403" in str(exc):
+                    raise KubeError(f"cannot reach the Kubernetes API at {configuration.host}: {exc.reason}") from exc
+                time.sleep(delay)
+    finally:
+        reader.close()
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
 class KubeReader:
     def __init__(self, *, api: client.ApiClient, page_size: int = 500) -> None:
         self._api = api
@@ -85,11 +125,11 @@ class KubeReader:
     def close(self) -> None:
         self._api.close()  # type: ignore[no-untyped-call]
 
-    async def get(self, path: str, *, query: Mapping[str, Any] | None = None) -> Any:
-        return await asyncio.to_thread(self._get, path, dict(query or {}))
+    async def get(self, path: str, *, query: Mapping[str, Any] | None = None, request_timeout: float = 60) -> Any:
+        return await asyncio.to_thread(self._get, path, dict(query or {}), request_timeout)
 
-    def _get(self, path: str, query: dict[str, Any]) -> Any:
-        return self._request("GET", path, query=query)
+    def _get(self, path: str, query: dict[str, Any], timeout: float = 60) -> Any:
+        return self._request("GET", path, query=query, timeout=timeout)
 
     def _request(
         self,
@@ -99,6 +139,7 @@ class KubeReader:
         query: dict[str, Any] | None = None,
         body: Any = None,
         content_type: str | None = None,
+        timeout: float = 60,
     ) -> Any:
         headers = {"Accept": "application/json"}
         if content_type:
@@ -112,14 +153,17 @@ class KubeReader:
                 body=body,
                 auth_settings=["BearerToken"],
             )
-            response = self._api.call_api(*serialized, _request_timeout=60)
+            response = self._api.call_api(*serialized, _request_timeout=timeout)
             payload = response.read()  # type: ignore[no-untyped-call]
         except ApiException as exc:
-            raise KubeError(f"{method} {path} failed: HTTP {exc.status} {exc.reason}") from exc
+            reason = f"HTTP {exc.status} {exc.reason}"
+            raise KubeError(f"{method} {path} failed: {reason}", reason=reason) from exc
         except Exception as exc:
-            raise KubeError(f"{method} {path} failed: {type(exc).__name__}: {exc}") from exc
+            reason = short_reason(exc)
+            raise KubeError(f"{method} {path} failed: {type(exc).__name__}: {reason}", reason=reason) from exc
         if not 200 <= response.status < 300:
-            raise KubeError(f"{method} {path} failed: HTTP {response.status} {payload[:200]!r}")
+            reason = f"HTTP {response.status} {payload[:200]!r}"
+            raise KubeError(f"{method} {path} failed: {reason}", reason=reason)
         return json.loads(payload) if payload else None
 
     async def discover(self) -> list[ApiResource]:

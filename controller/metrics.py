@@ -44,6 +44,10 @@ class Metrics:
             "kubevec_resync_duration_seconds", "Duration of a full resync", buckets=_LATENCY_BUCKETS, registry=r
         )
         self.ready = Gauge("kubevec_ready", "1 when the initial sync is complete and the store is healthy", registry=r)
+        self.cluster_reachable = Gauge(
+            "kubevec_cluster_reachable", "1 while the Kubernetes API server answers the probe", registry=r
+        )
+        self.cluster_reachable.set(1)
         self.degraded = Gauge("kubevec_degraded", "1 while the store or embedder is failing", registry=r)
         self.active = Gauge(
             "kubevec_active",

@@ -76,7 +76,9 @@ class ControlPlane:
     admin_token: str = dataclasses.field(default_factory=lambda: secrets.token_hex(16))
     reader_token: str = dataclasses.field(default_factory=lambda: secrets.token_hex(16))
     port: int = 0
+    etcd_port: int = 0
     _procs: list[tuple[str, subprocess.Popen[bytes], IO[bytes]]] = dataclasses.field(default_factory=list)
+    _argv: dict[str, list[str]] = dataclasses.field(default_factory=dict)
 
     @property
     def url(self) -> str:
@@ -99,6 +101,7 @@ class ControlPlane:
         self.workdir.mkdir(parents=True, exist_ok=True)
         self._write_keys_and_tokens()
         etcd_port, peer_port = free_port(), free_port()
+        self.etcd_port = etcd_port
         self._spawn(
             "etcd",
             [
@@ -230,10 +233,44 @@ class ControlPlane:
         with urllib.request.urlopen(request, context=_insecure_context(), timeout=10) as response:
             return json.loads(response.read())
 
+    # -- faults ---------------------------------------------------------------------------------
+
+    def kill(self, name: str) -> None:
+        """SIGKILL one component (``kube-apiserver``, ``etcd``, ...); :meth:`restart` brings it back."""
+        for entry in list(self._procs):
+            component, proc, log = entry
+            if component == name:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(timeout=10)
+                log.close()
+                self._procs.remove(entry)
+
+    def restart(self, name: str, *, timeout: float = 120.0) -> None:
+        """Start a killed component again, same flags, ports and certificates; wait for the API."""
+        self._spawn(name, self._argv[name])
+        if name == "kube-apiserver":
+            self._wait_ready(timeout=timeout)
+
+    def compact_etcd(self) -> int:
+        """Compact etcd at its current revision (through its JSON gateway): open watches get 410 Gone."""
+
+        def post(path: str, body: dict[str, Any]) -> Any:
+            request = urllib.request.Request(
+                f"http://127.0.0.1:{self.etcd_port}{path}", data=json.dumps(body).encode(), method="POST"
+            )
+            with urllib.request.urlopen(request, timeout=10) as response:
+                return json.loads(response.read())
+
+        revision = int(post("/v3/kv/range", {"key": "AA=="})["header"]["revision"])
+        post("/v3/kv/compaction", {"revision": revision, "physical": True})
+        return revision
+
     # -- internals -----------------------------------------------------------------------------
 
     def _spawn(self, name: str, argv: list[str]) -> None:
-        log = open(self.workdir / f"{name}.log", "wb")  # noqa: SIM115 - closed in stop()
+        self._argv[name] = argv
+        log = open(self.workdir / f"{name}.log", "ab")  # noqa: SIM115 - closed in stop()
         proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         self._procs.append((name, proc, log))
 
@@ -306,12 +343,23 @@ def _stop_all() -> None:
 
 
 @contextlib.contextmanager
-def running(*, workdir: Path | None = None, bin_dir: Path | None = None, quiet: bool = False) -> Iterator[ControlPlane]:
-    """Start a control plane in a temporary directory and stop it (and remove the directory) after."""
+def running(
+    *,
+    workdir: Path | None = None,
+    bin_dir: Path | None = None,
+    quiet: bool = False,
+    controllers: Sequence[str] | None = None,
+) -> Iterator[ControlPlane]:
+    """Start a control plane in a temporary directory and stop it (and remove the directory) after.
+
+    ``controllers=()`` starts no kube-controller-manager: nothing in the cluster changes by itself.
+    """
     bin_dir = bin_dir or build_binaries(quiet=quiet)
     owned = workdir is None
     workdir = workdir or Path(tempfile.mkdtemp(prefix="kubevec-cp-"))
     plane = ControlPlane(bin_dir=bin_dir, workdir=workdir)
+    if controllers is not None:
+        plane.controllers = tuple(controllers)
     # SIGTERM (e.g. CI timeouts) must unwind through the finally below, not kill us outright.
     previous = signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     try:

@@ -1,0 +1,95 @@
+"""Log hygiene: identical warnings and errors once per interval, with a count of what was held back.
+
+While the API server is down, kopf retries every watch and logs each attempt; the resync, the
+probe and urllib3 add their own lines. A :class:`RepeatFilter` on the output handler lets the first
+line of a kind through, holds back repeats for ``interval`` seconds, and then lets one through
+again as ``... (repeated 41 times in 60s)``. Two lines are "the same" when they differ only in
+numbers (attempt counters, ports, durations), from the same logger at the same level.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import time
+from collections.abc import Callable
+from typing import Final
+
+DEFAULT_INTERVAL: Final = 60.0
+_NUMBERS = re.compile(r"\d+(?:\.\d+)?")
+
+
+class RepeatFilter(logging.Filter):
+    """Pass WARNING+ records once per ``interval`` per (logger, level, message shape); INFO and below pass."""
+
+    def __init__(self, *, interval: float = DEFAULT_INTERVAL, clock: Callable[[], float] = time.monotonic) -> None:
+        super().__init__()
+        self.interval = interval
+        self._clock = clock
+        self._lock = threading.Lock()  # kopf, urllib3 and worker threads log concurrently
+        self._seen: dict[tuple[str, int, str], tuple[float, int]] = {}
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno < logging.WARNING:
+            return True
+        key = (record.name, record.levelno, _NUMBERS.sub("#", record.getMessage()))
+        now = self._clock()
+        with self._lock:
+            first, held = self._seen.get(key, (None, 0))
+            if first is not None and now - first < self.interval:
+                self._seen[key] = (first, held + 1)
+                return False
+            self._seen[key] = (now, 0)
+            if len(self._seen) > 10_000:  # bounded: forget the oldest shapes
+                for stale in sorted(self._seen, key=lambda k: self._seen[k][0])[:5_000]:
+                    del self._seen[stale]
+        if held:
+            record.msg = f"{record.getMessage()} (repeated {held} times in {self.interval:.0f}s)"
+            record.args = None
+        return True
+
+
+class WatchRestartFilter(logging.Filter):
+    """kopf's "410 Gone, restarting the watch" lines, lifted from DEBUG to one INFO line per interval.
+
+    A 410 means the stored resource version was compacted away (after an outage, or a quiet
+    resource after a few minutes): kopf re-lists and carries on. Operators want to see that it
+    happened without a line per resource; everything else from this logger keeps ``level``.
+    """
+
+    def __init__(self, *, level: int, interval: float = DEFAULT_INTERVAL, clock: Callable[[], float] = time.monotonic):
+        super().__init__()
+        self.level = level
+        self.interval = interval
+        self._clock = clock
+        self._last: float | None = None
+        self._held = 0
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if not message.startswith("Restarting the watch-stream"):
+            return record.levelno >= self.level
+        now = self._clock()
+        if self._last is not None and now - self._last < self.interval:
+            self._held += 1
+            return False
+        more = f" (and {self._held} more in {self.interval:.0f}s)" if self._held else ""
+        self._last, self._held = now, 0
+        resource = message.removeprefix("Restarting the watch-stream for ").rstrip(".")
+        record.msg = f"Restarted a watch after 410 Gone (resource version compacted) resource={resource}{more}"
+        record.args = None
+        record.levelno, record.levelname = logging.INFO, "INFO"
+        return record.levelno >= self.level
+
+
+def install(*, level: str, interval: float = DEFAULT_INTERVAL) -> None:
+    """Root logging for the CLI: one stream handler with the repeat filter, noisy libraries quieted."""
+    logging.basicConfig(level=level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(RepeatFilter(interval=interval))
+    watching = logging.getLogger("kopf._cogs.clients.watching")
+    watching.setLevel(logging.DEBUG)  # the filter below lets only its 410 lines (as INFO) and >= level through
+    watching.addFilter(WatchRestartFilter(level=logging.getLogger().getEffectiveLevel(), interval=interval))
+    for noisy in ("bm25s", "httpx", "chromadb"):  # libraries that log their internals at INFO/DEBUG
+        logging.getLogger(noisy).setLevel(logging.WARNING)

@@ -1,0 +1,131 @@
+"""What the store must hold, computed from the live cluster alone, and how far the store is from it.
+
+The checker lists the cluster with its own client (not the controller's), applies the SyncPolicy
+objects it finds, builds each document with the inference layer, and compares ``(id, content_hash)``
+pairs with everything the store holds: *missing* (should be there, is not), *orphaned* (is there,
+should not be) and *stale* (is there with another hash). Built-in capabilities need the server's
+OpenAPI documents, so fault tests run with ``KUBEVEC_SYNC__BUILTIN_CAPABILITIES=false`` and the
+checker expects CRD capabilities only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from backends.base import VectorStore
+from backends.chroma import ChromaStore
+from controller.app import CRD_RESOURCE, listable
+from controller.kube import KubeReader, load_api_client
+from controller.policy import GROUP, PLURAL, VERSION, EffectivePolicy, parse_spec
+from inference.capabilities import describe_crd
+from inference.documents import CAPABILITIES, COLLECTIONS, INSTANCES, Collection, InferenceError
+from inference.instances import build_instance
+
+Hashes = dict[Collection, dict[str, str]]
+
+
+@dataclasses.dataclass(frozen=True)
+class Drift:
+    missing: tuple[str, ...]
+    orphaned: tuple[str, ...]
+    stale: tuple[str, ...]
+
+    @property
+    def converged(self) -> bool:
+        return not (self.missing or self.orphaned or self.stale)
+
+    def __str__(self) -> str:
+        return (
+            f"missing={len(self.missing)} orphaned={len(self.orphaned)} stale={len(self.stale)} "
+            f"(first: {[*self.missing[:3], *self.orphaned[:3], *self.stale[:3]]})"
+        )
+
+
+async def expected(*, kubeconfig: Path, cluster: str) -> Hashes:
+    """The exact (id, content_hash) pairs the cluster implies, for CRD capabilities and instances."""
+    reader = KubeReader(api=load_api_client(kubeconfig))
+    try:
+        resources = await reader.discover()
+        policy = EffectivePolicy()
+        if any(r.group == GROUP and r.plural == PLURAL for r in resources):
+            policy_resource = next(r for r in resources if r.group == GROUP and r.plural == PLURAL)
+            policies = await reader.list_objects(policy_resource)
+            specs = sorted((str(p["metadata"]["name"]), p.get("spec")) for p in policies)
+            policy = EffectivePolicy.merge(parse_spec(name, spec) for name, spec in specs)
+            assert policy_resource.version == VERSION
+        out: Hashes = {c: {} for c in COLLECTIONS}
+        for crd in await reader.list_objects(CRD_RESOURCE):
+            try:
+                document = describe_crd(crd, cluster=cluster).to_document()
+            except InferenceError:
+                continue
+            out[CAPABILITIES][document.id] = document.content_hash
+        for resource in resources:
+            if not listable(group=resource.group, plural=resource.plural, verbs=resource.verbs):
+                continue
+            if not policy.watches(group=resource.group, kind=resource.kind, plural=resource.plural):
+                continue
+            for obj in await reader.list_objects(resource):
+                if not policy.admits(obj):
+                    continue
+                try:
+                    document = build_instance(
+                        obj, plural=resource.plural, cluster=cluster, policy=policy.instance_policy
+                    ).to_document()
+                except InferenceError:
+                    continue
+                out[INSTANCES][document.id] = document.content_hash
+        return out
+    finally:
+        reader.close()
+
+
+async def actual(store: VectorStore, *, prefix: str = "") -> Hashes:
+    return {c: {i: h async for i, h in store.iter_ids(f"{prefix}{c}")} for c in COLLECTIONS}
+
+
+def drift(want: Hashes, have: Hashes) -> Drift:
+    missing, orphaned, stale = [], [], []
+    for collection in COLLECTIONS:
+        w, h = want[collection], have[collection]
+        missing += sorted(set(w) - set(h))
+        orphaned += sorted(set(h) - set(w))
+        stale += sorted(i for i in set(w) & set(h) if w[i] != h[i])
+    return Drift(tuple(missing), tuple(orphaned), tuple(stale))
+
+
+def measure(*, kubeconfig: Path, cluster: str, open_store: Callable[[], VectorStore], prefix: str = "") -> Drift:
+    async def run() -> Drift:
+        store = open_store()
+        try:
+            return drift(await expected(kubeconfig=kubeconfig, cluster=cluster), await actual(store, prefix=prefix))
+        finally:
+            await store.close()
+
+    return asyncio.run(run())
+
+
+def wait_converged(
+    *, kubeconfig: Path, cluster: str, store_path: Path, timeout: float, prefix: str = ""
+) -> tuple[Drift, float]:
+    """Poll until the store holds exactly what the cluster implies; (final drift, seconds taken)."""
+    started = time.monotonic()
+    last = Drift((), (), ())
+    while time.monotonic() - started < timeout:
+        try:
+            last = measure(
+                kubeconfig=kubeconfig,
+                cluster=cluster,
+                open_store=lambda: ChromaStore(path=str(store_path)),
+                prefix=prefix,
+            )
+        except Exception as exc:  # the store may be mid-write or the cluster mid-restart
+            last = Drift((f"<checker failed: {type(exc).__name__}: {exc}>",), (), ())
+        if last.converged:
+            return last, time.monotonic() - started
+        time.sleep(1.0)
+    return last, time.monotonic() - started

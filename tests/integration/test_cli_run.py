@@ -1,0 +1,53 @@
+"""`kubevec run` without a usable cluster: one clear line and a non-zero exit, never a retry loop."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.controlplane.cluster import free_port
+
+pytestmark = pytest.mark.integration
+KUBEVEC = str(Path(sys.executable).with_name("kubevec"))
+
+
+def run(tmp_path: Path, kubeconfig: Path) -> subprocess.CompletedProcess[str]:
+    env = {
+        **os.environ,
+        "KUBECONFIG": str(kubeconfig),
+        "KUBEVEC_STORE__PATH": str(tmp_path / "store"),
+        "KUBEVEC_SERVER__HEALTH_PORT": "0",
+        "KUBEVEC_SERVER__METRICS_PORT": "0",
+    }
+    env.pop("KUBERNETES_SERVICE_HOST", None)
+    return subprocess.run([KUBEVEC, "run"], env=env, capture_output=True, text=True, timeout=120, check=False)
+
+
+def test_no_kubeconfig_is_one_line(tmp_path: Path) -> None:
+    result = run(tmp_path, tmp_path / "missing-kubeconfig")
+    assert result.returncode == 1
+    assert result.stderr.strip().count("\n") == 0, result.stderr
+    assert result.stderr.startswith("kubevec run: Cannot authenticate: not in a pod, and no usable kubeconfig")
+
+
+def test_unreachable_api_server_is_one_line(tmp_path: Path) -> None:
+    port = free_port()
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(
+        f"""apiVersion: v1
+kind: Config
+clusters: [{{name: c, cluster: {{server: "https://127.0.0.1:{port}"}}}}]
+contexts: [{{name: c, context: {{cluster: c, user: u}}}}]
+current-context: c
+users: [{{name: u, user: {{token: abc}}}}]
+"""
+    )
+    result = run(tmp_path, kubeconfig)
+    assert result.returncode == 1
+    assert result.stderr.strip() == (
+        f"kubevec run: cannot reach the Kubernetes API at https://127.0.0.1:{port}: Connection refused"
+    )

@@ -1,0 +1,57 @@
+"""The repeat filter: identical warnings once per interval, with a count; INFO untouched."""
+
+from __future__ import annotations
+
+import logging
+
+from controller.logs import RepeatFilter
+
+
+def record(message: str, *args: object, level: int = logging.ERROR, name: str = "kopf") -> logging.LogRecord:
+    return logging.LogRecord(name, level, __file__, 1, message, args, None)
+
+
+def test_repeats_are_held_back_then_counted() -> None:
+    now = [0.0]
+    repeat = RepeatFilter(interval=60, clock=lambda: now[0])
+    assert repeat.filter(record("Request attempt #%d/6 failed; will retry", 1))
+    for attempt in range(2, 42):
+        now[0] += 1
+        assert not repeat.filter(record("Request attempt #%d/6 failed; will retry", attempt % 6))
+    assert repeat.filter(record("A different problem"))
+    now[0] += 30
+    again = record("Request attempt #%d/6 failed; will retry", 3)
+    assert repeat.filter(again)
+    assert again.getMessage() == "Request attempt #3/6 failed; will retry (repeated 40 times in 60s)"
+    assert repeat.filter(record("Handler succeeded", level=logging.INFO))
+    assert repeat.filter(record("Handler succeeded", level=logging.INFO))
+
+
+def test_loggers_and_levels_are_kept_apart() -> None:
+    repeat = RepeatFilter(interval=60, clock=lambda: 0.0)
+    assert repeat.filter(record("Store down", name="controller.engine"))
+    assert repeat.filter(record("Store down", name="controller.app"))
+    assert repeat.filter(record("Store down", name="controller.app", level=logging.WARNING))
+    assert not repeat.filter(record("Store down", name="controller.app"))
+
+
+def test_watch_restarts_after_410_are_one_info_line_per_interval() -> None:
+    from controller.logs import WatchRestartFilter
+
+    now = [0.0]
+    lift = WatchRestartFilter(level=logging.INFO, interval=60, clock=lambda: now[0])
+    first = record("Restarting the watch-stream for configmaps.v1 cluster-wide.", level=logging.DEBUG)
+    assert lift.filter(first)
+    assert first.levelno == logging.INFO
+    assert first.getMessage() == (
+        "Restarted a watch after 410 Gone (resource version compacted) resource=configmaps.v1 cluster-wide"
+    )
+    for _ in range(5):
+        now[0] += 1
+        assert not lift.filter(record("Restarting the watch-stream for pods.v1 cluster-wide.", level=logging.DEBUG))
+    now[0] += 60
+    later = record("Restarting the watch-stream for pods.v1 cluster-wide.", level=logging.DEBUG)
+    assert lift.filter(later)
+    assert later.getMessage().endswith("(and 5 more in 60s)")
+    assert not lift.filter(record("Other debug chatter", level=logging.DEBUG))
+    assert lift.filter(record("A real warning", level=logging.WARNING))
