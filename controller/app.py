@@ -54,6 +54,25 @@ def listable(*, group: str, plural: str, verbs: tuple[str, ...] | list[str], pre
     return preferred and "list" in verbs and "watch" in verbs and (group, plural) not in DEFAULT_EXCLUDED
 
 
+APISERVICES: Final = ApiResource(
+    group="apiregistration.k8s.io",
+    version="v1",
+    plural="apiservices",
+    kind="APIService",
+    namespaced=False,
+    verbs=("get", "list", "watch"),
+)
+
+
+def _document_group(collection: Collection, document_id: str) -> str:
+    """The API group a stored document belongs to, from its id alone ('' for core)."""
+    if collection == CAPABILITIES:
+        return document_id.partition(".")[2]  # plural.group; plurals have no dots
+    parts = document_id.split("/")
+    group = parts[2] if len(parts) >= 6 else ""
+    return "" if group == "core" else group
+
+
 def watchable(*, group: str, plural: str, verbs: tuple[str, ...] | list[str], preferred: bool = True) -> bool:
     """Whether kopf watches a kind: every listable one but Secrets (read by the resync only, when opted in)."""
     return (group, plural) != SECRETS and listable(group=group, plural=plural, verbs=verbs, preferred=preferred)
@@ -344,8 +363,8 @@ class App:
         async with self._resync_lock:
             started = time.monotonic()
             snapshot = await self.engine.reload_known()
-            desired = await self._desired()
-            submitted = deleted = 0
+            desired, unseen_groups = await self._desired()
+            submitted = deleted = kept = 0
             async with self.engine.lock:
                 for collection in COLLECTIONS:
                     known = self.engine.known[collection]
@@ -355,6 +374,9 @@ class App:
                             and not self.engine.pending(collection, document_id)
                             and known.get(document_id) == stored_hash
                         ):
+                            if _document_group(collection, document_id) in unseen_groups:
+                                kept += 1  # its group is served but was not discovered: no proof it is gone
+                                continue
                             self.engine.submit_delete(collection, document_id)
                             deleted += 1
                     for document_id, document in desired[collection].items():
@@ -370,6 +392,12 @@ class App:
             self.last_resync_error = None
             self.metrics.last_resync.set(self.last_full_resync)
             self.metrics.resync_seconds.observe(time.monotonic() - started)
+            if unseen_groups:
+                logger.warning(
+                    "Kept documents of API groups that were not discovered groups=%s kept=%d",
+                    ",".join(sorted(g or "core" for g in unseen_groups)),
+                    kept,
+                )
             logger.info(
                 "Resynced the store capabilities=%d instances=%d upserts=%d deletes=%d seconds=%.2f",
                 len(desired[CAPABILITIES]),
@@ -379,10 +407,18 @@ class App:
                 time.monotonic() - started,
             )
 
-    async def _desired(self) -> dict[Collection, dict[str, Document]]:
+    async def _desired(self) -> tuple[dict[Collection, dict[str, Document]], set[str]]:
+        """Every document the cluster implies, and the served API groups discovery did not return.
+
+        Discovery can be incomplete while the API server starts (the aggregated ``/apis`` list fills
+        in over seconds) or while an aggregated API's backend is down. A group that still has an
+        APIService but was not discovered is *unseen*: its stored documents are kept, not collected.
+        """
         assert self.kube is not None
         desired: dict[Collection, dict[str, Document]] = {c: {} for c in COLLECTIONS}
         resources = await self.kube.discover()
+        served = {str((s.get("spec") or {}).get("group") or "") for s in await self.kube.list_objects(APISERVICES)}
+        unseen = served - {r.group for r in resources}
         crds = await self.kube.list_objects(CRD_RESOURCE)
         crd_names = set()
         for crd in crds:
@@ -409,7 +445,7 @@ class App:
                 document = self._instance_document(obj, plural=resource.plural)
                 if document is not None:
                     desired[INSTANCES][document.id] = document
-        return desired
+        return desired, unseen
 
     async def _refined(self, crd: Mapping[str, Any], document: Document) -> Document:
         assert self.llm is not None

@@ -3,8 +3,9 @@
 While the API server is down, kopf retries every watch and logs each attempt; the resync, the
 probe and urllib3 add their own lines. A :class:`RepeatFilter` on the output handler lets the first
 line of a kind through, holds back repeats for ``interval`` seconds, and then lets one through
-again as ``... (repeated 41 times in 60s)``. Two lines are "the same" when they differ only in
-numbers (attempt counters, ports, durations), from the same logger at the same level.
+again as ``... (+41 similar in 60s)``. Two lines are similar when they differ only in URLs and
+numbers (kopf's per-resource watch URLs, attempt counters, ports, durations), from the same logger
+at the same level.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from collections.abc import Callable
 from typing import Final
 
 DEFAULT_INTERVAL: Final = 60.0
+_URLS = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+|(?<=GET |PUT )/\S+")
 _NUMBERS = re.compile(r"\d+(?:\.\d+)?")
 
 
@@ -33,7 +35,7 @@ class RepeatFilter(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         if record.levelno < logging.WARNING:
             return True
-        key = (record.name, record.levelno, _NUMBERS.sub("#", record.getMessage()))
+        key = (record.name, record.levelno, _NUMBERS.sub("#", _URLS.sub("<url>", record.getMessage())))
         now = self._clock()
         with self._lock:
             first, held = self._seen.get(key, (None, 0))
@@ -45,7 +47,7 @@ class RepeatFilter(logging.Filter):
                 for stale in sorted(self._seen, key=lambda k: self._seen[k][0])[:5_000]:
                     del self._seen[stale]
         if held:
-            record.msg = f"{record.getMessage()} (repeated {held} times in {self.interval:.0f}s)"
+            record.msg = f"{record.getMessage()} (+{held} similar in {self.interval:.0f}s)"
             record.args = None
         return True
 

@@ -22,9 +22,16 @@ def test_repeats_are_held_back_then_counted() -> None:
     now[0] += 30
     again = record("Request attempt #%d/6 failed; will retry", 3)
     assert repeat.filter(again)
-    assert again.getMessage() == "Request attempt #3/6 failed; will retry (repeated 40 times in 60s)"
+    assert again.getMessage() == "Request attempt #3/6 failed; will retry (+40 similar in 60s)"
     assert repeat.filter(record("Handler succeeded", level=logging.INFO))
     assert repeat.filter(record("Handler succeeded", level=logging.INFO))
+
+
+def test_lines_that_differ_only_in_urls_are_similar() -> None:
+    repeat = RepeatFilter(interval=60, clock=lambda: 0.0)
+    line = "Request attempt #%d/6 failed; will retry: GET https://127.0.0.1:%d/apis/%s?watch=true -> refused"
+    assert repeat.filter(record(line, 1, 6443, "apps/v1/deployments"))
+    assert not repeat.filter(record(line, 2, 6443, "batch/v1/jobs"))
 
 
 def test_loggers_and_levels_are_kept_apart() -> None:

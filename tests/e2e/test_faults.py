@@ -1,0 +1,346 @@
+"""Faults under churn, each ending with the store exactly what the cluster implies (the convergence checker).
+
+These run `kubevec run` as a real process against a control plane of their own (no
+kube-controller-manager, so nothing changes unless the test changes it), with a short resync
+interval: every scenario must reach 0 missing / 0 orphaned / 0 stale within one interval of the
+fault ending, with no crash loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import json
+import os
+import random
+import re
+import signal
+import subprocess
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.controlplane.cluster import ControlPlane, free_port, running
+from tests.e2e.controller_harness import apply, eventually, spawn_kubevec_run
+from tests.e2e.convergence import wait_converged
+from tests.e2e.test_crd_deletion import gadget_crd
+from tests.fake_voyage import FakeVoyage, running_fake_voyage
+
+pytestmark = pytest.mark.e2e
+
+RESYNC = 20.0  # seconds: "within one resync interval" is asserted against this
+NAMESPACE = "faults"
+GADGETS = "purge.kubevec.test"
+
+
+@pytest.fixture(scope="module")
+def plane() -> Iterator[ControlPlane]:
+    with running(quiet=True, controllers=()) as plane:
+        plane.kubectl("create", "namespace", NAMESPACE)
+        yield plane
+
+
+class Controller:
+    """One `kubevec run` process with its health and metrics ports and its log."""
+
+    def __init__(self, plane: ControlPlane, store: Path, log: Path, **env: str) -> None:
+        self.plane, self.store, self.log = plane, store, log
+        self.health, self.metrics = free_port(), free_port()
+        self.env = {
+            "KUBEVEC_CLUSTER_NAME": "faults",
+            "KUBEVEC_SERVER__HEALTH_PORT": str(self.health),
+            "KUBEVEC_SERVER__METRICS_PORT": str(self.metrics),
+            "KUBEVEC_SYNC__RESYNC_INTERVAL_SECONDS": str(RESYNC),
+            "KUBEVEC_SYNC__CLUSTER_PROBE_SECONDS": "1",
+            "KUBEVEC_SYNC__MAX_BACKOFF_SECONDS": "2",
+            **env,
+        }
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        self.proc = spawn_kubevec_run(self.plane, self.store, log=self.log, **self.env)
+
+    def kill(self) -> None:
+        assert self.proc is not None
+        os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait(timeout=10)
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            self.proc.wait(timeout=30)
+
+    def readyz(self) -> tuple[int, str]:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.health}/readyz", timeout=3) as response:
+                return int(response.status), response.read().decode()
+        except urllib.error.HTTPError as exc:
+            return exc.code, exc.read().decode()
+        except OSError as exc:
+            return 0, str(exc)
+
+    def metric(self, name: str) -> float | None:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.metrics}/metrics", timeout=3) as response:
+                text = response.read().decode()
+        except OSError:
+            return None
+        values = [float(line.split()[-1]) for line in text.splitlines() if line.startswith(name)]
+        return sum(values) if values else None
+
+    def wait_ready(self, timeout: float = 120) -> None:
+        assert self.proc is not None
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            assert self.proc.poll() is None, self.log.read_text()[-3000:]
+            if self.readyz()[0] == 200:
+                return
+            time.sleep(0.3)
+        raise AssertionError(f"never ready: {self.readyz()}\n{self.log.read_text()[-3000:]}")
+
+    def converged(self, timeout: float = RESYNC) -> float:
+        drift, seconds = wait_converged(
+            kubeconfig=self.plane.kubeconfig, cluster="faults", store_path=self.store, timeout=timeout
+        )
+        assert drift.converged, f"not converged after {seconds:.0f}s: {drift}\n{self.log.read_text()[-2000:]}"
+        return seconds
+
+
+@pytest.fixture
+def controller(plane: ControlPlane, tmp_path: Path) -> Iterator[Controller]:
+    ctl = Controller(plane, tmp_path / "store", tmp_path / "kubevec.log")
+    try:
+        yield ctl
+    finally:
+        ctl.stop()
+
+
+class Churn:
+    """Creates, updates and deletes ConfigMaps, Services and custom resources in one namespace."""
+
+    def __init__(self, plane: ControlPlane, *, seed: int) -> None:
+        self.plane = plane
+        self.random = random.Random(seed)
+        self.step = 0
+
+    def once(self, *, creates: int = 6) -> None:
+        self.step += 1
+        s = self.step
+        objects = []
+        for i in range(creates):
+            objects.append(
+                {
+                    "apiVersion": "v1",
+                    "kind": "ConfigMap",
+                    "metadata": {"name": f"cm-{s}-{i}", "namespace": NAMESPACE, "labels": {"step": str(s)}},
+                    "data": {"k": "v"},
+                }
+            )
+        objects.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Service",
+                "metadata": {"name": f"svc-{s}", "namespace": NAMESPACE, "labels": {"step": str(s)}},
+                "spec": {"ports": [{"port": 80 + s % 100}], "selector": {"app": f"a{s}"}},
+            }
+        )
+        if self.gadgets_installed():
+            objects.append(
+                {
+                    "apiVersion": f"{GADGETS}/v1",
+                    "kind": "Gadget",
+                    "metadata": {"name": f"g-{s}", "namespace": NAMESPACE},
+                    "spec": {"colour": self.random.choice(["red", "green", "blue"])},
+                }
+            )
+        apply(self.plane, objects)
+        names = self.plane.kubectl("get", "configmaps", "-n", NAMESPACE, "-o", "name").split()
+        names = [n for n in names if n.startswith("configmap/cm-")]
+        for name in self.random.sample(names, k=min(3, len(names))):
+            self.plane.kubectl("label", name, "-n", NAMESPACE, f"touched={s}", "--overwrite")
+        for name in self.random.sample(names, k=min(2, len(names))):
+            self.plane.kubectl("delete", name, "-n", NAMESPACE, "--ignore-not-found", "--wait=false")
+
+    def gadgets_installed(self) -> bool:
+        return bool(self.plane.kubectl("get", "crd", f"gadgets.{GADGETS}", "--ignore-not-found", "-o", "name"))
+
+
+def install_gadgets(plane: ControlPlane) -> None:
+    apply(plane, gadget_crd())
+    plane.kubectl("wait", "--for=condition=Established", f"crd/gadgets.{GADGETS}")
+
+
+def log_shapes(log: Path) -> collections.Counter[str]:
+    """WARNING/ERROR lines of a controller log, counted by shape (numbers masked, timestamp dropped)."""
+    shapes: collections.Counter[str] = collections.Counter()
+    for line in log.read_text(errors="replace").splitlines():
+        parts = line.split(" ", 3)
+        if len(parts) == 4 and parts[2] in ("WARNING", "ERROR"):
+            shapes[re.sub(r"\d+", "#", parts[3])] += 1
+    return shapes
+
+
+def test_apiserver_killed_with_etcd_compaction(plane: ControlPlane, controller: Controller) -> None:
+    """SIGKILL the API server, compact etcd while it is down (watches come back to 410 Gone), restart it."""
+    controller.env["KUBEVEC_LOG_LEVEL"] = "INFO"
+    install_gadgets(plane)
+    churn = Churn(plane, seed=1)
+    churn.once()
+    controller.start()
+    controller.wait_ready()
+    churn.once()
+    controller.converged()
+
+    plane.kill("kube-apiserver")
+    plane.compact_etcd()
+    eventually(
+        lambda: controller.readyz()[0] == 503 and "cannot reach the Kubernetes API" in controller.readyz()[1],
+        timeout=15,
+        message="readiness did not drop while the API server was down",
+    )
+    assert controller.metric("kubevec_cluster_reachable") == 0
+    time.sleep(20)  # kopf, the probe and the resync all retry meanwhile
+    plane.restart("kube-apiserver")
+    plane.compact_etcd()  # anything kopf resumes from is gone: 410, re-list
+    churn.once()
+    churn.once()
+    controller.converged()
+    controller.wait_ready(timeout=RESYNC)
+    assert controller.metric("kubevec_cluster_reachable") == 1
+    assert controller.proc is not None
+    assert controller.proc.poll() is None  # no crash, no restart
+    # The resync converged the store first; kopf's own watch retry comes back to 410 Gone and re-lists.
+    eventually(lambda: "Restarted a watch after 410 Gone" in controller.log.read_text(), timeout=120)
+    churn.once()
+    controller.converged()
+    log = controller.log.read_text()
+    assert "Traceback" not in log
+    shapes = log_shapes(controller.log)
+    assert shapes, "the outage left no warning at all"
+    assert max(shapes.values()) <= 2, shapes.most_common(3)  # once per interval (60 s), with a count
+    assert sum(shapes.values()) < 40, shapes.most_common(10)
+
+
+@contextlib.contextmanager
+def fake_voyage_in_thread(fake: FakeVoyage) -> Iterator[FakeVoyage]:
+    """The loopback Voyage fake on its own event loop in a thread (the controller is another process)."""
+    loop = asyncio.new_event_loop()
+    started = threading.Event()
+    stop = asyncio.Event()
+
+    async def serve() -> None:
+        async with running_fake_voyage(fake):
+            started.set()
+            await stop.wait()
+
+    thread = threading.Thread(target=loop.run_until_complete, args=(serve(),), daemon=True)
+    thread.start()
+    assert started.wait(30)
+    try:
+        yield fake
+    finally:
+        loop.call_soon_threadsafe(stop.set)
+        thread.join(timeout=10)
+        loop.close()
+
+
+def test_embedder_rate_limited_then_failing_then_recovering(plane: ControlPlane, controller: Controller) -> None:
+    """A Voyage-compatible fake answers 429 with Retry-After, then 500s, then recovers: nothing is lost."""
+    script = [(429, {"Retry-After": "1"})] * 2 + [(500, {})] * 8
+    with fake_voyage_in_thread(FakeVoyage(dimension=64, script=list(script))) as fake:
+        controller.env.update(
+            {
+                "KUBEVEC_EMBEDDER__PROVIDER": "voyage",
+                "KUBEVEC_EMBEDDER__MODEL": "voyage-4",
+                "KUBEVEC_EMBEDDER__DIMENSION": "64",
+                "KUBEVEC_EMBEDDER__BASE_URL": fake.url,
+                "KUBEVEC_EMBEDDER__API_KEY": "test-key",
+            }
+        )
+        churn = Churn(plane, seed=2)
+        churn.once()
+        controller.start()
+        eventually(lambda: not fake.script, timeout=120, message="the scripted failures were never consumed")
+        churn.once()
+        controller.wait_ready(timeout=120)
+        churn.once()
+        controller.converged()
+        assert controller.proc is not None
+        assert controller.proc.poll() is None
+        assert "test-key" not in controller.log.read_text()
+        # Only what changed is embedded: a restart of an unchanged cluster embeds nothing.
+        calls = len(fake.requests)
+        controller.stop()
+        controller.start()
+        controller.wait_ready()
+        controller.converged()
+        assert len(fake.requests) == calls
+
+
+def test_controller_sigkilled_at_random_points(plane: ControlPlane, controller: Controller) -> None:
+    """SIGKILL during the initial sync and during churn, five times, restarting each time."""
+    rng = random.Random(5)
+    churn = Churn(plane, seed=5)
+    for _ in range(3):
+        churn.once(creates=15)
+    for round_ in range(5):
+        controller.start()
+        time.sleep(rng.uniform(0.5, 6.0) if round_ < 2 else rng.uniform(2.0, 8.0))
+        if round_ >= 2:
+            churn.once()
+        controller.kill()
+        churn.once()
+    controller.start()
+    controller.wait_ready()
+    controller.converged()
+
+
+def test_objects_and_a_whole_crd_deleted_while_stopped(plane: ControlPlane, controller: Controller) -> None:
+    install_gadgets(plane)
+    churn = Churn(plane, seed=3)
+    churn.once()
+    churn.once()
+    controller.start()
+    controller.wait_ready()
+    controller.converged()
+    controller.stop()
+    plane.kubectl("delete", "crd", f"gadgets.{GADGETS}")
+    plane.kubectl("delete", "configmaps", "-n", NAMESPACE, "-l", "step=1")
+    churn.once()
+    controller.start()
+    controller.wait_ready()
+    controller.converged()
+    install_gadgets(plane)  # leave it for the other scenarios
+
+
+def test_secret_opt_in_reads_only_metadata(plane: ControlPlane, controller: Controller) -> None:
+    plane.kubectl("apply", "-f", str(Path(__file__).resolve().parents[2] / "deploy" / "crds"))
+    plane.kubectl("wait", "--for=condition=Established", "crd/syncpolicies.kubevec.io")
+    plane.kubectl("create", "secret", "generic", "opt-in", "-n", NAMESPACE, "--from-literal=token=Zz9secretvalue")
+    controller.start()
+    controller.wait_ready()
+    controller.converged()
+    apply(
+        plane,
+        {
+            "apiVersion": "kubevec.io/v1alpha1",
+            "kind": "SyncPolicy",
+            "metadata": {"name": "secrets"},
+            "spec": {"secrets": True},
+        },
+    )
+    controller.converged()
+    from tests.e2e.controller_harness import stored
+
+    secret = stored(controller.store, "instances").get(f"faults/{NAMESPACE}/core/v1/Secret/opt-in")
+    assert secret is not None
+    assert "keys: token" in secret["text"]
+    assert "Zz9secretvalue" not in json.dumps(secret)
+    plane.kubectl("delete", "syncpolicy", "secrets")
+    controller.converged()
