@@ -110,19 +110,24 @@ def measure(*, kubeconfig: Path, cluster: str, open_store: Callable[[], VectorSt
 
 
 def wait_converged(
-    *, kubeconfig: Path, cluster: str, store_path: Path, timeout: float, prefix: str = ""
+    *,
+    kubeconfig: Path,
+    cluster: str,
+    timeout: float,
+    store_path: Path | None = None,
+    open_store: Callable[[], VectorStore] | None = None,
+    prefix: str = "",
 ) -> tuple[Drift, float]:
-    """Poll until the store holds exactly what the cluster implies; (final drift, seconds taken)."""
+    """Poll until the store holds exactly what the cluster implies; (final drift, seconds taken).
+
+    The store is the embedded Chroma at ``store_path``, or whatever ``open_store`` opens (a server).
+    """
+    opener = open_store or (lambda: ChromaStore(path=str(store_path)))
     started = time.monotonic()
     last = Drift((), (), ())
     while time.monotonic() - started < timeout:
         try:
-            last = measure(
-                kubeconfig=kubeconfig,
-                cluster=cluster,
-                open_store=lambda: ChromaStore(path=str(store_path)),
-                prefix=prefix,
-            )
+            last = measure(kubeconfig=kubeconfig, cluster=cluster, open_store=opener, prefix=prefix)
         except Exception as exc:  # the store may be mid-write or the cluster mid-restart
             last = Drift((f"<checker failed: {type(exc).__name__}: {exc}>",), (), ())
         if last.converged:

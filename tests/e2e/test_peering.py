@@ -14,6 +14,7 @@ import pytest
 from backends.chroma import ChromaStore
 from tests.controlplane.cluster import ControlPlane, free_port
 from tests.e2e.controller_harness import eventually, spawn_kubevec_run
+from tests.e2e.convergence import wait_converged
 
 pytestmark = pytest.mark.e2e
 REPO = Path(__file__).resolve().parents[2]
@@ -93,6 +94,10 @@ def test_one_active_replica_and_failover(control_plane: ControlPlane, tmp_path: 
         eventually(
             lambda: (gauge(standby_metrics, 'kubevec_upserts_total{collection="instances"}') or 0) >= 2, timeout=60
         )
+        drift, _ = wait_converged(
+            kubeconfig=control_plane.kubeconfig, cluster="peers", store_path=tmp_path / "b" / "store", timeout=60
+        )
+        assert drift.converged, f"the new leader's store did not converge: {drift}"
         stop(standby)
         assert {
             "peers/peers-ns/core/v1/ConfigMap/seen-by-leader",

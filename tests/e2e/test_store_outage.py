@@ -17,6 +17,7 @@ from controller.operator import build_registry
 from controller.settings import ServerSettings, Settings, SyncSettings
 from tests.controlplane.cluster import ControlPlane, free_port
 from tests.e2e.controller_harness import eventually
+from tests.e2e.convergence import wait_converged
 from tests.fakes import CountingEmbedder
 from tests.services import chroma_server
 
@@ -86,3 +87,11 @@ def test_store_outage_degrades_then_converges(control_plane: ControlPlane, tmp_p
                 message="the store did not converge after the outage",
             )
             eventually(lambda: http_status(f"http://127.0.0.1:{health}/readyz") == 200, timeout=30)
+            drift, _ = wait_converged(
+                kubeconfig=control_plane.kubeconfig,
+                cluster="outage",
+                open_store=lambda: ChromaStore(url=url),
+                prefix="outage-",
+                timeout=60,
+            )
+            assert drift.converged, f"the store did not converge after the outage: {drift}"
