@@ -1,0 +1,238 @@
+"""Canaries: credentials planted in every place text can come from never reach a stored byte or a log line.
+
+Each canary is a unique token placed once: Secret and ConfigMap data, last-applied, env, args,
+annotations, labels, status, and custom-resource specs under credential names (every naming
+convention, every value type) and in credential-shaped values under neutral names. Secrets are
+opted in through a SyncPolicy, so their objects are read. Then every id, text and metadata value of
+both collections, every raw file of the store directory and the controller's log are scanned.
+
+Stored by design, so no canary is placed there: object names, namespaces, label keys, Secret and
+ConfigMap key names, container images.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.controlplane.cluster import ControlPlane, running
+from tests.e2e.controller_harness import apply, stored
+from tests.e2e.test_faults import Controller
+
+pytestmark = pytest.mark.e2e
+
+NS = "canary"
+GROUP = "canary.kubevec.test"
+REPO = Path(__file__).resolve().parents[2]
+
+
+AWS_LABEL = "AKIAKVCANARY07QZ7XXX"  # a label value shaped like an AWS access key id
+
+
+def canary(n: int) -> str:
+    """A unique, greppable token; every placement gets its own number."""
+    return f"kvcanary{n:02d}Qz7"
+
+
+PEM = "-----BEGIN RSA PRIVATE KEY-----\nMIIEpA{c}IBAAKCAQEA\n-----END RSA PRIVATE KEY-----"
+SSH = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk{c}tdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----"
+PGP = "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nlQOYBF{c}xyz\n-----END PGP PRIVATE KEY BLOCK-----"
+
+
+def spec_placements() -> tuple[dict[str, Any], list[str]]:
+    """A custom-resource spec with a canary in each placement, and the canaries it holds."""
+    c = canary
+    spec: dict[str, Any] = {
+        "region": "eu-west-1",  # a control value that must survive
+        "password": c(10),
+        "dbPassword": c(11),
+        "db_password": c(12),
+        "DB-PASSWORD": c(13),
+        "passwordValue": c(14),
+        "pwd": c(15),
+        "passwd": c(16),
+        "connectionString": f"Server=db;Database=app;{c(17)}",
+        "dsn": f"postgres://app@db/{c(18)}",
+        "secret": c(19),
+        "clientSecret": c(20),
+        "secretAccessKey": c(21),
+        "awsAccessKeyId": c(22),
+        "apiKey": c(23),
+        "api-key": c(24),
+        "privateKey": PEM.format(c=c(25)),
+        "token": c(26),
+        "passwordList": [c(27), c(28)],
+        "credentials": {"user": c(29), "secretRef": {"name": "creds", "key": "password"}},
+        "backends": [{"name": "a", "token": c(30)}],
+        "endpoint": f"https://admin:{c(31)}@api.example.com/v1",
+        "notes": f"call it with header Authorization: Basic {c(32)}== please",
+        "description": f"send Bearer eyJ{c(33)}.eyJzdWIiOiIxIn0.sig along",
+        "claims": f"eyJhbGciOiJIUzI1NiJ9.eyJ{c(34)}.c2ln",
+        "sshMaterial": SSH.format(c=c(35)),
+        "keyring": PGP.format(c=c(36)),
+        "repoAccess": f"ghp_{c(37)}abcdefghijklmnopqrstu",
+        "chat": f"xoxb-1234567890-{c(38)}",
+        "blobUrl": f"https://acct.blob.core.windows.net/c?sv=2022-11-02&sp=r&sig={c(39)}%3D",
+        "notify": f"https://hooks.slack.com/services/T000/B000/{c(40)}",
+        "connection": f"Host=db;Password={c(41)};Timeout=5",
+        "config": f"logLevel: debug\npassword: {c(42)}\n",
+        "signature": f"q8Zr3{c(43)}LxV0pT7mN2bW5yK",
+        "adminPassword": 972089767740,
+    }
+    canaries = [c(n) for n in range(10, 44)]
+    return spec, canaries
+
+
+def vault_crd() -> dict[str, Any]:
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"vaults.{GROUP}"},
+        "spec": {
+            "group": GROUP,
+            "scope": "Namespaced",
+            "names": {"plural": "vaults", "singular": "vault", "kind": "Vault", "listKind": "VaultList"},
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "schema": {
+                        "openAPIV3Schema": {
+                            "type": "object",
+                            "description": "A vault of application settings.",
+                            "x-kubernetes-preserve-unknown-fields": True,
+                        }
+                    },
+                }
+            ],
+        },
+    }
+
+
+@pytest.fixture(scope="module")
+def plane() -> Iterator[ControlPlane]:
+    with running(quiet=True, controllers=()) as plane:
+        yield plane
+
+
+def test_no_canary_reaches_the_store_or_the_log(plane: ControlPlane, tmp_path: Path) -> None:
+    c = canary
+    plane.kubectl("create", "namespace", NS)
+    plane.kubectl("apply", "-f", str(REPO / "deploy" / "crds"))
+    apply(plane, vault_crd())
+    plane.kubectl("wait", "--for=condition=Established", f"crd/vaults.{GROUP}", "crd/syncpolicies.kubevec.io")
+    apply(
+        plane,
+        {
+            "apiVersion": "kubevec.io/v1alpha1",
+            "kind": "SyncPolicy",
+            "metadata": {"name": "all"},
+            "spec": {"secrets": True},
+        },
+    )
+    spec, planted = spec_placements()
+    last_applied = json.dumps({"kind": "Secret", "stringData": {"password": c(1)}})
+    objects: list[dict[str, Any]] = [
+        {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {
+                "name": "db",
+                "namespace": NS,
+                "annotations": {
+                    "example.com/api-token": c(2),
+                    "kubectl.kubernetes.io/last-applied-configuration": last_applied,
+                },
+            },
+            "data": {"password": base64.b64encode(c(3).encode()).decode()},
+            "stringData": {"token": c(4)},
+        },
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "settings", "namespace": NS},
+            "data": {"LOG_LEVEL": c(5)},
+            "binaryData": {"blob": base64.b64encode(c(6).encode()).decode()},
+        },
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {
+                "name": "payments",
+                "namespace": NS,
+                "labels": {"app": "payments", "aws-key": AWS_LABEL},
+                "annotations": {
+                    "example.com/description": f"Payments API; admin at https://root:{c(8)}@admin.example.com",
+                    "example.com/owner": f"team payments, Bearer {c(9)}abc",
+                },
+            },
+            "spec": {
+                "replicas": 0,
+                "selector": {"matchLabels": {"app": "payments"}},
+                "template": {
+                    "metadata": {"labels": {"app": "payments"}},
+                    "spec": {
+                        "initContainers": [
+                            {"name": "init", "image": "busybox", "env": [{"name": "T", "value": c(44)}]}
+                        ],
+                        "containers": [
+                            {
+                                "name": "api",
+                                "image": "ghcr.io/acme/payments:1.0",
+                                "env": [{"name": "DB_PASSWORD", "value": c(45)}],
+                                "args": ["--token", c(46)],
+                                "command": ["serve", f"--dsn=postgres://u:{c(47)}@db/app"],
+                            }
+                        ],
+                    },
+                },
+            },
+        },
+        {"apiVersion": f"{GROUP}/v1", "kind": "Vault", "metadata": {"name": "main", "namespace": NS}, "spec": spec},
+        {
+            "apiVersion": f"{GROUP}/v1",
+            "kind": "Vault",
+            "metadata": {"name": "with-status", "namespace": NS},
+            "spec": {"region": "us-east-1"},
+            "status": {"lastError": f"login failed for {c(48)}", "token": c(49)},
+        },
+    ]
+    apply(plane, objects)
+    planted += [c(n) for n in range(1, 10) if n != 7] + [c(n) for n in range(44, 50)] + [AWS_LABEL[4:]]
+    assert len(set(planted)) >= 45
+
+    controller = Controller(plane, tmp_path / "store", tmp_path / "kubevec.log", KUBEVEC_LOG_LEVEL="DEBUG")
+    try:
+        controller.start()
+        controller.wait_ready()
+        controller.converged()
+    finally:
+        controller.stop()
+
+    instances = stored(controller.store, "instances")
+    capabilities = stored(controller.store, "capabilities")
+    vault = instances[f"faults/{NS}/{GROUP}/v1/Vault/main"]
+    assert "region: eu-west-1" in vault["text"]  # the control value survived
+    secret = instances[f"faults/{NS}/core/v1/Secret/db"]
+    assert "keys: password, token" in secret["text"]  # key names are kept by design
+    everything = json.dumps([instances, capabilities])
+    raw = b"".join(path.read_bytes() for path in sorted(controller.store.rglob("*")) if path.is_file())
+    log = controller.log.read_text(errors="replace")
+    leaks = []
+    for token in sorted(set(planted)):
+        forms = {token, base64.b64encode(token.encode()).decode().rstrip("=")}
+        for form in forms:
+            if form in everything:
+                leaks.append(f"{token} in documents")
+            if form.encode() in raw:
+                leaks.append(f"{token} in the store's files")
+            if form in log:
+                leaks.append(f"{token} in the log")
+    assert "972089767740" not in everything
+    assert not leaks, leaks
