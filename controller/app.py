@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from aiohttp import web
@@ -49,8 +50,18 @@ CRD_RESOURCE: Final = ApiResource(
 )
 
 
-def listable(*, group: str, plural: str, verbs: tuple[str, ...] | list[str], preferred: bool = True) -> bool:
-    """The static part of "are this kind's instances indexed": listable, preferred, not excluded by default."""
+def listable(
+    *,
+    group: str,
+    plural: str,
+    verbs: tuple[str, ...] | list[str],
+    preferred: bool = True,
+    groups: Sequence[str] | None = None,
+) -> bool:
+    """The static part of "are this kind's instances indexed": listable, preferred, not excluded by default,
+    and in ``groups`` (the named API groups RBAC grants; None: all; the core group always)."""
+    if groups is not None and group and group not in groups:
+        return False
     return preferred and "list" in verbs and "watch" in verbs and (group, plural) not in DEFAULT_EXCLUDED
 
 
@@ -64,18 +75,43 @@ APISERVICES: Final = ApiResource(
 )
 
 
-def _document_group(collection: Collection, document_id: str) -> str:
-    """The API group a stored document belongs to, from its id alone ('' for core)."""
-    if collection == CAPABILITIES:
-        return document_id.partition(".")[2]  # plural.group; plurals have no dots
-    parts = document_id.split("/")
-    group = parts[2] if len(parts) >= 6 else ""
-    return "" if group == "core" else group
+@dataclasses.dataclass(frozen=True)
+class Unseen:
+    """What a resync could not see: API groups missing from discovery, resources it may not list."""
+
+    groups: frozenset[str] = frozenset()
+    kinds: frozenset[tuple[str, str]] = frozenset()
+
+    def with_kind(self, group: str, kind: str) -> Unseen:
+        return dataclasses.replace(self, kinds=self.kinds | {(group, kind)})
+
+    def covers(self, collection: Collection, document_id: str) -> bool:
+        """Whether a stored document belongs to something unseen (judged from its id alone)."""
+        if collection == CAPABILITIES:
+            return document_id.partition(".")[2] in self.groups  # plural.group; plurals have no dots
+        parts = document_id.split("/")
+        if len(parts) < 6:
+            return False
+        group = "" if parts[2] == "core" else parts[2]
+        return group in self.groups or (group, parts[4]) in self.kinds
+
+    def __str__(self) -> str:
+        groups = ",".join(sorted(g or "core" for g in self.groups))
+        kinds = ",".join(sorted(f"{k}.{g}" if g else k for g, k in self.kinds))
+        return f"groups={groups or '-'} kinds={kinds or '-'}"
 
 
-def watchable(*, group: str, plural: str, verbs: tuple[str, ...] | list[str], preferred: bool = True) -> bool:
+def watchable(
+    *,
+    group: str,
+    plural: str,
+    verbs: tuple[str, ...] | list[str],
+    preferred: bool = True,
+    groups: Sequence[str] | None = None,
+) -> bool:
     """Whether kopf watches a kind: every listable one but Secrets (read by the resync only, when opted in)."""
-    return (group, plural) != SECRETS and listable(group=group, plural=plural, verbs=verbs, preferred=preferred)
+    listed = listable(group=group, plural=plural, verbs=verbs, preferred=preferred, groups=groups)
+    return (group, plural) != SECRETS and listed
 
 
 class App:
@@ -363,7 +399,7 @@ class App:
         async with self._resync_lock:
             started = time.monotonic()
             snapshot = await self.engine.reload_known()
-            desired, unseen_groups = await self._desired()
+            desired, unseen = await self._desired()
             submitted = deleted = kept = 0
             async with self.engine.lock:
                 for collection in COLLECTIONS:
@@ -374,8 +410,8 @@ class App:
                             and not self.engine.pending(collection, document_id)
                             and known.get(document_id) == stored_hash
                         ):
-                            if _document_group(collection, document_id) in unseen_groups:
-                                kept += 1  # its group is served but was not discovered: no proof it is gone
+                            if unseen.covers(collection, document_id):
+                                kept += 1  # not listed this time (group undiscovered, list forbidden): no proof
                                 continue
                             self.engine.submit_delete(collection, document_id)
                             deleted += 1
@@ -392,12 +428,8 @@ class App:
             self.last_resync_error = None
             self.metrics.last_resync.set(self.last_full_resync)
             self.metrics.resync_seconds.observe(time.monotonic() - started)
-            if unseen_groups:
-                logger.warning(
-                    "Kept documents of API groups that were not discovered groups=%s kept=%d",
-                    ",".join(sorted(g or "core" for g in unseen_groups)),
-                    kept,
-                )
+            if kept:
+                logger.warning("Kept documents of resources that could not be listed %s kept=%d", unseen, kept)
             logger.info(
                 "Resynced the store capabilities=%d instances=%d upserts=%d deletes=%d seconds=%.2f",
                 len(desired[CAPABILITIES]),
@@ -407,18 +439,20 @@ class App:
                 time.monotonic() - started,
             )
 
-    async def _desired(self) -> tuple[dict[Collection, dict[str, Document]], set[str]]:
-        """Every document the cluster implies, and the served API groups discovery did not return.
+    async def _desired(self) -> tuple[dict[Collection, dict[str, Document]], Unseen]:
+        """Every document the cluster implies, and what could not be seen this time.
 
         Discovery can be incomplete while the API server starts (the aggregated ``/apis`` list fills
-        in over seconds) or while an aggregated API's backend is down. A group that still has an
-        APIService but was not discovered is *unseen*: its stored documents are kept, not collected.
+        in over seconds) or while an aggregated API's backend is down: a group that still has an
+        APIService but was not discovered is unseen. So is a resource whose list is forbidden (RBAC
+        narrower than the policy): it is skipped with an error, the rest of the resync goes on. The
+        stored documents of what is unseen are kept, not collected.
         """
         assert self.kube is not None
         desired: dict[Collection, dict[str, Document]] = {c: {} for c in COLLECTIONS}
         resources = await self.kube.discover()
         served = {str((s.get("spec") or {}).get("group") or "") for s in await self.kube.list_objects(APISERVICES)}
-        unseen = served - {r.group for r in resources}
+        unseen = Unseen(groups=frozenset(served - {r.group for r in resources}))
         crds = await self.kube.list_objects(CRD_RESOURCE)
         crd_names = set()
         for crd in crds:
@@ -435,11 +469,21 @@ class App:
                     if document is not None:
                         desired[CAPABILITIES][document.id] = document
         for resource in resources:
-            if not listable(group=resource.group, plural=resource.plural, verbs=resource.verbs):
+            groups = self.settings.sync.api_groups
+            if not listable(group=resource.group, plural=resource.plural, verbs=resource.verbs, groups=groups):
                 continue
             if not self.policy.watches(group=resource.group, kind=resource.kind, plural=resource.plural):
                 continue
-            for obj in await self.kube.list_objects(resource, namespace=self.settings.namespace):
+            try:
+                listed = await self.kube.list_objects(resource, namespace=self.settings.namespace)
+            except KubeError as exc:
+                if not exc.reason.startswith("HTTP 403"):
+                    raise  # anything else aborts the resync: never collect from a partial view
+                unseen = unseen.with_kind(resource.group, resource.kind)
+                self.metrics.errors.labels(stage="forbidden").inc()
+                logger.error("Skipped a resource kubevec may not list resource=%s error=%s", resource.name, exc.reason)
+                continue
+            for obj in listed:
                 if not self.policy.admits(obj):
                     continue
                 document = self._instance_document(obj, plural=resource.plural)

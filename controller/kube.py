@@ -84,6 +84,15 @@ def load_api_client(kubeconfig: Path | None = None) -> client.ApiClient:
     return client.ApiClient(load_configuration(kubeconfig))
 
 
+def _status_message(payload: bytes) -> str:
+    """The ``message`` of a Kubernetes Status body, or the first bytes of whatever came back."""
+    try:
+        message = json.loads(payload).get("message")
+    except (ValueError, AttributeError):
+        message = None
+    return str(message)[:300] if message else payload[:200].decode(errors="replace")
+
+
 def short_reason(exc: BaseException) -> str:
     """``Connection refused`` instead of urllib3's three nested reprs; the first line otherwise."""
     text = str(exc)
@@ -162,7 +171,7 @@ class KubeReader:
             reason = short_reason(exc)
             raise KubeError(f"{method} {path} failed: {type(exc).__name__}: {reason}", reason=reason) from exc
         if not 200 <= response.status < 300:
-            reason = f"HTTP {response.status} {payload[:200]!r}"
+            reason = f"HTTP {response.status}: {_status_message(payload)}"
             raise KubeError(f"{method} {path} failed: {reason}", reason=reason)
         return json.loads(payload) if payload else None
 

@@ -19,16 +19,19 @@ from controller.policy import GROUP, PLURAL, VERSION
 from controller.settings import Settings
 
 
-def _watch_instances(resource: kopf.Resource) -> bool:
-    return watchable(
-        group=resource.group, plural=resource.plural, verbs=list(resource.verbs), preferred=resource.preferred
-    )
-
-
 def build_registry(*, settings: Settings, app: App | None = None) -> kopf.OperatorRegistry:
     """A fresh registry; ``app`` may be pre-built (tests inject stores and embedders)."""
     kubevec_settings = settings
     registry = kopf.OperatorRegistry()
+
+    def _watch_instances(resource: kopf.Resource) -> bool:
+        return watchable(
+            group=resource.group,
+            plural=resource.plural,
+            verbs=list(resource.verbs),
+            preferred=resource.preferred,
+            groups=kubevec_settings.sync.api_groups,
+        )
 
     @kopf.on.login(registry=registry)
     async def login(settings: kopf.OperatorSettings, **_: Any) -> kopf.ConnectionInfo:

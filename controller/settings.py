@@ -24,6 +24,11 @@ class SyncSettings(BaseModel):
     resync_interval_seconds: float = Field(default=600.0, ge=5, description="full diff of cluster vs store")
     max_backoff_seconds: float = Field(default=60.0, gt=0, description="cap of the retry backoff")
     builtin_capabilities: bool = Field(default=True, description="describe built-in kinds from /openapi/v3")
+    api_groups: list[str] | None = Field(
+        default=None,
+        description="named API groups whose objects are indexed (the core group always is); default: all. "
+        "Set it to what RBAC grants when access is not cluster-wide (chart: rbac.readSecrets=false)",
+    )
     cluster_probe_seconds: float = Field(
         default=5.0, ge=0.5, description="how often /version is read; readiness drops while it fails"
     )

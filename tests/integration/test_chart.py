@@ -89,3 +89,21 @@ def test_plain_manifests_match_the_chart(helm: str) -> None:
     )
     committed = (REPO / "deploy" / "kubevec.yaml").read_text().split("\n", 1)[1]
     assert committed == proc.stdout, "deploy/kubevec.yaml is stale: regenerate it with the command in its first line"
+
+
+def test_no_secrets_rbac_grants_nothing_on_secrets(helm: str) -> None:
+    docs = render(helm, "--set", "rbac.readSecrets=false", "--set", "rbac.extraApiGroups={cert-manager.io}")
+    (role,) = [d for d in docs if d["kind"] == "ClusterRole"]
+    for rule in role.get("rules", []):
+        groups = rule.get("apiGroups", [])
+        assert "*" not in groups, rule  # '*' includes the core group, hence Secrets
+        if "" in groups:
+            assert "secrets" not in rule["resources"]
+            assert "*" not in rule["resources"]
+    named = next(r for r in role["rules"] if "cert-manager.io" in r.get("apiGroups", []))
+    assert "apps" in named["apiGroups"]
+    (deployment,) = [d for d in docs if d["kind"] == "Deployment"]
+    env = {e["name"]: e.get("value") for e in deployment["spec"]["template"]["spec"]["containers"][0]["env"]}
+    assert "cert-manager.io" in env["KUBEVEC_SYNC__API_GROUPS"]
+    (default_role,) = [d for d in render(helm) if d["kind"] == "ClusterRole"]
+    assert default_role["rules"][0] == {"apiGroups": ["*"], "resources": ["*"], "verbs": ["get", "list", "watch"]}

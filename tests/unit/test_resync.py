@@ -6,7 +6,7 @@ from typing import Any
 
 from backends.memory import MemoryStore
 from controller.app import App
-from controller.kube import ApiResource
+from controller.kube import ApiResource, KubeError
 from controller.settings import ServerSettings, Settings, SyncSettings
 from tests.fakes import CountingEmbedder
 
@@ -25,11 +25,14 @@ class FakeReader:
         self.resources: list[ApiResource] = []
         self.objects: dict[str, list[dict[str, Any]]] = {}
         self.apiservice_groups: list[str] = []
+        self.forbidden: set[str] = set()
 
     async def discover(self) -> list[ApiResource]:
         return list(self.resources)
 
     async def list_objects(self, resource: ApiResource, *, namespace: str | None = None) -> list[dict[str, Any]]:
+        if resource.plural in self.forbidden:
+            raise KubeError(f"GET {resource.list_path()} failed: HTTP 403 Forbidden", reason="HTTP 403 Forbidden")
         if resource.plural == "apiservices":
             return [
                 {"metadata": {"name": f"v1.{g}"}, "spec": {"group": g} if g else {}} for g in self.apiservice_groups
@@ -75,3 +78,32 @@ async def test_groups_missing_from_discovery_keep_their_documents_unless_gone() 
         "u/a/core/v1/ConfigMap/c1",
         "u/a/rbac.authorization.k8s.io/v1/Role/r1",
     ]
+
+
+async def test_a_forbidden_list_skips_one_resource_and_keeps_its_documents() -> None:
+    reader = FakeReader()
+    settings = Settings(
+        cluster_name="u",
+        server=ServerSettings(health_port=0, metrics_port=0),
+        sync=SyncSettings(builtin_capabilities=False),
+    )
+    app = App(settings=settings, store=MemoryStore(), embedder=CountingEmbedder(), kube=reader)  # type: ignore[arg-type]
+    await app.engine.prepare()
+    reader.resources = [CONFIGMAPS, ROLES]
+    reader.apiservice_groups = ["", "rbac.authorization.k8s.io"]
+    reader.objects = {
+        "configmaps": [obj("ConfigMap", "v1", "c1")],
+        "roles": [obj("Role", "rbac.authorization.k8s.io/v1", "r1")],
+    }
+    await app.resync()
+    await app.engine.flush()
+    reader.forbidden = {"roles"}  # RBAC narrowed: the rest of the resync must go on
+    reader.objects["configmaps"].append(obj("ConfigMap", "v1", "c2"))
+    await app.resync()
+    await app.engine.flush()
+    assert sorted(app.engine.known["instances"]) == [
+        "u/a/core/v1/ConfigMap/c1",
+        "u/a/core/v1/ConfigMap/c2",
+        "u/a/rbac.authorization.k8s.io/v1/Role/r1",
+    ]
+    assert app.metrics.registry.get_sample_value("kubevec_errors_total", {"stage": "forbidden"}) == 1
