@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import re
 from collections.abc import Mapping
 from typing import Final, Literal
 
@@ -59,7 +60,7 @@ def make_document(*, id: str, collection: Collection, text: str, metadata: Metad
     Every string of the text and the metadata passes the value redactor once more here, whatever
     built it: the last line of defence for credentials in places no builder thought of.
     """
-    text = redact_text(text, raw=False)
+    text = redact_text(clean_text(text), raw=False)
     stamped: dict[str, MetadataValue] = {
         **{key: _redact_value(value) for key, value in metadata.items()},
         "schema_version": SCHEMA_VERSION,
@@ -70,11 +71,21 @@ def make_document(*, id: str, collection: Collection, text: str, metadata: Metad
     return Document(id=id, collection=collection, text=text, metadata=stamped)
 
 
+#: C0/C1 controls but tab and newline, zero-width characters, and bidirectional overrides: invisible in
+#: an agent's answer, and an RTL override can make ``gpj.exe`` read as ``exe.jpg``.
+_INVISIBLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
+
+
+def clean_text(value: str) -> str:
+    """``value`` without control, zero-width and bidi-override characters."""
+    return _INVISIBLE.sub("", value)
+
+
 def _redact_value(value: MetadataValue) -> MetadataValue:
     if isinstance(value, str):
-        return redact_text(value, raw=False)
+        return redact_text(clean_text(value), raw=False)
     if isinstance(value, list) and all(isinstance(item, str) for item in value):
-        return [redact_text(str(item), raw=False) for item in value]
+        return [redact_text(clean_text(str(item)), raw=False) for item in value]
     return value
 
 

@@ -313,3 +313,22 @@ def test_credentials_in_custom_resource_specs_by_name_and_value() -> None:
     assert canary not in dumped
     assert "972089767740" not in dumped
     assert "region: eu-west-1" in document.text
+
+
+def test_invisible_and_bidi_characters_never_reach_a_document() -> None:
+    cr = {
+        "apiVersion": "example.com/v1",
+        "kind": "Widget",
+        "metadata": {
+            "name": "w",
+            "namespace": "a",
+            "annotations": {"example.com/description": "pay\u202eexe.jpg\u200b"},
+        },
+        "spec": {"note": "nul\x00here", "title": "\u2066isolated\u2069 \ufeffbom"},
+    }
+    document = build_instance(cr, plural="widgets").to_document()
+    blob = document.text + json.dumps(dict(document.metadata), ensure_ascii=False)
+    for char in ("\x00", "\u202e", "\u200b", "\u2066", "\u2069", "\ufeff"):
+        assert char not in blob
+    assert "note: nulhere" in document.text
+    assert "description: payexe.jpg" in document.text
