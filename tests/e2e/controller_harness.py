@@ -94,6 +94,21 @@ def apply(plane: ControlPlane, manifest: dict[str, Any] | list[dict[str, Any]]) 
     plane.kubectl("apply", "-f", "-", input=json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
 
 
+def namespaced_crd(*, group: str, plural: str, kind: str, schema: dict[str, Any]) -> dict[str, Any]:
+    """A one-version (v1), namespaced CRD with ``schema`` as its openAPIV3Schema."""
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"{plural}.{group}"},
+        "spec": {
+            "group": group,
+            "scope": "Namespaced",
+            "names": {"plural": plural, "singular": plural.removesuffix("s"), "kind": kind, "listKind": f"{kind}List"},
+            "versions": [{"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": schema}}],
+        },
+    }
+
+
 def iid(namespace: str | None, group: str, version: str, kind: str, name: str) -> str:
     return f"{CLUSTER}/{namespace or '_cluster'}/{group or 'core'}/{version}/{kind}/{name}"
 

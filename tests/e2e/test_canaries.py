@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from tests.controlplane.cluster import ControlPlane, running
-from tests.e2e.controller_harness import apply, stored
+from tests.e2e.controller_harness import apply, namespaced_crd, stored
 from tests.e2e.test_faults import Controller
 
 pytestmark = pytest.mark.e2e
@@ -89,30 +89,8 @@ def spec_placements() -> tuple[dict[str, Any], list[str]]:
 
 
 def vault_crd() -> dict[str, Any]:
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": f"vaults.{GROUP}"},
-        "spec": {
-            "group": GROUP,
-            "scope": "Namespaced",
-            "names": {"plural": "vaults", "singular": "vault", "kind": "Vault", "listKind": "VaultList"},
-            "versions": [
-                {
-                    "name": "v1",
-                    "served": True,
-                    "storage": True,
-                    "schema": {
-                        "openAPIV3Schema": {
-                            "type": "object",
-                            "description": "A vault of application settings.",
-                            "x-kubernetes-preserve-unknown-fields": True,
-                        }
-                    },
-                }
-            ],
-        },
-    }
+    schema = {"type": "object", "description": "A vault of settings.", "x-kubernetes-preserve-unknown-fields": True}
+    return namespaced_crd(group=GROUP, plural="vaults", kind="Vault", schema=schema)
 
 
 @pytest.fixture(scope="module")

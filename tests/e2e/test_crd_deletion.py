@@ -5,11 +5,12 @@ from __future__ import annotations
 import logging
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.controlplane.cluster import ControlPlane
-from tests.e2e.controller_harness import apply, eventually, running_controller, stored
+from tests.e2e.controller_harness import apply, eventually, namespaced_crd, running_controller, stored
 from tests.fakes import CountingEmbedder
 
 pytestmark = pytest.mark.e2e
@@ -19,36 +20,19 @@ CRD_NAME = f"gadgets.{GROUP}"
 INSTANCES = 80
 
 
-def gadget_crd() -> dict[str, object]:
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": CRD_NAME},
-        "spec": {
-            "group": GROUP,
-            "scope": "Namespaced",
-            "names": {"plural": "gadgets", "singular": "gadget", "kind": "Gadget", "listKind": "GadgetList"},
-            "versions": [
-                {
-                    "name": "v1",
-                    "served": True,
-                    "storage": True,
-                    "schema": {
-                        "openAPIV3Schema": {
-                            "type": "object",
-                            "description": "A gadget that blinks its lights.",
-                            "properties": {
-                                "spec": {
-                                    "type": "object",
-                                    "properties": {"colour": {"type": "string", "description": "Light colour."}},
-                                }
-                            },
-                        }
-                    },
-                }
-            ],
+def gadget_crd() -> dict[str, Any]:
+    return namespaced_crd(
+        group=GROUP,
+        plural="gadgets",
+        kind="Gadget",
+        schema={
+            "type": "object",
+            "description": "A gadget that blinks its lights.",
+            "properties": {
+                "spec": {"type": "object", "properties": {"colour": {"type": "string", "description": "Light colour."}}}
+            },
         },
-    }
+    )
 
 
 def test_deleting_a_crd_purges_its_instances_within_seconds(

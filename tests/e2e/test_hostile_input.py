@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from tests.controlplane.cluster import ControlPlane, running
-from tests.e2e.controller_harness import apply, stored
+from tests.e2e.controller_harness import apply, namespaced_crd, stored
 from tests.e2e.test_faults import RESYNC, Controller
 
 pytestmark = pytest.mark.e2e
@@ -34,17 +34,7 @@ def create(plane: ControlPlane, obj: dict[str, Any] | list[dict[str, Any]]) -> N
 
 
 def crd(plural: str, kind: str, schema: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": f"{plural}.{GROUP}"},
-        "spec": {
-            "group": GROUP,
-            "scope": "Namespaced",
-            "names": {"plural": plural, "singular": plural[:-1], "kind": kind, "listKind": f"{kind}List"},
-            "versions": [{"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": schema}}],
-        },
-    }
+    return namespaced_crd(group=GROUP, plural=plural, kind=kind, schema=schema)
 
 
 def huge_schema(*, target_bytes: int) -> dict[str, Any]:

@@ -43,12 +43,7 @@ class FakeReader:
         pass
 
 
-def obj(kind: str, api_version: str, name: str) -> dict[str, Any]:
-    return {"apiVersion": api_version, "kind": kind, "metadata": {"name": name, "namespace": "a"}}
-
-
-async def test_groups_missing_from_discovery_keep_their_documents_unless_gone() -> None:
-    reader = FakeReader()
+async def prepared_app(reader: FakeReader) -> App:
     settings = Settings(
         cluster_name="u",
         server=ServerSettings(health_port=0, metrics_port=0),
@@ -56,6 +51,16 @@ async def test_groups_missing_from_discovery_keep_their_documents_unless_gone() 
     )
     app = App(settings=settings, store=MemoryStore(), embedder=CountingEmbedder(), kube=reader)  # type: ignore[arg-type]
     await app.engine.prepare()
+    return app
+
+
+def obj(kind: str, api_version: str, name: str) -> dict[str, Any]:
+    return {"apiVersion": api_version, "kind": kind, "metadata": {"name": name, "namespace": "a"}}
+
+
+async def test_groups_missing_from_discovery_keep_their_documents_unless_gone() -> None:
+    reader = FakeReader()
+    app = await prepared_app(reader)
     reader.resources = [CONFIGMAPS, ROLES, WIDGETS]
     reader.apiservice_groups = ["", "rbac.authorization.k8s.io", "example.com"]
     reader.objects = {
@@ -82,13 +87,7 @@ async def test_groups_missing_from_discovery_keep_their_documents_unless_gone() 
 
 async def test_a_forbidden_list_skips_one_resource_and_keeps_its_documents() -> None:
     reader = FakeReader()
-    settings = Settings(
-        cluster_name="u",
-        server=ServerSettings(health_port=0, metrics_port=0),
-        sync=SyncSettings(builtin_capabilities=False),
-    )
-    app = App(settings=settings, store=MemoryStore(), embedder=CountingEmbedder(), kube=reader)  # type: ignore[arg-type]
-    await app.engine.prepare()
+    app = await prepared_app(reader)
     reader.resources = [CONFIGMAPS, ROLES]
     reader.apiservice_groups = ["", "rbac.authorization.k8s.io"]
     reader.objects = {
