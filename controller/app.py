@@ -35,16 +35,16 @@ from inference.capabilities import describe_builtin, describe_crd
 from inference.config import make_embedder
 from inference.documents import CAPABILITIES, COLLECTIONS, INSTANCES, Collection, Document, InferenceError
 from inference.embedders.base import Embedder
-from inference.instances import build_instance, instance_id
+from inference.identity import CORE, ResourceRef, group_of_resource_id, parse_instance_id
+from inference.instances import build_instance
 from inference.llm import LLMDescriber
 
 logger = logging.getLogger(__name__)
 
 CRD_RESOURCE: Final = ApiResource(
-    group="apiextensions.k8s.io",
-    version="v1",
-    plural="customresourcedefinitions",
-    kind="CustomResourceDefinition",
+    ref=ResourceRef(
+        group="apiextensions.k8s.io", version="v1", plural="customresourcedefinitions", kind="CustomResourceDefinition"
+    ),
     namespaced=False,
     verbs=("get", "list", "watch"),
 )
@@ -66,10 +66,7 @@ def listable(
 
 
 APISERVICES: Final = ApiResource(
-    group="apiregistration.k8s.io",
-    version="v1",
-    plural="apiservices",
-    kind="APIService",
+    ref=ResourceRef(group="apiregistration.k8s.io", version="v1", plural="apiservices", kind="APIService"),
     namespaced=False,
     verbs=("get", "list", "watch"),
 )
@@ -88,15 +85,12 @@ class Unseen:
     def covers(self, collection: Collection, document_id: str) -> bool:
         """Whether a stored document belongs to something unseen (judged from its id alone)."""
         if collection == CAPABILITIES:
-            return document_id.partition(".")[2] in self.groups  # plural.group; plurals have no dots
-        parts = document_id.split("/")
-        if len(parts) < 6:
-            return False
-        group = "" if parts[2] == "core" else parts[2]
-        return group in self.groups or (group, parts[4]) in self.kinds
+            return group_of_resource_id(document_id) in self.groups
+        parsed = parse_instance_id(document_id)
+        return parsed is not None and (parsed.group in self.groups or (parsed.group, parsed.kind) in self.kinds)
 
     def __str__(self) -> str:
-        groups = ",".join(sorted(g or "core" for g in self.groups))
+        groups = ",".join(sorted(g or CORE for g in self.groups))
         kinds = ",".join(sorted(f"{k}.{g}" if g else k for g, k in self.kinds))
         return f"groups={groups or '-'} kinds={kinds or '-'}"
 
@@ -305,17 +299,13 @@ class App:
         self, *, group: str, version: str, plural: str, kind: str, event_type: str | None, body: Mapping[str, Any]
     ) -> None:
         received = time.monotonic()
-        self.metrics.events.labels(resource=f"{plural}.{group}" if group else plural, type=event_type or "LIST").inc()
+        ref = ResourceRef(group=group, version=version, plural=plural, kind=kind)
+        self.metrics.events.labels(resource=ref.resource_id, type=event_type or "LIST").inc()
         if not self.policy.watches(group=group, kind=kind, plural=plural):
             return
         meta = body.get("metadata") or {}
-        document_id = instance_id(
-            cluster=self.settings.cluster_name,
-            namespace=meta.get("namespace"),
-            group=group,
-            version=version,
-            kind=kind,
-            name=str(meta.get("name", "")),
+        document_id = ref.instance_id(
+            cluster=self.settings.cluster_name, namespace=meta.get("namespace"), name=str(meta.get("name", ""))
         )
         if event_type == "DELETED" or not self.policy.admits(body):
             self.engine.submit_delete(INSTANCES, document_id, received=received)

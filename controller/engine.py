@@ -30,6 +30,7 @@ from backends.filters import And, Eq
 from controller.metrics import Metrics
 from inference.documents import COLLECTIONS, Collection, Document
 from inference.embedders.base import Embedder, EmbedderError
+from inference.identity import CORE, parse_instance_id
 
 logger = logging.getLogger(__name__)
 
@@ -133,9 +134,7 @@ class SyncEngine:
         async with self.lock:
             for key in [k for k, p in self.queue.items() if k[0] == "instances" and _id_kind(p.id) == (group, kind)]:
                 del self.queue[key]
-            await self.store.delete_where(
-                self.names["instances"], And((Eq("group", group or "core"), Eq("kind", kind)))
-            )
+            await self.store.delete_where(self.names["instances"], And((Eq("group", group or CORE), Eq("kind", kind))))
             known = self.known["instances"]
             for document_id in [i for i in known if _id_kind(i) == (group, kind)]:
                 del known[document_id]
@@ -293,10 +292,6 @@ class SyncEngine:
             self.metrics.documents.labels(collection=collection).set(len(self.known[collection]))
 
 
-def _id_kind(document_id: str) -> tuple[str, str]:
-    """(group, kind) from ``<cluster>/<ns>/<group|core>/<version>/<Kind>/<name>``."""
-    parts = document_id.split("/")
-    if len(parts) < 6:
-        return ("", "")
-    group = parts[2]
-    return ("" if group == "core" else group, parts[4])
+def _id_kind(document_id: str) -> tuple[str, str] | None:
+    parsed = parse_instance_id(document_id)
+    return None if parsed is None else (parsed.group, parsed.kind)

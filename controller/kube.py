@@ -20,6 +20,8 @@ from typing import Any
 from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
 
+from inference.identity import ResourceRef
+
 logger = logging.getLogger(__name__)
 
 
@@ -33,29 +35,43 @@ class KubeError(RuntimeError):
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class ApiResource:
-    """One listable resource at its preferred version."""
+    """One listable resource at its preferred version: its identity and what discovery says of it."""
 
-    group: str
-    version: str
-    plural: str
-    kind: str
+    ref: ResourceRef
     namespaced: bool
     verbs: tuple[str, ...]
     short_names: tuple[str, ...] = ()
     categories: tuple[str, ...] = ()
 
     @property
+    def group(self) -> str:
+        return self.ref.group
+
+    @property
+    def version(self) -> str:
+        return self.ref.version
+
+    @property
+    def plural(self) -> str:
+        return self.ref.plural
+
+    @property
+    def kind(self) -> str:
+        return self.ref.kind
+
+    @property
     def name(self) -> str:
         """``plural.group`` (``plural`` for core), the capability id and the ``resource`` field."""
-        return f"{self.plural}.{self.group}" if self.group else self.plural
+        return self.ref.resource_id
 
     @property
     def api_version(self) -> str:
-        return f"{self.group}/{self.version}" if self.group else self.version
+        return self.ref.api_version
 
-    def list_path(self) -> str:
+    def list_path(self, namespace: str | None = None) -> str:
         prefix = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
-        return f"{prefix}/{self.plural}"
+        scope = f"/namespaces/{namespace}" if namespace and self.namespaced else ""
+        return f"{prefix}{scope}/{self.plural}"
 
 
 def load_configuration(kubeconfig: Path | None = None) -> client.Configuration:
@@ -200,10 +216,7 @@ class KubeReader:
                 continue
             out.append(
                 ApiResource(
-                    group=group,
-                    version=version,
-                    plural=item["name"],
-                    kind=item["kind"],
+                    ref=ResourceRef(group=group, version=version, plural=item["name"], kind=item["kind"]),
                     namespaced=bool(item.get("namespaced")),
                     verbs=tuple(item.get("verbs") or ()),
                     short_names=tuple(item.get("shortNames") or ()),
@@ -214,10 +227,7 @@ class KubeReader:
 
     async def list_objects(self, resource: ApiResource, *, namespace: str | None = None) -> list[dict[str, Any]]:
         """Every object of a resource, all pages (raises on any failure: callers never act on partial lists)."""
-        path = resource.list_path()
-        if namespace and resource.namespaced:
-            prefix = f"/apis/{resource.group}/{resource.version}" if resource.group else f"/api/{resource.version}"
-            path = f"{prefix}/namespaces/{namespace}/{resource.plural}"
+        path = resource.list_path(namespace)
         items: list[dict[str, Any]] = []
         token: str | None = None
         while True:

@@ -20,6 +20,7 @@ from typing import Any, Final
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from inference.identity import CORE
 from inference.instances import InstancePolicy
 
 GROUP: Final = "kubevec.io"
@@ -174,7 +175,7 @@ class EffectivePolicy:
 
 
 def _matches_resource(pattern: ResourcePattern, group: str, kind: str, plural: str) -> bool:
-    groups: Sequence[str] = (group, "core") if group == "" else (group,)
+    groups: Sequence[str] = (group, CORE) if group == "" else (group,)
     group_ok = any(fnmatch.fnmatchcase(g, pattern.group) for g in groups) or (pattern.group == "" and group == "")
     kind_ok = fnmatch.fnmatchcase(kind, pattern.kind) or fnmatch.fnmatchcase(plural, pattern.kind)
     return group_ok and kind_ok

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from inference.documents import CAPABILITIES, SCHEMA_VERSION, Document, InferenceError, make_document
+from inference.identity import ResourceRef
 from inference.schema import Field, SchemaView, clean, complexity, first_sentences
 from inference.tokens import MAX_TOKENS, count_tokens
 
@@ -121,14 +122,18 @@ class CapabilityDoc:
     text: str
 
     @property
+    def ref(self) -> ResourceRef:
+        return ResourceRef(group=self.group, version=self.storage_version, plural=self.plural, kind=self.kind)
+
+    @property
     def api_version(self) -> str:
-        return f"{self.group}/{self.storage_version}" if self.group else self.storage_version
+        return self.ref.api_version
 
     def to_document(self) -> Document:
         metadata: dict[str, Any] = {
             "cluster": self.cluster,
             "kind": self.kind,
-            "group": self.group or "core",
+            "group": self.ref.payload_group,
             "version": self.storage_version,
             "api_version": self.api_version,
             "resource": self.id,
@@ -153,11 +158,6 @@ class CapabilityDoc:
     @property
     def schema_version(self) -> int:
         return SCHEMA_VERSION
-
-
-def resource_id(*, plural: str, group: str) -> str:
-    """``<plural>.<group>``, or ``<plural>`` for the core group, as kubectl prints it."""
-    return f"{plural}.{group}" if group else plural
 
 
 def describe_crd(crd: Mapping[str, Any], *, cluster: str = "default") -> CapabilityDoc:
@@ -282,7 +282,7 @@ def _describe(
         categories=categories,
     )
     return CapabilityDoc(
-        id=resource_id(plural=plural, group=group),
+        id=ResourceRef(group=group, version=storage_version, plural=plural, kind=kind).resource_id,
         cluster=cluster,
         kind=kind,
         group=group,

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 from inference.documents import INSTANCES, Document, InferenceError, make_document
+from inference.identity import ResourceRef
 from inference.redaction import REDACTED, redact_object
 
 #: Labels written into the *text* (the payload's ``labels`` list always holds every label: filters are exact).
@@ -52,17 +53,22 @@ class InstanceDoc:
     text: str
 
     @property
+    def ref(self) -> ResourceRef:
+        return ResourceRef(group=self.group, version=self.version, plural=self.plural, kind=self.kind)
+
+    @property
     def api_version(self) -> str:
-        return f"{self.group}/{self.version}" if self.group else self.version
+        return self.ref.api_version
 
     def to_document(self) -> Document:
+        ref = self.ref
         metadata: dict[str, Any] = {
             "cluster": self.cluster,
             "kind": self.kind,
-            "group": self.group or "core",
+            "group": ref.payload_group,
             "version": self.version,
-            "api_version": self.api_version,
-            "resource": f"{self.plural}.{self.group}" if self.group else self.plural,
+            "api_version": ref.api_version,
+            "resource": ref.resource_id,
             "name": self.name,
             "uid": self.uid,
             "labels": list(self.labels),
@@ -73,15 +79,6 @@ class InstanceDoc:
         if self.owner:
             metadata["owner"] = self.owner
         return make_document(id=self.id, collection=INSTANCES, text=self.text, metadata=metadata)
-
-
-def instance_id(*, cluster: str, namespace: str | None, group: str, version: str, kind: str, name: str) -> str:
-    return f"{cluster}/{namespace or '_cluster'}/{group or 'core'}/{version}/{kind}/{name}"
-
-
-def split_api_version(api_version: str) -> tuple[str, str]:
-    group, _, version = api_version.rpartition("/")
-    return group, version
 
 
 def build_instance(
@@ -107,18 +104,18 @@ def build_instance(
 def _build(obj: Mapping[str, Any], *, plural: str, cluster: str, policy: InstancePolicy) -> InstanceDoc:
     meta = obj["metadata"]
     kind = str(obj["kind"])
-    group, version = split_api_version(str(obj["apiVersion"]))
+    ref = ResourceRef.from_api_version(str(obj["apiVersion"]), kind=kind, plural=plural)
     name = str(meta["name"])
     namespace = str(meta["namespace"]) if meta.get("namespace") else None
     labels_map = meta.get("labels") if isinstance(meta.get("labels"), Mapping) else {}
     labels = tuple(sorted(f"{k}={v}" for k, v in labels_map.items()))
     owner = _owner(meta.get("ownerReferences"))
     annotations = _annotations(meta.get("annotations"), allow=policy.annotation_allowlist)
-    summary = tuple(_summarise(kind=kind, group=group, obj=obj, policy=policy))
+    summary = tuple(_summarise(kind=kind, group=ref.group, obj=obj, policy=policy))
     head = [f"{kind} {name}"]
     if namespace:
         head.append(f"namespace: {namespace}")
-    head.append(f"apiVersion: {obj['apiVersion']}")
+    head.append(f"apiVersion: {ref.api_version}")
     if labels:
         more = len(labels) - MAX_TEXT_LABELS
         head.append("labels: " + ", ".join(labels[:MAX_TEXT_LABELS]) + (f" (+{more} more)" if more > 0 else ""))
@@ -126,11 +123,11 @@ def _build(obj: Mapping[str, Any], *, plural: str, cluster: str, policy: Instanc
         head.append(f"owner: {owner}")
     text = " | ".join([*head, *summary, *annotations])
     return InstanceDoc(
-        id=instance_id(cluster=cluster, namespace=namespace, group=group, version=version, kind=kind, name=name),
+        id=ref.instance_id(cluster=cluster, namespace=namespace, name=name),
         cluster=cluster,
         kind=kind,
-        group=group,
-        version=version,
+        group=ref.group,
+        version=ref.version,
         plural=plural,
         namespace=namespace,
         name=name,

@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
-from inference.capabilities import describe_builtin, describe_crd, resource_id
+from inference.capabilities import describe_builtin, describe_crd
 from inference.documents import InferenceError
+from inference.identity import ResourceRef
 from inference.manifests import is_crd, iter_manifest_files, load_manifests
 from inference.tokens import MAX_TOKENS, load_tokenizer
 from tests.conftest import SHARED_CRDS
@@ -158,7 +159,7 @@ def test_builtin_kind_resolves_refs() -> None:
     assert "declarative updates" in doc.text
     assert "replicas: Number of desired pods." in doc.text
     assert "strategy: The deployment strategy" in doc.text
-    assert resource_id(plural="pods", group="") == "pods"
+    assert ResourceRef(group="", version="v1", plural="pods", kind="Pod").resource_id == "pods"
 
 
 def test_missing_file_is_a_clear_error(tmp_path: Path) -> None:

@@ -8,14 +8,21 @@ from backends.memory import MemoryStore
 from controller.app import App
 from controller.kube import ApiResource, KubeError
 from controller.settings import ServerSettings, Settings, SyncSettings
+from inference.identity import ResourceRef
 from tests.fakes import CountingEmbedder
 
 VERBS = ("get", "list", "watch")
-CONFIGMAPS = ApiResource(group="", version="v1", plural="configmaps", kind="ConfigMap", namespaced=True, verbs=VERBS)
-ROLES = ApiResource(
-    group="rbac.authorization.k8s.io", version="v1", plural="roles", kind="Role", namespaced=True, verbs=VERBS
-)
-WIDGETS = ApiResource(group="example.com", version="v1", plural="widgets", kind="Widget", namespaced=True, verbs=VERBS)
+
+
+def api_resource(api_version: str, plural: str, kind: str) -> ApiResource:
+    return ApiResource(
+        ref=ResourceRef.from_api_version(api_version, kind=kind, plural=plural), namespaced=True, verbs=VERBS
+    )
+
+
+CONFIGMAPS = api_resource("v1", "configmaps", "ConfigMap")
+ROLES = api_resource("rbac.authorization.k8s.io/v1", "roles", "Role")
+WIDGETS = api_resource("example.com/v1", "widgets", "Widget")
 
 
 class FakeReader:

@@ -1,0 +1,86 @@
+"""Resource and document identity: the one place that formats and parses ids (kopf's ``Resource`` is the model).
+
+- a resource type is ``ResourceRef(group, version, plural, kind)``; its capability id and payload
+  ``resource`` is ``plural.group`` (``plural`` for the core group), as kubectl prints it;
+- an instance id is ``<cluster>/<namespace or _cluster>/<group or core>/<version>/<Kind>/<name>``;
+- payloads spell the core group ``core`` (an empty string cannot be filtered on everywhere).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Final
+
+CORE: Final = "core"
+CLUSTER_SCOPE: Final = "_cluster"
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class ResourceRef:
+    """One API resource type at one version; ``group`` is ``""`` for the core group."""
+
+    group: str
+    version: str
+    plural: str
+    kind: str
+
+    @classmethod
+    def from_api_version(cls, api_version: str, *, kind: str, plural: str) -> ResourceRef:
+        group, _, version = api_version.rpartition("/")
+        return cls(group=group, version=version, plural=plural, kind=kind)
+
+    @property
+    def resource_id(self) -> str:
+        """``plural.group`` (``plural`` for core): the capability id and the payload's ``resource``."""
+        return f"{self.plural}.{self.group}" if self.group else self.plural
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def payload_group(self) -> str:
+        return self.group or CORE
+
+    def instance_id(self, *, cluster: str, namespace: str | None, name: str) -> str:
+        return InstanceId(
+            cluster=cluster, namespace=namespace, group=self.group, version=self.version, kind=self.kind, name=name
+        ).id
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class InstanceId:
+    """The parts of an instance document id; ``group`` is ``""`` for core, ``namespace`` None when cluster-scoped."""
+
+    cluster: str
+    namespace: str | None
+    group: str
+    version: str
+    kind: str
+    name: str
+
+    @property
+    def id(self) -> str:
+        namespace = self.namespace or CLUSTER_SCOPE
+        return f"{self.cluster}/{namespace}/{self.group or CORE}/{self.version}/{self.kind}/{self.name}"
+
+
+def parse_instance_id(document_id: str) -> InstanceId | None:
+    """The parts of an instance id, or None if it is not one (names never contain ``/``)."""
+    parts = document_id.split("/")
+    if len(parts) != 6 or not all(parts):
+        return None
+    cluster, namespace, group, version, kind, name = parts
+    return InstanceId(
+        cluster=cluster,
+        namespace=None if namespace == CLUSTER_SCOPE else namespace,
+        group="" if group == CORE else group,
+        version=version,
+        kind=kind,
+        name=name,
+    )
+
+
+def group_of_resource_id(resource_id: str) -> str:
+    """The API group of a capability id (``""`` for core): plurals never contain dots."""
+    return resource_id.partition(".")[2]
