@@ -18,19 +18,17 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from aiohttp import web
-
 from backends import VectorStore
 from backends.factory import open_store
 from controller.engine import SyncEngine
-from controller.kube import ApiResource, KubeError, KubeReader, load_api_client
+from controller.health import HealthServer
+from controller.kube import ApiResource, KubeError, KubeReader
 from controller.metrics import Metrics
-from controller.peering import PeeringIdentity, is_active
-from controller.policy import DEFAULT_EXCLUDED, SECRETS, EffectivePolicy, PolicyError, parse_spec
-from controller.policy import GROUP as POLICY_GROUP
-from controller.policy import PLURAL as POLICY_PLURAL
-from controller.policy import VERSION as POLICY_VERSION
+from controller.peering import PeeringIdentity
+from controller.peering import follow as follow_peering
+from controller.policy import DEFAULT_EXCLUDED, SECRETS, EffectivePolicy, PolicyError, SyncPolicy
 from controller.settings import Settings
+from controller.status import SyncStatus, write_status
 from inference.capabilities import describe_builtin, describe_crd
 from inference.config import make_embedder
 from inference.documents import CAPABILITIES, COLLECTIONS, INSTANCES, Collection, Document, InferenceError
@@ -125,7 +123,7 @@ class App:
         self.metrics.active.set(1 if peering is None else 0)
         self.store = store or open_store(settings.store)
         self.embedder = embedder or make_embedder(settings.embedder)
-        self.kube = kube
+        self.kube = kube or KubeReader(kubeconfig=settings.kubeconfig)
         self.engine = SyncEngine(
             store=self.store,
             embedder=self.embedder,
@@ -150,7 +148,7 @@ class App:
             else None
         )
         self.engine.set_active(self.active)
-        self.policies: dict[str, Any] = {}
+        self.policies: dict[str, SyncPolicy] = {}
         self.policy = EffectivePolicy()
         self.ready = False
         self.cluster_error: str | None = None  # set while the API server cannot be reached
@@ -159,7 +157,13 @@ class App:
         self._resync_now = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
         self._purges: set[asyncio.Task[None]] = set()  # each removes itself when done
-        self._runners: list[web.AppRunner] = []
+        self.health = HealthServer(
+            host=settings.server.host,
+            health_port=settings.server.health_port,
+            metrics_port=settings.server.metrics_port,
+            metrics=self.metrics,
+            not_ready=self.not_ready,
+        )
         self._reported_bad: set[str] = set()
         self._openapi_cache: dict[tuple[str, str], Mapping[str, Any]] = {}
         self._resync_lock = asyncio.Lock()
@@ -167,9 +171,7 @@ class App:
     # -- lifecycle ---------------------------------------------------------------------------------
 
     async def start(self) -> None:
-        if self.kube is None:
-            self.kube = KubeReader(api=load_api_client(self.settings.kubeconfig))
-        await self._serve_http()
+        await self.health.start()
         self._tasks.append(asyncio.create_task(self._prepare_and_run(), name="kubevec-main"))
         self._tasks.append(asyncio.create_task(self._probe_cluster(), name="kubevec-probe"))
 
@@ -183,13 +185,11 @@ class App:
         if self.engine.queue and self.engine.active and not self.engine.degraded:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self.engine.flush(), timeout=10)
-        for runner in self._runners:
-            await runner.cleanup()
+        await self.health.stop()
         if self.llm:
             await self.llm.close()
         await self.store.close()
-        if self.kube:
-            self.kube.close()
+        self.kube.close()
 
     async def _prepare_and_run(self) -> None:
         backoff = 0.5
@@ -208,39 +208,17 @@ class App:
         flusher = asyncio.create_task(self.engine.run(), name="kubevec-flush")
         self._tasks.append(flusher)
         if self.peering is not None:
-            self._tasks.append(asyncio.create_task(self._follow_peering(), name="kubevec-peering"))
+            following = follow_peering(kube=self.kube, me=self.peering, on_change=self._set_active)
+            self._tasks.append(asyncio.create_task(following, name="kubevec-peering"))
         await self._resync_loop()
 
-    async def _follow_peering(self) -> None:
-        """Track whether this replica is the active peer; resync at once when it becomes active.
-
-        A replica may lead only once its own keep-alive is in the peering object and a settling
-        period has passed: replicas started together must see each other before either writes.
-        """
-        assert self.peering is not None
-        assert self.kube is not None
-        interval = max(1.0, self.peering.lifetime / 4)
-        settle = min(5.0, self.peering.lifetime / 2)
-        seen_self_at: float | None = None
-        while True:
-            try:
-                body = await self.kube.get(self.peering.path)
-                status = (body or {}).get("status") or {}
-                if self.peering.identity in status and seen_self_at is None:
-                    seen_self_at = time.monotonic()
-                settled = seen_self_at is not None and time.monotonic() - seen_self_at >= settle
-                active = settled and is_active(me=self.peering, status=status)
-            except Exception as exc:
-                logger.warning("Failed to read the peering object name=%s error=%s", self.peering.name, exc)
-                active = self.active
-            if active != self.active:
-                logger.info("Became the %s replica peering=%s", "active" if active else "standby", self.peering.name)
-                self.active = active
-                self.engine.set_active(active)
-                if active:
-                    self.request_resync()
-            self.metrics.active.set(1 if self.active else 0)
-            await asyncio.sleep(interval)
+    def _set_active(self, active: bool) -> None:
+        """Leader election outcome: only the active replica writes; becoming active resyncs at once."""
+        self.active = active
+        self.engine.set_active(active)
+        self.metrics.active.set(1 if active else 0)
+        if active:
+            self.request_resync()
 
     async def _probe_cluster(self) -> None:
         """Whether the API server answers, every few seconds: readiness and a metric follow it.
@@ -248,7 +226,6 @@ class App:
         kopf retries its watches on its own and says so only in logs; without this probe the
         controller would stay ready while it can neither list nor watch anything.
         """
-        assert self.kube is not None
         interval = self.settings.sync.cluster_probe_seconds
         lost_at = 0.0
         while True:
@@ -337,13 +314,13 @@ class App:
             self.policies.pop(name, None)
         else:
             try:
-                self.policies[name] = (parse_spec(name, body.get("spec")), body)
+                self.policies[name] = SyncPolicy.from_body(body)
             except PolicyError as exc:
                 self.metrics.errors.labels(stage="policy").inc()
                 logger.error("Ignored an invalid SyncPolicy name=%s error=%s", name, exc)
                 self.policies.pop(name, None)
                 self.last_resync_error = str(exc)
-        new = EffectivePolicy.merge(spec for _, (spec, _) in sorted(self.policies.items()))
+        new = EffectivePolicy.merge(policy.spec for _, policy in sorted(self.policies.items()))
         if new != self.policy:
             self.policy = new
             logger.info("Applied SyncPolicies count=%d", len(self.policies))
@@ -385,7 +362,6 @@ class App:
 
     async def resync(self) -> None:
         """Make the store exactly what the cluster implies (see the module docstring)."""
-        assert self.kube is not None
         async with self._resync_lock:
             started = time.monotonic()
             snapshot = await self.engine.reload_known()
@@ -438,7 +414,6 @@ class App:
         narrower than the policy): it is skipped with an error, the rest of the resync goes on. The
         stored documents of what is unseen are kept, not collected.
         """
-        assert self.kube is not None
         desired: dict[Collection, dict[str, Document]] = {c: {} for c in COLLECTIONS}
         resources = await self.kube.discover()
         served = {str((s.get("spec") or {}).get("group") or "") for s in await self.kube.list_objects(APISERVICES)}
@@ -489,7 +464,6 @@ class App:
             return document
 
     async def _builtin_document(self, resource: ApiResource) -> Document | None:
-        assert self.kube is not None
         key = (resource.group, resource.version)
         if key not in self._openapi_cache:
             try:
@@ -519,85 +493,32 @@ class App:
     # -- status, health, metrics -------------------------------------------------------------------
 
     async def _report_status(self) -> None:
-        """Write status on our own SyncPolicy objects (the only writes the controller makes)."""
-        if not self.policies or self.kube is None or not self.active:
-            return  # only the active replica reports
-        now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        """SyncPolicy status, from the active replica only."""
+        if not self.policies or not self.active:
+            return
         error = self.engine.last_error if self.engine.degraded else self.last_resync_error
-        degraded = bool(self.engine.degraded or self.last_resync_error)
-        for name, (_, body) in list(self.policies.items()):
-            status = {
-                "observedGeneration": (body.get("metadata") or {}).get("generation"),
-                "documents": {c: len(self.engine.known[c]) for c in COLLECTIONS},
-                "lastSyncTime": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.engine.last_flush or time.time())),
-                "lastFullResyncTime": (
-                    time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.last_full_resync))
-                    if self.last_full_resync
-                    else None
-                ),
-                "lastError": error,
-                "conditions": [
-                    _condition("Ready", self.ready and not degraded, "Synced" if self.ready else "Syncing", now),
-                    _condition("Degraded", degraded, "SyncFailing" if degraded else "Healthy", now, error or ""),
-                ],
-            }
-            try:
-                await self.kube.patch_status(
-                    group=POLICY_GROUP, version=POLICY_VERSION, plural=POLICY_PLURAL, name=name, status=status
-                )
-            except Exception as exc:
-                logger.warning("Failed to write SyncPolicy status name=%s error=%s", name, exc)
+        sync = SyncStatus(
+            documents={c: len(self.engine.known[c]) for c in COLLECTIONS},
+            ready=self.ready,
+            error=error,
+            last_flush=self.engine.last_flush,
+            last_full_resync=self.last_full_resync,
+        )
+        await write_status(kube=self.kube, policies=list(self.policies.values()), sync=sync)
 
-    async def _serve_http(self) -> None:
-        server = self.settings.server
-        if server.health_port:
-            app = web.Application()
-            app.router.add_get("/healthz", self._healthz)
-            app.router.add_get("/readyz", self._readyz)
-            await self._listen(app, server.host, server.health_port)
-        if server.metrics_port:
-            app = web.Application()
-            app.router.add_get("/metrics", self._metrics)
-            await self._listen(app, server.host, server.metrics_port)
-
-    async def _listen(self, app: web.Application, host: str, port: int) -> None:
-        runner = web.AppRunner(app, access_log=None)
-        await runner.setup()
-        await web.TCPSite(runner, host, port).start()
-        self._runners.append(runner)
-
-    async def _healthz(self, _: web.Request) -> web.Response:
-        return web.Response(text="ok")
+    def not_ready(self) -> str | None:
+        """None when ready (initial sync done, store and embedder working, API server answering), else why not."""
+        if self.cluster_error is not None:
+            return f"cannot reach the Kubernetes API: {self.cluster_error}"
+        if self.engine.degraded:
+            return str(self.engine.last_error)
+        if not self.ready:
+            return "initial sync in progress"
+        return None
 
     @property
     def healthy(self) -> bool:
-        """Ready, the store and embedder working, and the API server answering."""
-        return self.ready and not self.engine.degraded and self.cluster_error is None
-
-    async def _readyz(self, _: web.Request) -> web.Response:
-        if self.healthy:
-            return web.Response(text="ready")
-        if self.cluster_error is not None:
-            reason = f"cannot reach the Kubernetes API: {self.cluster_error}"
-        elif self.engine.degraded:
-            reason = str(self.engine.last_error)
-        else:
-            reason = "initial sync in progress"
-        return web.Response(status=503, text=f"not ready: {reason}")
-
-    async def _metrics(self, _: web.Request) -> web.Response:
-        self.metrics.ready.set(1 if self.healthy else 0)
-        return web.Response(body=self.metrics.render(), content_type="text/plain")
-
-
-def _condition(kind: str, value: bool, reason: str, now: str, message: str = "") -> dict[str, str]:
-    return {
-        "type": kind,
-        "status": "True" if value else "False",
-        "reason": reason,
-        "message": message,
-        "lastTransitionTime": now,
-    }
+        return self.not_ready() is None
 
 
 def _find_schema(components: Mapping[str, Any], *, group: str, version: str, kind: str) -> Mapping[str, Any] | None:

@@ -143,12 +143,26 @@ def preflight(configuration: client.Configuration, *, attempts: int = 3, delay: 
 
 
 class KubeReader:
-    def __init__(self, *, api: client.ApiClient, page_size: int = 500) -> None:
-        self._api = api
+    """Reads the API with the official client; built at once, connects on first use.
+
+    ``api`` wins; otherwise the kubeconfig (or in-cluster credentials) are loaded on the first call,
+    so the App can hold a reader from its constructor while unit tests never touch a cluster.
+    """
+
+    def __init__(self, *, api: client.ApiClient | None = None, kubeconfig: Path | None = None, page_size: int = 500):
+        self._client = api
+        self._kubeconfig = kubeconfig
         self._page_size = page_size
 
+    @property
+    def _api(self) -> client.ApiClient:
+        if self._client is None:
+            self._client = load_api_client(self._kubeconfig)
+        return self._client
+
     def close(self) -> None:
-        self._api.close()  # type: ignore[no-untyped-call]
+        if self._client is not None:
+            self._client.close()  # type: ignore[no-untyped-call]
 
     async def get(self, path: str, *, query: Mapping[str, Any] | None = None, request_timeout: float = 60) -> Any:
         return await asyncio.to_thread(self._get, path, dict(query or {}), request_timeout)

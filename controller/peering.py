@@ -8,12 +8,19 @@ and garbage collection only while active.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import datetime
+import logging
 import secrets
 import socket
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from typing import Any, Final
+
+from controller.kube import KubeError, KubeReader
+
+logger = logging.getLogger(__name__)
 
 PEERING_GROUP: Final = "kopf.dev"
 PEERING_VERSION: Final = "v1"
@@ -59,3 +66,31 @@ def is_active(*, me: PeeringIdentity, status: Mapping[str, Any] | None, now: dat
         if lastseen + lifetime > now and priority >= me.priority:
             return False
     return True
+
+
+async def follow(*, kube: KubeReader, me: PeeringIdentity, on_change: Callable[[bool], None]) -> None:
+    """Track whether this replica is the active peer; ``on_change(active)`` on every change.
+
+    A replica may lead only once its own keep-alive is in the peering object and a settling period
+    has passed: replicas started together must see each other before either writes.
+    """
+    interval = max(1.0, me.lifetime / 4)
+    settle = min(5.0, me.lifetime / 2)
+    seen_self_at: float | None = None
+    active = False
+    while True:
+        try:
+            body = await kube.get(me.path)
+            status = (body or {}).get("status") or {}
+            if me.identity in status and seen_self_at is None:
+                seen_self_at = time.monotonic()
+            settled = seen_self_at is not None and time.monotonic() - seen_self_at >= settle
+            now_active = settled and is_active(me=me, status=status)
+        except KubeError as exc:
+            logger.warning("Failed to read the peering object name=%s error=%s", me.name, exc.reason)
+            now_active = active
+        if now_active != active:
+            logger.info("Became the %s replica peering=%s", "active" if now_active else "standby", me.name)
+            active = now_active
+            on_change(active)
+        await asyncio.sleep(interval)

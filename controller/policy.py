@@ -123,6 +123,27 @@ class PolicyError(ValueError):
     pass
 
 
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class SyncPolicy:
+    """One SyncPolicy object as the controller keeps it: its name, parsed spec and generation."""
+
+    name: str
+    spec: SyncPolicySpec
+    generation: int | None
+
+    @classmethod
+    def from_body(cls, body: Mapping[str, Any]) -> SyncPolicy:
+        """Parse an object from the API; raises :class:`PolicyError` naming it when the spec is invalid."""
+        meta = body.get("metadata") or {}
+        name = str(meta.get("name", ""))
+        generation = meta.get("generation")
+        return cls(
+            name=name,
+            spec=parse_spec(name, body.get("spec")),
+            generation=generation if isinstance(generation, int) else None,
+        )
+
+
 def parse_spec(name: str, spec: Any) -> SyncPolicySpec:
     try:
         return SyncPolicySpec.model_validate(spec or {})
