@@ -22,7 +22,8 @@ import dataclasses
 import logging
 import time
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
+from types import MappingProxyType
 from typing import Final
 
 from backends import BackendError, InvalidRecord, Record, VectorStore
@@ -35,6 +36,18 @@ from inference.identity import CORE, parse_instance_id
 logger = logging.getLogger(__name__)
 
 MIN_BACKOFF: Final = 0.5
+
+
+Snapshot = dict[Collection, dict[str, str]]
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Reconciled:
+    """What one :meth:`SyncEngine.reconcile` queued, and what it kept because it was not seen."""
+
+    upserts: int
+    deletes: int
+    kept: int
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -64,41 +77,112 @@ class SyncEngine:
         self.debounce = debounce
         self.batch_size = batch_size
         self.max_backoff = max_backoff
-        self.known: dict[Collection, dict[str, str]] = {c: {} for c in COLLECTIONS}
-        self.queue: OrderedDict[tuple[Collection, str], Pending] = OrderedDict()
-        self.lock = asyncio.Lock()  # serialises store writes: flushes, purges, resync decisions
-        self.degraded = False
+        self._known: dict[Collection, dict[str, str]] = {c: {} for c in COLLECTIONS}
+        self._queue: OrderedDict[tuple[Collection, str], Pending] = OrderedDict()
+        self._lock = asyncio.Lock()  # serialises store writes: flushes, purges, resync decisions
+        self._degraded = False
+        self._last_error: str | None = None
         self.active = True  # False on a standby peer: events queue up, nothing is written
-        self.last_error: str | None = None
         self.last_flush: float | None = None
         self._wakeup = asyncio.Event()
         self._idle = asyncio.Event()
         self._idle.set()
         self._backoff = MIN_BACKOFF
 
+    # -- read-only views ----------------------------------------------------------------------------
+
+    @property
+    def known(self) -> Mapping[Collection, Mapping[str, str]]:
+        """The (id -> content_hash) believed stored, per collection (a read-only view)."""
+        return {c: MappingProxyType(ids) for c, ids in self._known.items()}
+
+    @property
+    def queue(self) -> Mapping[tuple[Collection, str], Pending]:
+        """What waits to be written, oldest first (a read-only view)."""
+        return MappingProxyType(self._queue)
+
+    @property
+    def degraded(self) -> bool:
+        return self._degraded
+
+    @property
+    def last_error(self) -> str | None:
+        return self._last_error
+
     # -- start-up ----------------------------------------------------------------------------------
 
     async def prepare(self) -> None:
-        """Ensure both collections exist (for this embedder) and seed the known hashes from the store."""
-        for collection in COLLECTIONS:
-            await self.store.ensure_collection(
-                self.names[collection], dimension=self.embedder.dimension, embedder=self.embedder.name
-            )
-        await self.reload_known()
+        """Ensure both collections exist (for this embedder) and seed the known hashes from the store.
 
-    async def reload_known(self) -> dict[Collection, dict[str, str]]:
+        A failure marks the engine degraded (readiness shows why) and is raised for the caller to retry.
+        """
+        try:
+            for collection in COLLECTIONS:
+                await self.store.ensure_collection(
+                    self.names[collection], dimension=self.embedder.dimension, embedder=self.embedder.name
+                )
+            await self.snapshot()
+        except Exception as exc:
+            self._set_degraded(exc, stage="startup")
+            raise
+        self._clear_degraded()
+
+    async def snapshot(self) -> Snapshot:
         """Re-read every stored (id, hash), all pages, and install it as what is known; returns a copy.
 
-        Read under the write lock, so no flush lands between the read and the install.
+        Read under the write lock, so no flush lands between the read and the install. The resync
+        takes it *before* listing the cluster (see :meth:`reconcile`).
         """
-        async with self.lock:
+        async with self._lock:
             snapshot: dict[Collection, dict[str, str]] = {}
             for collection in COLLECTIONS:
                 name = self.names[collection]
                 snapshot[collection] = {i: h async for i, h in self.store.iter_ids(name, page_size=1000)}
-            self.known = {c: dict(ids) for c, ids in snapshot.items()}
+            self._known = {c: dict(ids) for c, ids in snapshot.items()}
         self._count_documents()
         return snapshot
+
+    async def reconcile(
+        self,
+        *,
+        snapshot: Snapshot,
+        desired: Mapping[Collection, Mapping[str, Document]],
+        keep: Callable[[Collection, str], bool],
+    ) -> Reconciled:
+        """Queue what makes the store exactly ``desired``; ``snapshot`` was taken before ``desired`` was listed.
+
+        - a stored id not desired is deleted, unless an event queued it meanwhile, the store changed
+          since the snapshot (something newer was written), or ``keep`` says it was not seen this time;
+        - a desired document whose hash differs from the snapshot is written, unless an event queued a
+          newer state meanwhile or a newer state was written since the snapshot.
+
+        So an object created after the snapshot is never deleted, and an older listed state never
+        overwrites what an event wrote.
+        """
+        upserts = deletes = kept = 0
+        async with self._lock:
+            for collection in COLLECTIONS:
+                known = self._known[collection]
+                wanted = desired[collection]
+                for document_id, stored_hash in snapshot[collection].items():
+                    if document_id in wanted or self.pending(collection, document_id):
+                        continue
+                    if known.get(document_id) != stored_hash:
+                        continue
+                    if keep(collection, document_id):
+                        kept += 1
+                        continue
+                    self.submit_delete(collection, document_id)
+                    deletes += 1
+                for document_id, document in wanted.items():
+                    before = snapshot[collection].get(document_id)
+                    if before == document.content_hash or known.get(document_id) != before:
+                        continue
+                    if self.pending(collection, document_id):
+                        continue
+                    self.submit(document)
+                    upserts += 1
+        return Reconciled(upserts=upserts, deletes=deletes, kept=kept)
 
     # -- intake ------------------------------------------------------------------------------------
 
@@ -119,23 +203,23 @@ class SyncEngine:
             self._wakeup.set()
 
     def pending(self, collection: Collection, document_id: str) -> bool:
-        return (collection, document_id) in self.queue
+        return (collection, document_id) in self._queue
 
     def _put(self, item: Pending) -> None:
         key = (item.collection, item.id)
-        self.queue.pop(key, None)  # last state wins, and moves to the back
-        self.queue[key] = item
-        self.metrics.queue_depth.set(len(self.queue))
+        self._queue.pop(key, None)  # last state wins, and moves to the back
+        self._queue[key] = item
+        self.metrics.queue_depth.set(len(self._queue))
         self._idle.clear()
         self._wakeup.set()
 
     async def purge_resource(self, *, group: str, kind: str) -> None:
         """Delete every instance of one kind (its CRD is gone), in the store and in the queue."""
-        async with self.lock:
-            for key in [k for k, p in self.queue.items() if k[0] == "instances" and _id_kind(p.id) == (group, kind)]:
-                del self.queue[key]
+        async with self._lock:
+            for key in [k for k, p in self._queue.items() if k[0] == "instances" and _id_kind(p.id) == (group, kind)]:
+                del self._queue[key]
             await self.store.delete_where(self.names["instances"], And((Eq("group", group or CORE), Eq("kind", kind))))
-            known = self.known["instances"]
+            known = self._known["instances"]
             for document_id in [i for i in known if _id_kind(i) == (group, kind)]:
                 del known[document_id]
         self._count_documents()
@@ -147,14 +231,14 @@ class SyncEngine:
         while True:
             await self._wakeup.wait()
             self._wakeup.clear()
-            if not self.queue:
+            if not self._queue:
                 self._idle.set()
                 continue
             if not self.active:
                 continue  # a standby keeps the latest state of each document, writes nothing
-            oldest = next(iter(self.queue.values())).received
+            oldest = next(iter(self._queue.values())).received
             deadline = oldest + self.debounce
-            while len(self.queue) < self.batch_size and time.monotonic() < deadline:
+            while len(self._queue) < self.batch_size and time.monotonic() < deadline:
                 try:
                     await asyncio.wait_for(self._wakeup.wait(), timeout=max(0.0, deadline - time.monotonic()))
                     self._wakeup.clear()
@@ -164,7 +248,7 @@ class SyncEngine:
             if not ok:
                 await asyncio.sleep(self._backoff)
                 self._backoff = min(self._backoff * 2, self.max_backoff)
-            if self.queue:
+            if self._queue:
                 self._wakeup.set()
             else:
                 self._idle.set()
@@ -175,10 +259,10 @@ class SyncEngine:
 
     async def flush(self) -> bool:
         """Flush everything queued, batch by batch; False (and the batch re-queued) on a failure."""
-        while self.queue:
-            async with self.lock:
-                batch = [self.queue.popitem(last=False)[1] for _ in range(min(self.batch_size, len(self.queue)))]
-                self.metrics.queue_depth.set(len(self.queue))
+        while self._queue:
+            async with self._lock:
+                batch = [self._queue.popitem(last=False)[1] for _ in range(min(self.batch_size, len(self._queue)))]
+                self.metrics.queue_depth.set(len(self._queue))
                 try:
                     await self._write(batch)
                 except (BackendError, EmbedderError) as exc:
@@ -189,32 +273,33 @@ class SyncEngine:
                     self._requeue(batch)  # shutting down mid-write: the final flush writes it again
                     raise
             self._backoff = MIN_BACKOFF
-            if self.degraded:
-                logger.info("Recovered from a store or embedder failure")
-            self.degraded = False
-            self.metrics.degraded.set(0)
+            self._clear_degraded()
             self.last_flush = time.time()
         return True
 
     def _requeue(self, batch: Iterable[Pending]) -> None:
         for item in reversed(list(batch)):
             key = (item.collection, item.id)
-            if key not in self.queue:  # a newer state arrived meanwhile: it wins
-                self.queue[key] = item
-                self.queue.move_to_end(key, last=False)
-        self.metrics.queue_depth.set(len(self.queue))
+            if key not in self._queue:  # a newer state arrived meanwhile: it wins
+                self._queue[key] = item
+                self._queue.move_to_end(key, last=False)
+        self.metrics.queue_depth.set(len(self._queue))
 
-    def _set_degraded(self, exc: Exception) -> None:
-        stage = "store" if isinstance(exc, BackendError) else "embedder"
+    def _set_degraded(self, exc: Exception, *, stage: str | None = None) -> None:
+        stage = stage or ("store" if isinstance(exc, BackendError) else "embedder")
         self.metrics.errors.labels(stage=stage).inc()
         self.metrics.degraded.set(1)
         message = f"{type(exc).__name__}: {exc}"
-        if not self.degraded or message != self.last_error:
-            logger.error(
-                "Failed to sync a batch, will retry stage=%s backoff=%.1fs error=%s", stage, self._backoff, message
-            )
-        self.degraded = True
-        self.last_error = message
+        if not self._degraded or message != self._last_error:
+            logger.error("Failed to sync, will retry stage=%s backoff=%.1fs error=%s", stage, self._backoff, message)
+        self._degraded = True
+        self._last_error = message
+
+    def _clear_degraded(self) -> None:
+        if self._degraded:
+            logger.info("Recovered from a store or embedder failure")
+        self._degraded = False
+        self.metrics.degraded.set(0)
 
     async def _write(self, batch: list[Pending]) -> None:
         now = time.monotonic()
@@ -229,7 +314,7 @@ class SyncEngine:
             if deletes:
                 await self.store.delete(self.names[collection], deletes)
                 for document_id in deletes:
-                    self.known[collection].pop(document_id, None)
+                    self._known[collection].pop(document_id, None)
                 self.metrics.deletes.labels(collection=collection).inc(len(deletes))
                 logger.info("Deleted documents collection=%s count=%d", collection, len(deletes))
             for item in items:
@@ -238,7 +323,7 @@ class SyncEngine:
 
     async def _upsert(self, collection: Collection, items: list[Pending]) -> None:
         name = self.names[collection]
-        known = self.known[collection]
+        known = self._known[collection]
         documents = [p.document for p in items if p.document is not None]
         changed = [d for d in documents if known.get(d.id) != d.content_hash]
         unchanged = len(documents) - len(changed)
@@ -289,7 +374,7 @@ class SyncEngine:
 
     def _count_documents(self) -> None:
         for collection in COLLECTIONS:
-            self.metrics.documents.labels(collection=collection).set(len(self.known[collection]))
+            self.metrics.documents.labels(collection=collection).set(len(self._known[collection]))
 
 
 def _id_kind(document_id: str) -> tuple[str, str] | None:

@@ -12,10 +12,10 @@ from typing import Any
 
 import kopf
 
-from controller.app import App, watchable
+from controller.app import App
 from controller.kube import load_configuration
 from controller.peering import PeeringIdentity
-from controller.policy import GROUP, PLURAL, VERSION
+from controller.policy import GROUP, PLURAL, VERSION, watchable
 from controller.settings import Settings
 
 

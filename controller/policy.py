@@ -55,6 +55,34 @@ DEFAULT_EXCLUDED: Final = frozenset(
 SECRETS: Final = ("", "secrets")
 
 
+def listable(
+    *,
+    group: str,
+    plural: str,
+    verbs: tuple[str, ...] | list[str],
+    preferred: bool = True,
+    groups: Sequence[str] | None = None,
+) -> bool:
+    """The static part of "are this kind's instances indexed": listable, preferred, not excluded by default,
+    and in ``groups`` (the named API groups RBAC grants; None: all; the core group always)."""
+    if groups is not None and group and group not in groups:
+        return False
+    return preferred and "list" in verbs and "watch" in verbs and (group, plural) not in DEFAULT_EXCLUDED
+
+
+def watchable(
+    *,
+    group: str,
+    plural: str,
+    verbs: tuple[str, ...] | list[str],
+    preferred: bool = True,
+    groups: Sequence[str] | None = None,
+) -> bool:
+    """Whether kopf watches a kind: every listable one but Secrets (read by the resync only, when opted in)."""
+    listed = listable(group=group, plural=plural, verbs=verbs, preferred=preferred, groups=groups)
+    return (group, plural) != SECRETS and listed
+
+
 class ResourcePattern(BaseModel):
     model_config = ConfigDict(extra="forbid")
 

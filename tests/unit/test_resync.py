@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
+
+import pytest
 
 from backends.memory import MemoryStore
 from controller.app import App
@@ -33,11 +36,17 @@ class FakeReader:
         self.objects: dict[str, list[dict[str, Any]]] = {}
         self.apiservice_groups: list[str] = []
         self.forbidden: set[str] = set()
+        self.failing: set[str] = set()
+        self.during_list: Callable[[], Awaitable[None]] | None = None  # events landing mid-listing
 
     async def discover(self) -> list[ApiResource]:
         return list(self.resources)
 
     async def list_objects(self, resource: ApiResource, *, namespace: str | None = None) -> list[dict[str, Any]]:
+        if resource.plural in self.failing:
+            raise KubeError(f"GET {resource.list_path()} failed: HTTP 500", reason="HTTP 500 Internal Server Error")
+        if resource.plural == "configmaps" and self.during_list is not None:
+            await self.during_list()
         if resource.plural in self.forbidden:
             raise KubeError(f"GET {resource.list_path()} failed: HTTP 403 Forbidden", reason="HTTP 403 Forbidden")
         if resource.plural == "apiservices":
@@ -113,3 +122,90 @@ async def test_a_forbidden_list_skips_one_resource_and_keeps_its_documents() -> 
         "u/a/rbac.authorization.k8s.io/v1/Role/r1",
     ]
     assert app.metrics.registry.get_sample_value("kubevec_errors_total", {"stage": "forbidden"}) == 1
+
+
+def configmap(name: str, **labels: str) -> dict[str, Any]:
+    return {**obj("ConfigMap", "v1", name), "metadata": {"name": name, "namespace": "a", "labels": labels}}
+
+
+def cm_id(name: str) -> str:
+    return f"u/a/core/v1/ConfigMap/{name}"
+
+
+async def event(app: App, body: dict[str, Any], *, deleted: bool = False) -> None:
+    """A watch event that is written before the listing returns."""
+    app.observe_object(
+        group="",
+        version="v1",
+        plural="configmaps",
+        kind="ConfigMap",
+        event_type="DELETED" if deleted else "MODIFIED",
+        body=body,
+    )
+    await app.engine.flush()
+
+
+async def synced(reader: FakeReader, *objects: dict[str, Any]) -> App:
+    reader.resources = [CONFIGMAPS]
+    reader.apiservice_groups = [""]
+    reader.objects = {"configmaps": list(objects)}
+    app = await prepared_app(reader)
+    await app.resync()
+    await app.engine.flush()
+    return app
+
+
+async def test_an_object_created_during_the_listing_is_never_deleted() -> None:
+    reader = FakeReader()
+    app = await synced(reader, configmap("c1"))
+    reader.during_list = lambda: event(app, configmap("new"))  # the listing (taken before) misses it
+    await app.resync()
+    await app.engine.flush()
+    assert sorted(app.engine.known["instances"]) == [cm_id("c1"), cm_id("new")]
+
+
+async def test_a_stale_listing_never_overwrites_a_newer_event() -> None:
+    reader = FakeReader()
+    app = await synced(reader, configmap("c1", tier="old"))
+    newer = app.engine.known["instances"][cm_id("c1")]
+    reader.during_list = lambda: event(app, configmap("c1", tier="new"))
+    reader.objects["configmaps"] = [configmap("c1", tier="stale")]  # listed before the event landed
+    await app.resync()
+    await app.engine.flush()
+    stored = (await app.store.get("instances", [cm_id("c1")]))[0]
+    assert stored.metadata["labels"] == ["tier=new"]
+    assert app.engine.known["instances"][cm_id("c1")] != newer
+
+
+async def test_an_object_deleted_during_the_listing_is_not_brought_back() -> None:
+    reader = FakeReader()
+    app = await synced(reader, configmap("c1"), configmap("c2"))
+    reader.during_list = lambda: event(app, configmap("c2"), deleted=True)  # the listing still has it
+    await app.resync()
+    await app.engine.flush()
+    assert sorted(app.engine.known["instances"]) == [cm_id("c1")]
+
+
+async def test_a_failed_list_aborts_garbage_collection() -> None:
+    reader = FakeReader()
+    app = await synced(reader, configmap("c1"), configmap("c2"))
+    reader.objects["configmaps"] = []
+    reader.failing = {"configmaps"}
+    with pytest.raises(KubeError):
+        await app.resync()
+    await app.engine.flush()
+    assert sorted(app.engine.known["instances"]) == [cm_id("c1"), cm_id("c2")]
+    reader.failing = set()
+    await app.resync()  # the next resync sees the truth: both are gone
+    await app.engine.flush()
+    assert dict(app.engine.known["instances"]) == {}
+
+
+async def test_an_object_recreated_during_the_listing_is_not_deleted() -> None:
+    reader = FakeReader()
+    app = await synced(reader, configmap("c1"), configmap("c2"))
+    reader.objects["configmaps"] = [configmap("c1")]  # listed while c2 was briefly gone...
+    reader.during_list = lambda: event(app, configmap("c2", again="yes"))  # ...then an event brings it back
+    await app.resync()
+    await app.engine.flush()
+    assert sorted(app.engine.known["instances"]) == [cm_id("c1"), cm_id("c2")]

@@ -1,0 +1,192 @@
+"""The resync: list what the cluster implies, and make the store exactly that (events only make it fast).
+
+At start-up and every resync interval the whole cluster is listed, the documents it implies are
+built, and the result is diffed against the store's own ids and hashes by
+:meth:`SyncEngine.reconcile`, which owns the diff. The snapshot of the store is taken *before*
+listing, so an object created meanwhile is never deleted, and a document an event changed meanwhile
+is never overwritten with the older listed state. Any failed list aborts the resync: garbage is
+never collected from a partial view. What could not be seen (an API group missing from discovery, a
+resource whose list is forbidden) keeps its stored documents.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import time
+from collections.abc import Callable, Mapping
+from typing import Any, Final
+
+from controller.documents import DocumentBuilder
+from controller.engine import SyncEngine
+from controller.kube import ApiResource, KubeError, KubeReader
+from controller.metrics import Metrics
+from controller.policy import EffectivePolicy, listable
+from controller.settings import Settings
+from inference.capabilities import describe_crd
+from inference.documents import CAPABILITIES, COLLECTIONS, INSTANCES, Collection, Document, InferenceError
+from inference.identity import CORE, ResourceRef, group_of_resource_id, parse_instance_id
+from inference.llm import LLMDescriber
+
+logger = logging.getLogger(__name__)
+
+CRD_RESOURCE: Final = ApiResource(
+    ref=ResourceRef(
+        group="apiextensions.k8s.io", version="v1", plural="customresourcedefinitions", kind="CustomResourceDefinition"
+    ),
+    namespaced=False,
+    verbs=("get", "list", "watch"),
+)
+APISERVICES: Final = ApiResource(
+    ref=ResourceRef(group="apiregistration.k8s.io", version="v1", plural="apiservices", kind="APIService"),
+    namespaced=False,
+    verbs=("get", "list", "watch"),
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class Unseen:
+    """What a resync could not see: API groups missing from discovery, resources it may not list."""
+
+    groups: frozenset[str] = frozenset()
+    kinds: frozenset[tuple[str, str]] = frozenset()
+
+    def with_kind(self, group: str, kind: str) -> Unseen:
+        return dataclasses.replace(self, kinds=self.kinds | {(group, kind)})
+
+    def covers(self, collection: Collection, document_id: str) -> bool:
+        """Whether a stored document belongs to something unseen (judged from its id alone)."""
+        if collection == CAPABILITIES:
+            return group_of_resource_id(document_id) in self.groups
+        parsed = parse_instance_id(document_id)
+        return parsed is not None and (parsed.group in self.groups or (parsed.group, parsed.kind) in self.kinds)
+
+    def __str__(self) -> str:
+        groups = ",".join(sorted(g or CORE for g in self.groups))
+        kinds = ",".join(sorted(f"{k}.{g}" if g else k for g, k in self.kinds))
+        return f"groups={groups or '-'} kinds={kinds or '-'}"
+
+
+@dataclasses.dataclass(frozen=True)
+class Desired:
+    documents: dict[Collection, dict[str, Document]]
+    unseen: Unseen
+
+
+class ClusterState:
+    """Lists the cluster and builds every document it implies (see the module docstring)."""
+
+    def __init__(
+        self,
+        *,
+        kube: KubeReader,
+        settings: Settings,
+        builder: DocumentBuilder,
+        metrics: Metrics,
+        policy: Callable[[], EffectivePolicy],
+        llm: LLMDescriber | None = None,
+    ) -> None:
+        self._kube = kube
+        self._settings = settings
+        self._builder = builder
+        self._metrics = metrics
+        self._policy = policy
+        self._llm = llm
+        self._openapi: dict[tuple[str, str], Mapping[str, Any]] = {}  # built-in schemas change only on upgrades
+
+    async def desired(self) -> Desired:
+        """Every document the cluster implies, and what could not be seen this time.
+
+        Discovery can be incomplete while the API server starts (the aggregated ``/apis`` list fills
+        in over seconds) or while an aggregated API's backend is down: a group that still has an
+        APIService but was not discovered is unseen. So is a resource whose list is forbidden (RBAC
+        narrower than the policy): it is skipped with an error, the rest of the resync goes on.
+        """
+        policy = self._policy()
+        documents: dict[Collection, dict[str, Document]] = {c: {} for c in COLLECTIONS}
+        resources = await self._kube.discover()
+        services = await self._kube.list_objects(APISERVICES)
+        served = {str((s.get("spec") or {}).get("group") or "") for s in services}
+        unseen = Unseen(groups=frozenset(served - {r.group for r in resources}))
+        crd_names = set()
+        for crd in await self._kube.list_objects(CRD_RESOURCE):
+            crd_names.add(str(crd["metadata"]["name"]))
+            document = self._builder.capability(crd)
+            if document is not None:
+                documents[CAPABILITIES][document.id] = await self._refined(crd, document)
+        if self._settings.sync.builtin_capabilities:
+            for resource in resources:
+                if resource.name not in crd_names and "list" in resource.verbs:
+                    document = self._builder.builtin(resource, components=await self._components(resource))
+                    if document is not None:
+                        documents[CAPABILITIES][document.id] = document
+        groups = self._settings.sync.api_groups
+        for resource in resources:
+            if not listable(group=resource.group, plural=resource.plural, verbs=resource.verbs, groups=groups):
+                continue
+            if not policy.watches(group=resource.group, kind=resource.kind, plural=resource.plural):
+                continue
+            try:
+                listed = await self._kube.list_objects(resource, namespace=self._settings.namespace)
+            except KubeError as exc:
+                if not exc.reason.startswith("HTTP 403"):
+                    raise  # anything else aborts the resync: never collect from a partial view
+                unseen = unseen.with_kind(resource.group, resource.kind)
+                self._metrics.errors.labels(stage="forbidden").inc()
+                logger.error("Skipped a resource kubevec may not list resource=%s error=%s", resource.name, exc.reason)
+                continue
+            for obj in listed:
+                if policy.admits(obj):
+                    document = self._builder.instance(obj, plural=resource.plural, policy=policy.instance_policy)
+                    if document is not None:
+                        documents[INSTANCES][document.id] = document
+        return Desired(documents=documents, unseen=unseen)
+
+    async def _refined(self, crd: Mapping[str, Any], document: Document) -> Document:
+        if self._llm is None:
+            return document
+        try:
+            return (await self._llm.refine(describe_crd(crd, cluster=self._builder.cluster))).to_document()
+        except InferenceError:
+            return document
+
+    async def _components(self, resource: ApiResource) -> Mapping[str, Any]:
+        key = (resource.group, resource.version)
+        if key not in self._openapi:
+            try:
+                self._openapi[key] = await self._kube.openapi_components(resource.group, resource.version)
+            except KubeError as exc:
+                logger.warning("Read no OpenAPI schema group=%s version=%s error=%s", *key, exc.reason)
+                self._openapi[key] = {}
+        return self._openapi[key]
+
+
+class Reconciler:
+    """One resync at a time: snapshot the store, list the cluster, let the engine apply the diff."""
+
+    def __init__(self, *, engine: SyncEngine, cluster: ClusterState, metrics: Metrics) -> None:
+        self._engine = engine
+        self._cluster = cluster
+        self._metrics = metrics
+        self.last_full_resync: float | None = None
+
+    async def resync(self) -> None:
+        started = time.monotonic()
+        snapshot = await self._engine.snapshot()  # before listing: see the module docstring
+        desired = await self._cluster.desired()
+        result = await self._engine.reconcile(snapshot=snapshot, desired=desired.documents, keep=desired.unseen.covers)
+        self.last_full_resync = time.time()
+        self._metrics.last_resync.set(self.last_full_resync)
+        self._metrics.resync_seconds.observe(time.monotonic() - started)
+        if result.kept:
+            logger.warning(
+                "Kept documents of resources that could not be listed %s kept=%d", desired.unseen, result.kept
+            )
+        logger.info(
+            "Resynced the store capabilities=%d instances=%d upserts=%d deletes=%d seconds=%.2f",
+            len(desired.documents[CAPABILITIES]),
+            len(desired.documents[INSTANCES]),
+            result.upserts,
+            result.deletes,
+            time.monotonic() - started,
+        )
