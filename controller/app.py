@@ -77,7 +77,6 @@ class App:
             settings=settings,
             builder=self.documents,
             metrics=self.metrics,
-            policy=lambda: self.policy,
             llm=self.llm,
         )
         self.reconciler = Reconciler(engine=self.engine, cluster=cluster, metrics=self.metrics)

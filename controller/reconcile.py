@@ -11,17 +11,18 @@ resource whose list is forbidden) keeps its stored documents.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, Final
 
 from controller.documents import DocumentBuilder
 from controller.engine import SyncEngine
 from controller.kube import ApiResource, KubeError, KubeReader
 from controller.metrics import Metrics
-from controller.policy import EffectivePolicy, listable
+from controller.policy import GROUP, PLURAL, EffectivePolicy, PolicyError, SyncPolicy, listable
 from controller.settings import Settings
 from inference.capabilities import describe_crd
 from inference.documents import CAPABILITIES, COLLECTIONS, INSTANCES, Collection, Document, InferenceError
@@ -83,14 +84,12 @@ class ClusterState:
         settings: Settings,
         builder: DocumentBuilder,
         metrics: Metrics,
-        policy: Callable[[], EffectivePolicy],
         llm: LLMDescriber | None = None,
     ) -> None:
         self._kube = kube
         self._settings = settings
         self._builder = builder
         self._metrics = metrics
-        self._policy = policy
         self._llm = llm
         self._openapi: dict[tuple[str, str], Mapping[str, Any]] = {}  # built-in schemas change only on upgrades
 
@@ -102,9 +101,9 @@ class ClusterState:
         APIService but was not discovered is unseen. So is a resource whose list is forbidden (RBAC
         narrower than the policy): it is skipped with an error, the rest of the resync goes on.
         """
-        policy = self._policy()
         documents: dict[Collection, dict[str, Document]] = {c: {} for c in COLLECTIONS}
         resources = await self._kube.discover()
+        policy = await self._policy(resources)
         services = await self._kube.list_objects(APISERVICES)
         served = {str((s.get("spec") or {}).get("group") or "") for s in services}
         unseen = Unseen(groups=frozenset(served - {r.group for r in resources}))
@@ -141,6 +140,22 @@ class ClusterState:
                     if document is not None:
                         documents[INSTANCES][document.id] = document
         return Desired(documents=documents, unseen=unseen)
+
+    async def _policy(self, resources: list[ApiResource]) -> EffectivePolicy:
+        """The SyncPolicies as listed now, not as events have delivered them so far.
+
+        At start-up the first resync may run before kopf has delivered the policies: with the
+        event-fed policy it would index what a policy excludes, embed it, and delete it again.
+        An invalid policy is skipped here (the event path reports it).
+        """
+        resource = next((r for r in resources if (r.group, r.plural) == (GROUP, PLURAL)), None)
+        if resource is None:
+            return EffectivePolicy()  # the SyncPolicy CRD is not installed: the defaults apply
+        policies = []
+        for body in await self._kube.list_objects(resource):
+            with contextlib.suppress(PolicyError):
+                policies.append(SyncPolicy.from_body(body))
+        return EffectivePolicy.merge(p.spec for p in sorted(policies, key=lambda p: p.name))
 
     async def _refined(self, crd: Mapping[str, Any], document: Document) -> Document:
         if self._llm is None:

@@ -79,7 +79,7 @@ def test_no_secrets_rbac_runs_clean_and_never_reads_a_secret(plane: ControlPlane
     )
     try:
         controller.start()
-        controller.wait_ready()
+        controller.wait_ready()  # the resync lists the policy itself: the forbidden list came first
         instances = stored(controller.store, "instances")
     finally:
         controller.stop()

@@ -209,3 +209,21 @@ async def test_an_object_recreated_during_the_listing_is_not_deleted() -> None:
     await app.resync()
     await app.engine.flush()
     assert sorted(app.engine.known["instances"]) == [cm_id("c1"), cm_id("c2")]
+
+
+async def test_the_resync_applies_the_policies_it_lists_before_any_policy_event() -> None:
+    reader = FakeReader()
+    policies = api_resource("kubevec.io/v1alpha1", "syncpolicies", "SyncPolicy")
+    reader.resources = [CONFIGMAPS, ROLES, policies]
+    reader.apiservice_groups = ["", "rbac.authorization.k8s.io", "kubevec.io"]
+    exclude = {"resources": {"exclude": [{"group": "core", "kind": "ConfigMap"}]}}
+    reader.objects = {
+        "configmaps": [configmap("c1")],
+        "roles": [obj("Role", "rbac.authorization.k8s.io/v1", "r1")],
+        "syncpolicies": [{"metadata": {"name": "p", "generation": 1}, "spec": exclude}],
+    }
+    app = await prepared_app(reader)
+    assert not app.policies  # kopf has not delivered the policy yet
+    await app.resync()
+    await app.engine.flush()
+    assert sorted(app.engine.known["instances"]) == ["u/a/rbac.authorization.k8s.io/v1/Role/r1"]
