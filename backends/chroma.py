@@ -53,10 +53,10 @@ class ChromaStore(BaseStore):
         self._url = url
         self._headers = headers or {}
         self._timeout = timeout
-        self._client: Any = None
-        self._collections: dict[str, Any] = {}
         # The embedded client needs no round trip; a server client connects at construction,
         # which would raise here, outside our error wrapping: connect lazily on the worker thread.
+        self._client: Any = None
+        self._collections: dict[str, Any] = {}
         self.max_batch = 1000
 
     # -- connection ----------------------------------------------------------------------------
@@ -250,7 +250,7 @@ def _any_of(parts: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _to_chroma_metadata(record: Record) -> dict[str, Any]:
-    metadata: dict[str, Any] = {k: v for k, v in record.metadata.items() if not (isinstance(v, list) and not v)}
+    metadata: dict[str, Any] = dict(record.metadata)  # empty lists were dropped by the base class
     found = sorted(set(words(record.text)))
     if found:
         metadata[WORDS_FIELD] = found

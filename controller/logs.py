@@ -93,5 +93,5 @@ def install(*, level: str, interval: float = DEFAULT_INTERVAL) -> None:
     watching = logging.getLogger("kopf._cogs.clients.watching")
     watching.setLevel(logging.DEBUG)  # the filter below lets only its 410 lines (as INFO) and >= level through
     watching.addFilter(WatchRestartFilter(level=logging.getLogger().getEffectiveLevel(), interval=interval))
-    for noisy in ("bm25s", "httpx", "chromadb"):  # libraries that log their internals at INFO/DEBUG
+    for noisy in ("httpx", "chromadb"):  # libraries that log their internals at INFO (bm25s: query/lexical.py)
         logging.getLogger(noisy).setLevel(logging.WARNING)

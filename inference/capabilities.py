@@ -15,8 +15,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from inference.documents import CAPABILITIES, SCHEMA_VERSION, Document, InferenceError, make_document
+from inference.documents import CAPABILITIES, Document, InferenceError, make_document
 from inference.identity import ResourceRef
+from inference.manifests import is_crd, iter_manifest_files, load_manifests
 from inference.schema import Field, SchemaView, clean, complexity, first_sentences
 from inference.tokens import MAX_TOKENS, count_tokens
 
@@ -150,14 +151,6 @@ class CapabilityDoc:
             "source": self.source,
         }
         return make_document(id=self.id, collection=CAPABILITIES, text=self.text, metadata=metadata)
-
-    @property
-    def content_hash(self) -> str:
-        return self.to_document().content_hash
-
-    @property
-    def schema_version(self) -> int:
-        return SCHEMA_VERSION
 
 
 def describe_crd(crd: Mapping[str, Any], *, cluster: str = "default") -> CapabilityDoc:
@@ -470,8 +463,6 @@ def describe_crd_files(paths: Sequence[Path], *, cluster: str) -> CrdFileReport:
 
     Raises :class:`InferenceError` only when a named path does not exist.
     """
-    from inference.manifests import is_crd, iter_manifest_files, load_manifests
-
     report = CrdFileReport()
     for path in iter_manifest_files(list(paths)):
         report.files += 1

@@ -24,7 +24,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from backends import BackendError, Hit, InvalidFilter, VectorStore
+from backends import Hit, InvalidFilter, VectorStore
 from backends.filters import And, Contains, Eq, Filter, all_of, from_json, matches, validate
 from inference.embedders.base import Embedder
 from query.lexical import LexicalIndex
@@ -276,13 +276,10 @@ class SearchService:
     async def facets(self, collection: str, field: str, *, limit: int = 100) -> dict[str, int]:
         """Distinct values of a metadata field with their counts (lists count each element)."""
         counts: dict[str, int] = {}
-        try:
-            async for record in self.store.iter_records(self.collection_name(collection), page_size=1000):
-                value = record.metadata.get(field)
-                for item in value if isinstance(value, list) else [value] if value is not None else []:
-                    counts[str(item)] = counts.get(str(item), 0) + 1
-        except BackendError:
-            raise
+        async for record in self.store.iter_records(self.collection_name(collection), page_size=1000):
+            value = record.metadata.get(field)
+            for item in value if isinstance(value, list) else [value] if value is not None else []:
+                counts[str(item)] = counts.get(str(item), 0) + 1
         return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:limit])
 
 

@@ -75,13 +75,13 @@ def test_huge_crd_stays_focused(crds: list[Mapping[str, Any]]) -> None:
 
 def test_unchanged_schema_gives_the_same_hash(crds: list[Mapping[str, Any]]) -> None:
     crd = copy.deepcopy(next(c for c in crds if c["metadata"]["name"] == "backups.velero.io"))
-    before = describe_crd(crd).content_hash
+    before = describe_crd(crd).to_document().content_hash
     crd["metadata"]["resourceVersion"] = "999"
     crd["metadata"]["annotations"] = {"touched": "yes"}
     crd["status"] = {"conditions": [{"type": "Established", "lastTransitionTime": "2026-01-01T00:00:00Z"}]}
-    assert describe_crd(crd).content_hash == before
+    assert describe_crd(crd).to_document().content_hash == before
     crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["description"] = "Something else entirely."
-    assert describe_crd(crd).content_hash != before
+    assert describe_crd(crd).to_document().content_hash != before
 
 
 @pytest.mark.parametrize(
