@@ -1,19 +1,18 @@
-"""The LLM describer against a local fake server: both APIs, caching, fallback on any error."""
+"""The LLM describer against a scripted transport (httpx.MockTransport): both APIs, caching, fallback on any error."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
-from aiohttp import web
 
 from inference.capabilities import describe_crd
 from inference.llm import LLMDescriber
 from inference.tokens import MAX_TOKENS, count_tokens
-from tests.controlplane.cluster import free_port
-from tests.unit.test_capabilities import shared_crds
 
 ANSWER = {
     "description": "Requests an X.509 certificate from an issuer and keeps it renewed in a Secret.",
@@ -22,40 +21,70 @@ ANSWER = {
     "providers": [],
     "complexity": "medium",
 }
+URL = "http://llm.test"
+Handler = Callable[[httpx.Request], httpx.Response]
 
 
 @pytest.fixture(scope="module")
 def certificate() -> Any:
-    crd = next(c for c in shared_crds() if c["metadata"]["name"] == "certificates.cert-manager.io")
+    spec = {
+        "type": "object",
+        "required": ["secretName", "issuerRef"],
+        "properties": {
+            "secretName": {
+                "type": "string",
+                "description": "Name of the Secret resource that will hold the certificate.",
+            },
+            "dnsNames": {"type": "array", "items": {"type": "string"}, "description": "DNS subjectAltNames."},
+            "issuerRef": {"type": "object", "description": "Reference to the issuer responsible for issuing it."},
+            "renewBefore": {"type": "string", "description": "How long before expiry the certificate is renewed."},
+        },
+    }
+    crd = {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "certificates.cert-manager.io"},
+        "spec": {
+            "group": "cert-manager.io",
+            "scope": "Namespaced",
+            "names": {"plural": "certificates", "singular": "certificate", "kind": "Certificate"},
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "schema": {
+                        "openAPIV3Schema": {
+                            "type": "object",
+                            "description": "A Certificate resource should be created to ensure an up to date and "
+                            "signed X.509 certificate is stored in the Kubernetes Secret resource named in spec.secretName.",
+                            "properties": {"spec": spec},
+                        }
+                    },
+                }
+            ],
+        },
+    }
     return describe_crd(crd)
 
 
-async def serve(handler: Any) -> tuple[web.AppRunner, str]:
-    app = web.Application()
-    app.router.add_post("/v1/messages", handler)
-    app.router.add_post("/v1/chat/completions", handler)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    port = free_port()
-    await web.TCPSite(runner, "127.0.0.1", port).start()
-    return runner, f"http://127.0.0.1:{port}"
+def describer(tmp_path: Path, handler: Handler, **kwargs: Any) -> LLMDescriber:
+    options: dict[str, Any] = {"provider": "anthropic", "url": URL, "model": "m", "api_key": "k", **kwargs}
+    return LLMDescriber(cache_dir=tmp_path, transport=httpx.MockTransport(handler), **options)
 
 
 async def test_anthropic_answer_refines_and_is_cached(tmp_path: Path, certificate: Any) -> None:
     seen: list[dict[str, Any]] = []
 
-    async def handler(request: web.Request) -> web.Response:
-        seen.append({"body": await request.json(), "key": request.headers.get("x-api-key")})
-        return web.json_response({"content": [{"type": "text", "text": "Here:\n" + json.dumps(ANSWER)}]})
+    def handler(request: httpx.Request) -> httpx.Response:
+        assert request.url.path == "/v1/messages"
+        seen.append({"body": json.loads(request.content), "key": request.headers.get("x-api-key")})
+        return httpx.Response(200, json={"content": [{"type": "text", "text": "Here:\n" + json.dumps(ANSWER)}]})
 
-    runner, url = await serve(handler)
-    try:
-        for _ in range(2):  # a second describer instance reads the disk cache
-            llm = LLMDescriber(provider="anthropic", url=url, model="claude-x", api_key="k", cache_dir=tmp_path)
-            refined = await llm.refine(certificate)
-            await llm.close()
-    finally:
-        await runner.cleanup()
+    for _ in range(2):  # a second describer instance reads the disk cache
+        llm = describer(tmp_path, handler, model="claude-x")
+        refined = await llm.refine(certificate)
+        await llm.close()
     assert len(seen) == 1
     assert seen[0]["key"] == "k"
     assert seen[0]["body"]["model"] == "claude-x"
@@ -67,18 +96,14 @@ async def test_anthropic_answer_refines_and_is_cached(tmp_path: Path, certificat
 
 
 async def test_openai_compatible_answer(tmp_path: Path, certificate: Any) -> None:
-    async def handler(request: web.Request) -> web.Response:
-        body = await request.json()
-        assert body["response_format"] == {"type": "json_object"}
-        return web.json_response({"choices": [{"message": {"content": json.dumps(ANSWER)}}]})
+    def handler(request: httpx.Request) -> httpx.Response:
+        assert request.url.path == "/v1/chat/completions"
+        assert json.loads(request.content)["response_format"] == {"type": "json_object"}
+        return httpx.Response(200, json={"choices": [{"message": {"content": json.dumps(ANSWER)}}]})
 
-    runner, url = await serve(handler)
-    try:
-        llm = LLMDescriber(provider="openai", url=f"{url}/v1", model="m", api_key="k", cache_dir=tmp_path)
-        refined = await llm.refine(certificate)
-        await llm.close()
-    finally:
-        await runner.cleanup()
+    llm = describer(tmp_path, handler, provider="openai", url=f"{URL}/v1")
+    refined = await llm.refine(certificate)
+    await llm.close()
     assert refined.complexity == "medium"
     assert refined.description.startswith("Requests an X.509")
 
@@ -94,28 +119,17 @@ async def test_openai_compatible_answer(tmp_path: Path, certificate: Any) -> Non
 async def test_any_error_falls_back_to_the_schema_document(
     tmp_path: Path, certificate: Any, status: int, payload: Any
 ) -> None:
-    async def handler(request: web.Request) -> web.Response:
-        return web.json_response(payload, status=status)
-
-    runner, url = await serve(handler)
-    try:
-        llm = LLMDescriber(provider="anthropic", url=url, model="m", api_key="k", cache_dir=tmp_path)
-        assert await llm.refine(certificate) == certificate
-        await llm.close()
-    finally:
-        await runner.cleanup()
+    llm = describer(tmp_path, lambda _: httpx.Response(status, json=payload))
+    assert await llm.refine(certificate) == certificate
+    await llm.close()
     assert not any(p.suffix == ".json" for p in tmp_path.iterdir())  # noqa: ASYNC240 - failures are not cached
 
 
 async def test_unreachable_endpoint_falls_back(tmp_path: Path, certificate: Any) -> None:
-    llm = LLMDescriber(
-        provider="openai",
-        url=f"http://127.0.0.1:{free_port()}/v1",
-        model="m",
-        api_key="k",
-        cache_dir=tmp_path,
-        timeout=2,
-    )
+    def refused(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("Connection refused", request=request)
+
+    llm = describer(tmp_path, refused, provider="openai", url=f"{URL}/v1", timeout=2)
     assert await llm.refine(certificate) == certificate
     await llm.close()
 
@@ -124,20 +138,12 @@ async def test_requests_are_rate_limited(tmp_path: Path, certificate: Any) -> No
     import dataclasses
     import time
 
-    async def handler(request: web.Request) -> web.Response:
-        return web.json_response({"content": [{"type": "text", "text": json.dumps(ANSWER)}]})
-
-    runner, url = await serve(handler)
-    try:
-        llm = LLMDescriber(
-            provider="anthropic", url=url, model="m", api_key="k", cache_dir=tmp_path, requests_per_minute=120
-        )
-        start = time.monotonic()
-        await llm.refine(certificate)
-        await llm.refine(dataclasses.replace(certificate, kind="Other"))  # a different prompt: not cached
-        elapsed = time.monotonic() - start
-        await llm.close()
-    finally:
-        await runner.cleanup()
+    answer = httpx.Response(200, json={"content": [{"type": "text", "text": json.dumps(ANSWER)}]})
+    llm = describer(tmp_path, lambda _: answer, requests_per_minute=120)
+    start = time.monotonic()
+    await llm.refine(certificate)
+    await llm.refine(dataclasses.replace(certificate, kind="Other"))  # a different prompt: not cached
+    elapsed = time.monotonic() - start
+    await llm.close()
     assert llm.requests_made == 2
     assert elapsed >= 0.45  # 120 per minute: one every 0.5 s
