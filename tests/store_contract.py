@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from backends import BackendError, CollectionMismatch, InvalidRecord, Record, VectorStore
+from backends import BackendError, BackendUnavailable, CollectionMismatch, InvalidRecord, Record, VectorStore
 from backends.filters import And, Contains, Eq, Filter, Gt, Gte, In, Lt, Lte, Ne, Nin, Or, matches
 
 DIM = 8
@@ -250,6 +250,23 @@ class StoreContract:
     async def test_missing_collection_is_a_clear_error(self, store: VectorStore) -> None:
         with pytest.raises(BackendError, match="does not exist"):
             await store.count("never-created-here")
+
+    @pytest.fixture
+    def unreachable(self) -> VectorStore:
+        """The same backend pointed at nothing (a free port); embedded modes have nothing to be unreachable."""
+        pytest.skip("an embedded store cannot be unreachable")
+
+    async def test_an_unreachable_store_is_a_clear_error(self, unreachable: VectorStore) -> None:
+        with pytest.raises(BackendUnavailable) as raised:
+            await unreachable.ensure_collection("capabilities", dimension=DIM, embedder="test-embedder")
+        message = str(raised.value)
+        assert "not reachable" in message or "unavailable" in message, message
+        assert "Traceback" not in message
+        assert len(message.splitlines()) == 1
+        health = await unreachable.health()
+        assert not health.ok
+        assert health.detail
+        await unreachable.close()
 
     async def test_health(self, store: VectorStore) -> None:
         health = await store.health()

@@ -14,6 +14,12 @@ class TestMemoryStore(StoreContract, LargeStoreContract):
     def store(self) -> MemoryStore:
         return MemoryStore()
 
+    @pytest.fixture
+    def unreachable(self) -> MemoryStore:
+        store = MemoryStore()
+        store.unavailable = True
+        return store
+
 
 async def test_outage_is_unavailable() -> None:
     store = MemoryStore()
