@@ -2,7 +2,7 @@
 
 from backends.base import BaseStore, CollectionInfo, VectorStore
 from backends.errors import BackendError, BackendUnavailable, CollectionMismatch, InvalidFilter, InvalidRecord
-from backends.records import Health, Hit, Record
+from backends.records import Health, Hit, Record, StoredHashes
 
 __all__ = [
     "BackendError",
@@ -15,5 +15,6 @@ __all__ = [
     "InvalidFilter",
     "InvalidRecord",
     "Record",
+    "StoredHashes",
     "VectorStore",
 ]

@@ -19,7 +19,7 @@ from typing import Any, Final, Literal, Protocol, TypeVar
 
 from backends.errors import BackendError, CollectionMismatch, InvalidFilter, InvalidRecord
 from backends.filters import Contains, Filter, all_of, validate, words
-from backends.records import RESERVED_METADATA, Health, Hit, MetadataValue, Record
+from backends.records import RESERVED_METADATA, Health, Hit, MetadataValue, Record, StoredHashes
 
 Distance = Literal["cosine"]
 Cursor = str | int
@@ -66,6 +66,10 @@ class VectorStore(Protocol):
     def iter_ids(
         self, name: str, *, filter: Filter | None = None, page_size: int = DEFAULT_PAGE_SIZE
     ) -> AsyncIterator[tuple[str, str]]: ...
+
+    def iter_hashes(
+        self, name: str, *, filter: Filter | None = None, page_size: int = DEFAULT_PAGE_SIZE
+    ) -> AsyncIterator[tuple[str, StoredHashes]]: ...
 
     def iter_records(
         self, name: str, *, filter: Filter | None = None, page_size: int = DEFAULT_PAGE_SIZE
@@ -182,6 +186,14 @@ class BaseStore:
         """Every ``(id, content_hash)``, page by page, with no cap on the total."""
         async for record in self._scan(name, filter=filter, page_size=page_size, with_text=False):
             yield record.id, str(record.metadata.get("content_hash", ""))
+
+    async def iter_hashes(
+        self, name: str, *, filter: Filter | None = None, page_size: int = DEFAULT_PAGE_SIZE
+    ) -> AsyncIterator[tuple[str, StoredHashes]]:
+        """Every ``(id, (content_hash, text_hash))``, page by page: what the sync engine plans writes from."""
+        async for record in self._scan(name, filter=filter, page_size=page_size, with_text=False):
+            metadata = record.metadata
+            yield record.id, StoredHashes(str(metadata.get("content_hash", "")), str(metadata.get("text_hash", "")))
 
     async def iter_records(
         self, name: str, *, filter: Filter | None = None, page_size: int = DEFAULT_PAGE_SIZE

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
+from typing import NamedTuple
 
 Scalar = str | int | float | bool
 MetadataValue = Scalar | list[str] | list[int] | list[float] | list[bool]
@@ -21,6 +22,13 @@ class Record:
     vector: list[float]
     text: str
     metadata: Mapping[str, MetadataValue]
+
+
+class StoredHashes(NamedTuple):
+    """Both hashes of one stored record: enough to plan a write without reading the record itself."""
+
+    content_hash: str
+    text_hash: str  # "" for a record stored before text hashes were kept
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

@@ -2,13 +2,14 @@
 
 Events only feed a queue keyed by document id, where the last state wins (a delete is an entry
 too). The queue is flushed every debounce window, or sooner when a batch is full. For each
-document the engine compares its ``content_hash`` with the hash known to be stored (a map seeded
-from the store at start-up, so a restart with an unchanged cluster embeds nothing):
+document the engine compares its ``content_hash`` and ``text_hash`` with the hashes known to be
+stored (a map seeded from the store at start-up, so a restart with an unchanged cluster embeds
+nothing) and plans the write from them alone (:meth:`SyncEngine._plan`):
 
-- same hash: nothing to do;
-- different hash but the stored text is identical (only metadata changed): the stored vector is
-  re-used, nothing is embedded;
-- otherwise the text is embedded, in one batched call per flush.
+- same content hash: nothing to do;
+- same text hash (only metadata changed): the stored vector is fetched and re-used, nothing is
+  embedded;
+- otherwise the text is embedded, in one batched call per flush (:meth:`SyncEngine._apply`).
 
 Store or embedder failures never drop anything: the batch goes back into the queue (unless a
 newer state for the same id arrived meanwhile), the engine marks itself degraded and retries with
@@ -26,7 +27,7 @@ from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
 from typing import Final
 
-from backends import BackendError, InvalidRecord, Record, VectorStore
+from backends import BackendError, InvalidRecord, Record, StoredHashes, VectorStore
 from backends.filters import And, Eq
 from controller.metrics import Metrics
 from inference.documents import COLLECTIONS, Collection, Document
@@ -38,7 +39,16 @@ logger = logging.getLogger(__name__)
 MIN_BACKOFF: Final = 0.5
 
 
-Snapshot = dict[Collection, dict[str, str]]
+Snapshot = dict[Collection, dict[str, StoredHashes]]
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class WritePlan:
+    """What one batch needs, decided from hashes alone (see :meth:`SyncEngine._plan`)."""
+
+    skipped: int  # same content hash: nothing to write
+    reuse: list[Document]  # same text (or a stored record without a text hash): fetch its vector
+    embed: list[Document]  # new, or the text changed
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -77,7 +87,7 @@ class SyncEngine:
         self.debounce = debounce
         self.batch_size = batch_size
         self.max_backoff = max_backoff
-        self._known: dict[Collection, dict[str, str]] = {c: {} for c in COLLECTIONS}
+        self._known: dict[Collection, dict[str, StoredHashes]] = {c: {} for c in COLLECTIONS}
         self._queue: OrderedDict[tuple[Collection, str], Pending] = OrderedDict()
         self._lock = asyncio.Lock()  # serialises store writes: flushes, purges, resync decisions
         self._degraded = False
@@ -92,8 +102,8 @@ class SyncEngine:
     # -- read-only views ----------------------------------------------------------------------------
 
     @property
-    def known(self) -> Mapping[Collection, Mapping[str, str]]:
-        """The (id -> content_hash) believed stored, per collection (a read-only view)."""
+    def known(self) -> Mapping[Collection, Mapping[str, StoredHashes]]:
+        """The (id -> hashes) believed stored, per collection (a read-only view)."""
         return {c: MappingProxyType(ids) for c, ids in self._known.items()}
 
     @property
@@ -134,10 +144,10 @@ class SyncEngine:
         takes it *before* listing the cluster (see :meth:`reconcile`).
         """
         async with self._lock:
-            snapshot: dict[Collection, dict[str, str]] = {}
+            snapshot: Snapshot = {}
             for collection in COLLECTIONS:
                 name = self.names[collection]
-                snapshot[collection] = {i: h async for i, h in self.store.iter_ids(name, page_size=1000)}
+                snapshot[collection] = {i: h async for i, h in self.store.iter_hashes(name, page_size=1000)}
             self._known = {c: dict(ids) for c, ids in snapshot.items()}
         self._count_documents()
         return snapshot
@@ -176,7 +186,9 @@ class SyncEngine:
                     deletes += 1
                 for document_id, document in wanted.items():
                     before = snapshot[collection].get(document_id)
-                    if before == document.content_hash or known.get(document_id) != before:
+                    if before is not None and before.content_hash == document.content_hash:
+                        continue
+                    if known.get(document_id) != before:
                         continue
                     if self.pending(collection, document_id):
                         continue
@@ -310,7 +322,7 @@ class SyncEngine:
             upserts = [p for p in items if p.document is not None]
             deletes = [p.id for p in items if p.document is None]
             if upserts:
-                await self._upsert(collection, upserts)
+                await self._apply(collection, self._plan(collection, [p.document for p in upserts if p.document]))
             if deletes:
                 await self.store.delete(self.names[collection], deletes)
                 for document_id in deletes:
@@ -321,26 +333,37 @@ class SyncEngine:
                 self.metrics.event_to_store.observe(max(0.0, now - item.received))
         self._count_documents()
 
-    async def _upsert(self, collection: Collection, items: list[Pending]) -> None:
-        name = self.names[collection]
+    def _plan(self, collection: Collection, documents: list[Document]) -> WritePlan:
+        """Sort documents by what they need, from the known hashes alone (no store read, no embedding)."""
         known = self._known[collection]
-        documents = [p.document for p in items if p.document is not None]
-        changed = [d for d in documents if known.get(d.id) != d.content_hash]
-        unchanged = len(documents) - len(changed)
-        if unchanged:
-            self.metrics.skipped.labels(collection=collection, reason="unchanged").inc(unchanged)
-        if not changed:
-            return
-        # A document whose stored text is identical (only metadata changed) keeps its vector.
-        stored_ids = [d.id for d in changed if d.id in known]
-        reuse: dict[str, list[float]] = {}
-        if stored_ids:
-            by_id = {d.id: d for d in changed}
-            for record in await self.store.get(name, stored_ids, include_vectors=True):
-                if record.vector and record.text == by_id[record.id].text:
-                    reuse[record.id] = record.vector
-        to_embed = [d for d in changed if d.id not in reuse]
+        skipped = 0
+        reuse: list[Document] = []
+        embed: list[Document] = []
+        for document in documents:
+            stored = known.get(document.id)
+            if stored is None:
+                embed.append(document)
+            elif stored.content_hash == document.content_hash:
+                skipped += 1
+            elif stored.text_hash in (document.text_hash, ""):  # "": stored before text hashes; _apply checks the text
+                reuse.append(document)
+            else:
+                embed.append(document)
+        return WritePlan(skipped=skipped, reuse=reuse, embed=embed)
+
+    async def _apply(self, collection: Collection, plan: WritePlan) -> None:
+        """Fetch the vectors to re-use, embed the rest in one call, upsert all, remember the new hashes."""
+        name = self.names[collection]
+        if plan.skipped:
+            self.metrics.skipped.labels(collection=collection, reason="unchanged").inc(plan.skipped)
         vectors: dict[str, list[float]] = {}
+        if plan.reuse:
+            by_id = {d.id: d for d in plan.reuse}
+            for record in await self.store.get(name, list(by_id), include_vectors=True):
+                if record.vector and record.text == by_id[record.id].text:
+                    vectors[record.id] = record.vector
+        reused = len(vectors)
+        to_embed = plan.embed + [d for d in plan.reuse if d.id not in vectors]  # gone or changed meanwhile
         if to_embed:
             unique_texts = list(dict.fromkeys(d.text for d in to_embed))
             started = time.perf_counter()
@@ -348,28 +371,30 @@ class SyncEngine:
             self.metrics.embed_seconds.observe(time.perf_counter() - started)
             self.metrics.embeddings.labels(collection=collection).inc(len(unique_texts))
             by_text = dict(zip(unique_texts, embedded, strict=True))
-            vectors = {d.id: by_text[d.text] for d in to_embed}
-        if reuse:
-            self.metrics.skipped.labels(collection=collection, reason="vector_reused").inc(len(reuse))
-        records = [
-            Record(id=d.id, vector=reuse.get(d.id) or vectors[d.id], text=d.text, metadata=d.metadata) for d in changed
-        ]
+            vectors.update({d.id: by_text[d.text] for d in to_embed})
+        if reused:
+            self.metrics.skipped.labels(collection=collection, reason="vector_reused").inc(reused)
+        changed = plan.embed + plan.reuse
+        if not changed:
+            return
+        records = [Record(id=d.id, vector=vectors[d.id], text=d.text, metadata=d.metadata) for d in changed]
         try:
             await self.store.upsert(name, records)
         except InvalidRecord as exc:  # a contract bug, not an outage: do not retry forever
             self.metrics.errors.labels(stage="store_record").inc()
             logger.error("Dropped invalid records collection=%s error=%s", collection, exc)
             return
+        known = self._known[collection]
         for d in changed:
-            known[d.id] = d.content_hash
+            known[d.id] = StoredHashes(d.content_hash, d.text_hash)
         self.metrics.upserts.labels(collection=collection).inc(len(records))
         logger.info(
             "Upserted documents collection=%s count=%d embedded=%d reused=%d skipped=%d",
             collection,
             len(records),
             len(to_embed),
-            len(reuse),
-            unchanged,
+            reused,
+            plan.skipped,
         )
 
     def _count_documents(self) -> None:

@@ -1,8 +1,9 @@
 """The document contract shared by the controller, the backends and agents.
 
 A :class:`Document` is what gets embedded and stored. Its ``content_hash`` covers the text and the
-metadata, so the sync engine can tell "nothing changed" (skip), "only metadata changed" (re-use the
-stored vector) and "text changed" (embed) apart without embedding anything to find out.
+metadata, its ``text_hash`` the text alone; both are stored in the payload. From the two the sync
+engine tells "nothing changed" (skip), "only metadata changed" (re-use the stored vector) and "text
+changed" (embed) apart without reading the store or embedding anything to find out.
 """
 
 from __future__ import annotations
@@ -46,16 +47,29 @@ class Document:
     def content_hash(self) -> str:
         return str(self.metadata["content_hash"])
 
+    @property
+    def text_hash(self) -> str:
+        return str(self.metadata["text_hash"])
+
+
+#: Stamped by :func:`make_document`, derived from the rest, so left out of the content hash.
+HASH_FIELDS: Final = frozenset({"content_hash", "text_hash"})
+
 
 def content_hash(*, text: str, metadata: Metadata) -> str:
-    """sha256 over the text, the canonical metadata (minus the hash itself) and the schema version."""
-    body = {k: v for k, v in metadata.items() if k != "content_hash"}
+    """sha256 over the text, the canonical metadata (minus the hashes) and the schema version."""
+    body = {k: v for k, v in metadata.items() if k not in HASH_FIELDS}
     canonical = json.dumps([SCHEMA_VERSION, text, body], sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
+def text_hash(text: str) -> str:
+    """sha256 over the text alone: equal text hashes mean the stored vector can be re-used."""
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
 def make_document(*, id: str, collection: Collection, text: str, metadata: Metadata) -> Document:
-    """Build a :class:`Document`, stamping ``schema_version`` and ``content_hash`` into its metadata.
+    """Build a :class:`Document`, stamping ``schema_version``, ``content_hash`` and ``text_hash`` into its metadata.
 
     Every string of the text and the metadata passes the value redactor once more here, whatever
     built it: the last line of defence for credentials in places no builder thought of.
@@ -68,6 +82,7 @@ def make_document(*, id: str, collection: Collection, text: str, metadata: Metad
     for key, value in stamped.items():
         _check_metadata_value(key, value)
     stamped["content_hash"] = content_hash(text=text, metadata=stamped)
+    stamped["text_hash"] = text_hash(text)
     return Document(id=id, collection=collection, text=text, metadata=stamped)
 
 

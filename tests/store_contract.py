@@ -15,7 +15,15 @@ from typing import Any
 
 import pytest
 
-from backends import BackendError, BackendUnavailable, CollectionMismatch, InvalidRecord, Record, VectorStore
+from backends import (
+    BackendError,
+    BackendUnavailable,
+    CollectionMismatch,
+    InvalidRecord,
+    Record,
+    StoredHashes,
+    VectorStore,
+)
 from backends.filters import And, Contains, Eq, Filter, Gt, Gte, In, Lt, Lte, Ne, Nin, Or, matches
 
 DIM = 8
@@ -125,6 +133,18 @@ class StoreContract:
         assert got.text == "changed"
         assert got.metadata["content_hash"] == "new"
         assert got.vector == pytest.approx(records[1].vector, abs=1e-5)
+
+    async def test_iter_hashes_yields_both_hashes(self, store: VectorStore, collection: str) -> None:
+        vector = [1.0] + [0.0] * (DIM - 1)
+        await store.upsert(
+            collection,
+            [
+                Record(id="new", vector=vector, text="t", metadata={"content_hash": "c1", "text_hash": "t1"}),
+                Record(id="old", vector=vector, text="t", metadata={"content_hash": "c2"}),
+            ],
+        )
+        got = {i: h async for i, h in store.iter_hashes(collection, page_size=1)}
+        assert got == {"new": StoredHashes("c1", "t1"), "old": StoredHashes("c2", "")}
 
     async def test_metadata_round_trips(self, store: VectorStore, collection: str) -> None:
         (record,) = make_records(1)

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 
 import pytest
 
+from backends import Record
 from backends.memory import MemoryStore
 from controller.engine import SyncEngine
 from controller.metrics import Metrics
@@ -63,6 +65,55 @@ async def test_metadata_only_change_re_uses_the_stored_vector() -> None:
     (record,) = await store.get("instances", ["c/ns/core/v1/ConfigMap/a"], include_vectors=True)
     assert record.metadata["uid"] == "2"
     assert record.vector == pytest.approx(embedder.vector("ConfigMap a"))
+
+
+class ReadCountingStore(MemoryStore):
+    """Counts the records the engine reads back: a plan from hashes reads only what it re-uses."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.read: list[str] = []
+
+    async def get(self, name: str, ids: Sequence[str], *, include_vectors: bool = False) -> list[Record]:
+        self.read.extend(ids)
+        return await super().get(name, ids, include_vectors=include_vectors)
+
+
+async def test_writes_are_planned_from_hashes_and_read_only_vectors_to_re_use() -> None:
+    store, embedder = ReadCountingStore(), CountingEmbedder()
+    engine = await engine_with(store, embedder)
+    engine.submit(doc("a", uid="1"))
+    engine.submit(doc("b", uid="1"))
+    await engine.flush()
+    assert store.read == []  # new documents: embedded, nothing read
+    engine.submit(doc("a", uid="1", text="ConfigMap a, new text"))  # text changed: embedded, nothing read
+    engine.submit(doc("b", uid="2"))  # metadata only: its vector is read and re-used
+    await engine.flush()
+    assert store.read == ["c/ns/core/v1/ConfigMap/b"]
+    assert embedder.texts == ["ConfigMap a", "ConfigMap b", "ConfigMap a, new text"]
+    assert engine.known["instances"]["c/ns/core/v1/ConfigMap/b"] == (doc("b", uid="2").content_hash, doc("b").text_hash)
+
+
+async def test_a_record_stored_without_a_text_hash_keeps_its_vector_when_the_text_is_the_same() -> None:
+    """Records written before text hashes were stored: the text is compared once, then the hash is kept."""
+    store, embedder = ReadCountingStore(), CountingEmbedder()
+    await store.ensure_collection("instances", dimension=embedder.dimension, embedder=embedder.name)
+    old = doc("a", uid="1")
+    legacy = {k: v for k, v in old.metadata.items() if k != "text_hash"}
+    vector = embedder.vector(old.text)
+    await store.upsert("instances", [Record(id=old.id, vector=vector, text=old.text, metadata=legacy)])
+    await store.upsert(
+        "instances",
+        [Record(id=doc("b").id, vector=vector, text="stored long ago", metadata={**legacy, "content_hash": "old"})],
+    )
+    engine = await engine_with(store, embedder)
+    engine.submit(doc("a", uid="2"))
+    engine.submit(doc("b"))
+    await engine.flush()
+    assert sorted(store.read) == [doc("a").id, doc("b").id]
+    assert embedder.texts == ["ConfigMap b"]  # a's text is unchanged: its vector is re-used
+    (record,) = await store.get("instances", [old.id])
+    assert record.metadata["text_hash"] == old.text_hash
 
 
 async def test_restart_seeds_hashes_from_the_store() -> None:
