@@ -237,13 +237,17 @@ def json_too_deep(text: str, *, limit: int) -> bool:
 
 def parse_json_text(text: str) -> Filter:
     """A filter from JSON text (CLI flags, files): depth checked before parsing, then :func:`from_json`."""
+    return from_json(load_json_text(text))
+
+
+def load_json_text(text: str) -> Any:
+    """JSON text as data, refused before parsing when it nests deeper than any valid filter can."""
     if json_too_deep(text, limit=MAX_JSON_DEPTH):
         raise InvalidFilter(f"Filter is nested deeper than {MAX_DEPTH} levels")
     try:
-        data = json.loads(text)
+        return json.loads(text)
     except json.JSONDecodeError as exc:
         raise InvalidFilter(f"Filter is not valid JSON: {exc}") from exc
-    return from_json(data)
 
 
 def from_json(data: object, *, depth: int = 1) -> Filter:

@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from controller.settings import Settings
+from query.request import MAX_K
 
 logger = logging.getLogger("kubevec")
 
@@ -45,7 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--label", action="append", default=[], help="k=v, repeatable (all must match)")
     search.add_argument("--filter", help='portable filter JSON, e.g. \'{"kind": "Deployment"}\'')
     search.add_argument("--keyword", help="words the documents must contain (alone: keyword search, no embedding)")
-    search.add_argument("-k", type=int, default=5)
+    search.add_argument("-k", type=int, default=5, help=f"how many results (1-{MAX_K})")
     search.add_argument("--no-hybrid", action="store_true", help="dense only, no BM25 fusion")
     search.add_argument("--mmr", action="store_true", help="diversify results (maximal marginal relevance)")
     search.add_argument("--min-score", type=float)
@@ -152,24 +153,20 @@ async def index_command(args: argparse.Namespace, settings: Settings) -> int:
 
 async def search_command(args: argparse.Namespace, settings: Settings) -> int:
     from backends import BackendError, InvalidFilter
-    from backends.filters import parse_json_text
+    from backends.filters import load_json_text
     from inference.documents import COLLECTIONS
     from inference.embedders.base import EmbedderError
     from query.render import as_json, compact
-    from query.search import SearchError, SearchService
+    from query.request import SearchError, SearchRequest
+    from query.search import SearchService
 
     try:
-        filter_ = parse_json_text(args.filter) if args.filter else None
+        filter_ = load_json_text(args.filter) if args.filter else None
     except InvalidFilter as exc:
         raise CommandError(f"--filter: {exc}") from exc
-    needs_embedder = bool(args.query)
-    store, embedder = _open(settings, embedder=needs_embedder, existing=True)
-    service = SearchService(
-        store=store, embedder=embedder, collections={c: settings.collection(c) for c in COLLECTIONS}
-    )
     try:
-        results = await service.vector_search(
-            args.collection,
+        request = SearchRequest.build(
+            collection=args.collection,
             query=args.query,
             keyword=args.keyword,
             filter=filter_,
@@ -182,6 +179,14 @@ async def search_command(args: argparse.Namespace, settings: Settings) -> int:
             mmr=args.mmr,
             min_score=args.min_score,
         )
+    except SearchError as exc:
+        raise CommandError(str(exc)) from exc
+    store, embedder = _open(settings, embedder=request.query is not None, existing=True)
+    service = SearchService(
+        store=store, embedder=embedder, collections={c: settings.collection(c) for c in COLLECTIONS}
+    )
+    try:
+        results = await service.search(request)
     except (SearchError, BackendError, EmbedderError) as exc:
         raise CommandError(str(exc).splitlines()[0]) from exc
     finally:

@@ -10,6 +10,7 @@ headers are checked against loopback, the bind address and ``KUBEVEC_MCP_ALLOWED
 from __future__ import annotations
 
 import hmac
+import inspect
 import ipaddress
 import json
 import logging
@@ -28,17 +29,14 @@ from pydantic import Field
 
 from backends import BackendError
 from backends.filters import json_too_deep
+from inference.documents import Collection
 from inference.embedders.base import EmbedderError
 from query.render import as_json, compact
-from query.search import SearchError, SearchService
+from query.request import SearchError, SearchRequest
+from query.search import SearchService
 
-CollectionName = Annotated[
-    Literal["capabilities", "instances"],
-    Field(
-        description="capabilities: one document per resource TYPE (which CRD or kind does X?). "
-        "instances: one document per live OBJECT (what runs X, where, with which labels?)."
-    ),
-]
+CollectionName = Annotated[Collection, Field(description=SearchRequest.model_fields["collection"].description)]
+OutputFormat = Annotated[Literal["compact", "json"], Field(description="compact text (few tokens) or JSON.")]
 
 logger = logging.getLogger(__name__)
 
@@ -50,63 +48,40 @@ INSTRUCTIONS = (
 )
 
 
+def request_signature() -> inspect.Signature:
+    """The ``vector_search`` tool's parameters: the fields of :class:`SearchRequest`, plus the output format.
+
+    The MCP SDK derives a tool's input schema from its function signature; spelling the signature
+    from the model keeps one definition of every field, bound and description.
+    """
+    parameters = [
+        inspect.Parameter(
+            name,
+            inspect.Parameter.KEYWORD_ONLY,
+            default=field.default,
+            annotation=Annotated[(field.annotation, *field.metadata, Field(description=field.description))],
+        )
+        for name, field in SearchRequest.model_fields.items()
+    ]
+    parameters.append(
+        inspect.Parameter("format", inspect.Parameter.KEYWORD_ONLY, default="compact", annotation=OutputFormat)
+    )
+    return inspect.Signature(parameters, return_annotation=str)
+
+
 def build_server(service: SearchService) -> MCPServer:
     server: MCPServer = MCPServer(name="kubevec", instructions=INSTRUCTIONS)
 
-    @server.tool(description="Search the cluster index by meaning, words and metadata, in one call.")
-    async def vector_search(
-        collection: CollectionName = "capabilities",
-        query: Annotated[str | None, Field(description="A natural-language question; embedded once.")] = None,
-        keyword: Annotated[
-            str | None,
-            Field(
-                description="Exact words. Alone: keyword search without embedding. With a query: results must contain every word."
-            ),
-        ] = None,
-        filter: Annotated[
-            dict[str, Any] | None,
-            Field(
-                description='Metadata filter JSON, e.g. {"kind": "Deployment", "namespace": {"$in": ["prod", "staging"]}, '
-                '"replicas": {"$gt": 1}} or {"op": "eq", "field": "kind", "value": "Service"}. '
-                "Operators: $eq $ne $in $nin $gt $gte $lt $lte, $and/$or lists, $contains (words in the text)."
-            ),
-        ] = None,
-        kind: Annotated[str | None, Field(description="Only this Kind, e.g. Deployment or Certificate.")] = None,
-        group: Annotated[
-            str | None, Field(description="Only this API group, e.g. apps or cert-manager.io ('core' for v1).")
-        ] = None,
-        namespace: Annotated[str | None, Field(description="Only this namespace (instances).")] = None,
-        labels: Annotated[list[str] | None, Field(description="Labels as k=v; all must match (instances).")] = None,
-        k: Annotated[int, Field(ge=1, le=50, description="How many results.")] = 5,
-        hybrid: Annotated[bool, Field(description="Fuse the meaning ranking with a BM25 word ranking.")] = True,
-        mmr: Annotated[bool, Field(description="Diversify results (avoid near-duplicates).")] = False,
-        mmr_lambda: Annotated[
-            float, Field(ge=0, le=1, description="MMR: 1 = relevance only, 0 = diversity only.")
-        ] = 0.5,
-        min_score: Annotated[float | None, Field(ge=0, le=1, description="Drop results below this similarity.")] = None,
-        format: Annotated[
-            Literal["compact", "json"], Field(description="compact text (few tokens) or JSON.")
-        ] = "compact",
-    ) -> str:
+    async def vector_search(**arguments: Any) -> str:
+        output = arguments.pop("format", "compact")
         try:
-            results = await service.vector_search(
-                collection,
-                query=query,
-                keyword=keyword,
-                filter=filter,
-                kind=kind,
-                group=group,
-                namespace=namespace,
-                labels=labels,
-                k=k,
-                hybrid=hybrid,
-                mmr=mmr,
-                mmr_lambda=mmr_lambda,
-                min_score=min_score,
-            )
+            results = await service.search(SearchRequest.build(**arguments))
         except (SearchError, BackendError, EmbedderError) as exc:
             raise ToolError(str(exc).splitlines()[0]) from exc
-        return as_json(results) if format == "json" else compact(results)
+        return as_json(results) if output == "json" else compact(results)
+
+    vector_search.__signature__ = request_signature()  # type: ignore[attr-defined]
+    server.add_tool(vector_search, description="Search the cluster index by meaning, words and metadata, in one call.")
 
     @server.tool(description="Read one document (text and metadata) by its id, as returned by vector_search.")
     async def get_document(

@@ -25,9 +25,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from backends import Hit, InvalidFilter, VectorStore
-from backends.filters import And, Contains, Eq, Filter, all_of, from_json, matches, validate
+from backends.filters import Contains, Filter, all_of, matches
 from inference.embedders.base import Embedder
 from query.lexical import LexicalIndex
+from query.request import SearchError, SearchRequest
 
 #: RRF constant and the weight of the BM25 ranking (dense counts 1). The textbook k=60 suits
 #: fusing many deep runs; fusing two short rankings, it flattens the top so much that BM25's
@@ -40,11 +41,8 @@ RRF_K: Final = 10
 LEXICAL_WEIGHT: Final = 0.5
 VERY_SIMILAR: Final = 0.70
 SIMILAR: Final = 0.50
-MAX_K: Final = 100
 
-
-class SearchError(ValueError):
-    """Bad search input; the message says what to change."""
+__all__ = ["Result", "SearchError", "SearchRequest", "SearchService", "label_for"]
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -95,57 +93,23 @@ class SearchService:
             raise SearchError(f"Unknown collection {collection!r}; use one of {', '.join(sorted(self.collections))}")
         return self.collections[collection]
 
-    async def vector_search(
-        self,
-        collection: str,
-        *,
-        query: str | None = None,
-        keyword: str | None = None,
-        filter: Filter | Mapping[str, Any] | None = None,
-        kind: str | None = None,
-        group: str | None = None,
-        namespace: str | None = None,
-        labels: Sequence[str] | None = None,
-        k: int = 5,
-        hybrid: bool = True,
-        mmr: bool = False,
-        mmr_lambda: float = 0.5,
-        fetch_k: int | None = None,
-        min_score: float | None = None,
-    ) -> list[Result]:
-        name = self.collection_name(collection)
-        combined = self._filter(filter=filter, kind=kind, group=group, namespace=namespace, labels=labels)
-        query = (query or "").strip() or None
-        keyword = (keyword or "").strip() or None
-        if not 1 <= k <= MAX_K:
-            raise SearchError(f"k must be from 1 to {MAX_K}, got {k}")
-        if not 0.0 <= mmr_lambda <= 1.0:
-            raise SearchError(f"mmr_lambda must be from 0 to 1, got {mmr_lambda}")
-        if query is None and keyword is None and combined is None:
-            raise SearchError("Give a query, a keyword or a filter (kind, group, namespace, labels or filter)")
+    async def search(self, request: SearchRequest) -> list[Result]:
+        """Run one search by its cheapest path (see the module docstring); at most ``request.k`` results."""
+        name = self.collection_name(request.collection)
+        conditions = request.conditions
         try:
-            if query is None and keyword is not None:
-                hits = await self.store.keyword_search(name, text=keyword, filter=combined, k=k)
+            if request.query is None and request.keyword is not None:
+                hits = await self.store.keyword_search(name, text=request.keyword, filter=conditions, k=request.k)
                 results = [self._result(h.id, h.score, h.text, h.metadata) for h in hits]
-            elif query is None:
-                results = await self._filtered(name, combined, k)
+            elif request.query is None:
+                results = await self._filtered(name, conditions, request.k)
             else:
-                results = await self._semantic(
-                    name,
-                    query=query,
-                    keyword=keyword,
-                    filter=combined,
-                    k=k,
-                    hybrid=hybrid,
-                    mmr=mmr,
-                    mmr_lambda=mmr_lambda,
-                    fetch_k=fetch_k,
-                )
+                results = await self._semantic(name, request=request, query=request.query)
         except InvalidFilter as exc:
             raise SearchError(str(exc)) from exc
-        if min_score is not None:
-            results = [r for r in results if r.score >= min_score]
-        return results[:k]
+        if request.min_score is not None:
+            results = [r for r in results if r.score >= request.min_score]
+        return results[: request.k]
 
     # -- paths -------------------------------------------------------------------------------------
 
@@ -157,19 +121,7 @@ class SearchService:
                 break
         return out
 
-    async def _semantic(
-        self,
-        name: str,
-        *,
-        query: str,
-        keyword: str | None,
-        filter: Filter | None,
-        k: int,
-        hybrid: bool,
-        mmr: bool,
-        mmr_lambda: float,
-        fetch_k: int | None,
-    ) -> list[Result]:
+    async def _semantic(self, name: str, *, request: SearchRequest, query: str) -> list[Result]:
         if self.embedder is None:
             raise SearchError("Semantic search needs an embedder; use keyword or filter search instead")
         if name not in self._embedder_checked:  # once per collection, not on every query
@@ -180,15 +132,15 @@ class SearchService:
                     f"but this search uses {self.embedder.name!r}; configure the same embedder"
                 )
             self._embedder_checked.add(name)
-        pool = max(fetch_k or 4 * k, k) if (mmr or hybrid) else k
+        pool, conditions, k = request.pool, request.conditions, request.k
         vector = await self.embedder.embed_query(query)
-        dense = await self.store.search(name, vector=vector, k=min(pool, 1000), filter=filter, text_contains=keyword)
+        dense = await self.store.search(name, vector=vector, k=pool, filter=conditions, text_contains=request.keyword)
         fused = dense
-        if hybrid:
-            lexical = await self._lexical(name, query=query, keyword=keyword, filter=filter, k=pool)
+        if request.hybrid:
+            lexical = await self._lexical(name, query=query, keyword=request.keyword, filter=conditions, k=pool)
             fused = await self._fuse(name, vector=vector, dense=dense, lexical=lexical)
-        if mmr:
-            fused = await self._mmr(name, vector=vector, hits=fused[:pool], k=k, mmr_lambda=mmr_lambda)
+        if request.mmr:
+            fused = await self._mmr(name, vector=vector, hits=fused[:pool], k=k, mmr_lambda=request.mmr_lambda)
         return [self._result(h.id, h.score, h.text, h.metadata) for h in fused[:k]]
 
     async def _lexical(self, name: str, *, query: str, keyword: str | None, filter: Filter | None, k: int) -> list[Hit]:
@@ -234,36 +186,6 @@ class SearchService:
         return chosen
 
     # -- helpers -----------------------------------------------------------------------------------
-
-    def _filter(
-        self,
-        *,
-        filter: Filter | Mapping[str, Any] | None,
-        kind: str | None,
-        group: str | None,
-        namespace: str | None,
-        labels: Sequence[str] | None,
-    ) -> Filter | None:
-        parts: list[Filter | None] = []
-        if filter is not None:
-            try:
-                parts.append(validate(filter) if not isinstance(filter, Mapping) else from_json(filter))
-            except InvalidFilter as exc:
-                raise SearchError(f"Invalid filter: {exc}") from exc
-        if kind:
-            parts.append(Eq("kind", kind))
-        if group:
-            parts.append(Eq("group", group))
-        if namespace:
-            parts.append(Eq("namespace", namespace))
-        for label in labels or ():
-            if "=" not in label:
-                raise SearchError(f"Labels are key=value, got {label!r}")
-            parts.append(Eq("labels", label))
-        combined = all_of(*parts)
-        if isinstance(combined, And) and len(combined.filters) > 64:
-            raise SearchError("Too many conditions")
-        return combined
 
     @staticmethod
     def _result(id: str, score: float, text: str, metadata: Mapping[str, Any]) -> Result:

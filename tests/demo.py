@@ -257,6 +257,7 @@ async def searches() -> None:
     from backends.chroma import ChromaStore
     from inference.embedders.local import LocalEmbedder
     from query.render import compact
+    from query.request import SearchRequest
     from query.search import SearchService
 
     store = ChromaStore(path=str(STORE))
@@ -268,7 +269,7 @@ async def searches() -> None:
     for collection, kwargs in SEARCHES:
         shown = ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
         print(f"\n$ kubevec search --collection {collection}  ({shown})")
-        results = await service.vector_search(collection, **{"k": 3, **kwargs})
+        results = await service.search(SearchRequest.build(collection=collection, **{"k": 3, **kwargs}))
         print(compact(results, token_budget=300))
     await store.close()
 

@@ -28,6 +28,7 @@ from inference.capabilities import describe_crd
 from inference.documents import make_document
 from inference.embedders.local import LocalEmbedder
 from inference.manifests import is_crd, iter_manifest_files, load_manifests
+from query.request import SearchRequest
 from query.search import SearchService
 from tests.bench.report import percentile, table
 
@@ -89,7 +90,7 @@ async def evaluate(
     )
     r1 = r5 = mrr = 0.0
     for q in queries:
-        results = await service.vector_search("capabilities", query=q["query"], k=20, hybrid=hybrid, mmr=mmr)
+        results = await service.search(SearchRequest.build(query=q["query"], k=20, hybrid=hybrid, mmr=mmr))
         ranks = [i + 1 for i, r in enumerate(results) if r.id in q["expected"]]
         best = min(ranks) if ranks else None
         r1 += best == 1
@@ -165,11 +166,11 @@ async def latency(size: int = 20_000, queries: int = 100) -> str:
         timings: dict[str, list[float]] = {}
         for label, make in kinds_of_query.items():
             for i in range(10):
-                await service.vector_search("instances", k=5, **make(i))
+                await service.search(SearchRequest.build(collection="instances", k=5, **make(i)))
             timings[label] = []
             for i in range(queries):
                 started = time.perf_counter()
-                await service.vector_search("instances", k=5, **make(i))
+                await service.search(SearchRequest.build(collection="instances", k=5, **make(i)))
                 timings[label].append((time.perf_counter() - started) * 1000)
         await store.close()
     rows = [[label, percentile(v, 50), percentile(v, 95)] for label, v in timings.items()]

@@ -25,6 +25,7 @@ from mcp.client.streamable_http import streamable_http_client
 from backends.chroma import ChromaStore
 from inference.embedders.local import LocalEmbedder
 from query.indexing import index_crds
+from query.request import MAX_K, SearchRequest
 from tests.conftest import SHARED_CRDS
 from tests.controlplane.cluster import free_port
 
@@ -64,8 +65,8 @@ async def exercise(client: Client) -> None:
         if hasattr(tools["vector_search"], "input_schema")
         else tools["vector_search"].inputSchema
     )
-    assert "filter" in schema["properties"]
-    assert "capabilities" in json.dumps(schema["properties"]["collection"])
+    assert set(schema["properties"]) == {*SearchRequest.model_fields, "format"}
+    assert schema["properties"]["k"]["maximum"] == MAX_K
     found = await client.call_tool(
         "vector_search",
         {"query": "TLS certificate stored in a secret, renewed automatically", "k": 3, "format": "json"},
@@ -84,6 +85,8 @@ async def exercise(client: Client) -> None:
     bad = await client.call_tool("vector_search", {"collection": "capabilities"})
     assert bad.is_error if hasattr(bad, "is_error") else bad.isError
     assert "Give a query, a keyword or a filter" in text_of(bad)
+    too_many = await client.call_tool("vector_search", {"query": "x", "k": MAX_K + 1})
+    assert f"less than or equal to {MAX_K}" in text_of(too_many)
     missing = await client.call_tool("get_document", {"collection": "capabilities", "id": "nope"})
     assert "No document" in text_of(missing)
 

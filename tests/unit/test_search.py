@@ -5,9 +5,11 @@ from __future__ import annotations
 import pytest
 
 from backends import Record
+from backends.filters import to_json
 from backends.memory import MemoryStore
 from query.render import compact
-from query.search import SearchError, SearchService, label_for
+from query.request import MAX_K, SearchRequest
+from query.search import Result, SearchError, SearchService, label_for
 from tests.fakes import CountingEmbedder
 
 DOCS = [
@@ -50,6 +52,10 @@ async def service() -> SearchService:
     return SearchService(store=store, embedder=embedder, collections={"capabilities": "capabilities"})
 
 
+async def search(service: SearchService, **fields: object) -> list[Result]:
+    return await service.search(SearchRequest.build(**fields))
+
+
 def embedder_of(service: SearchService) -> CountingEmbedder:
     assert isinstance(service.embedder, CountingEmbedder)
     return service.embedder
@@ -57,50 +63,54 @@ def embedder_of(service: SearchService) -> CountingEmbedder:
 
 async def test_nothing_to_search_for_is_a_clear_error(service: SearchService) -> None:
     with pytest.raises(SearchError, match="Give a query, a keyword or a filter"):
-        await service.vector_search("capabilities")
-    with pytest.raises(SearchError, match="Unknown collection"):
-        await service.vector_search("nope", query="x")
+        await search(service, collection="capabilities")
+    with pytest.raises(SearchError, match="collection: Input should be 'capabilities' or 'instances'"):
+        await search(service, collection="nope", query="x")
+    with pytest.raises(SearchError, match="Unknown collection 'instances'; use one of capabilities"):
+        await search(service, collection="instances", query="x")  # a collection this service does not serve
     with pytest.raises(SearchError, match="Invalid filter"):
-        await service.vector_search("capabilities", filter={"kind": {"$like": "x"}})
+        await search(service, collection="capabilities", filter={"kind": {"$like": "x"}})
     with pytest.raises(SearchError, match="key=value"):
-        await service.vector_search("capabilities", labels=["app"])
+        await search(service, collection="capabilities", labels=["app"])
 
 
 async def test_keyword_and_filters_make_no_embedding_call(service: SearchService) -> None:
-    hits = await service.vector_search("capabilities", keyword="pgbouncer")
+    hits = await search(service, collection="capabilities", keyword="pgbouncer")
     assert [h.id for h in hits] == ["poolers.postgresql.cnpg.io"]
-    filtered = await service.vector_search("capabilities", group="postgresql.cnpg.io", k=10)
+    filtered = await search(service, collection="capabilities", group="postgresql.cnpg.io", k=10)
     assert {h.id for h in filtered} == {"poolers.postgresql.cnpg.io", "clusters.postgresql.cnpg.io"}
     assert all(h.score == 1.0 for h in filtered)
     assert embedder_of(service).queries == []
 
 
 async def test_query_embeds_once_and_hybrid_finds_exact_words(service: SearchService) -> None:
-    hits = await service.vector_search("capabilities", query="PgBouncer", k=2)
+    hits = await search(service, collection="capabilities", query="PgBouncer", k=2)
     assert embedder_of(service).queries == ["PgBouncer"]
     # The hashing test embedder has no semantics: only the BM25 half can rank the pooler first.
     assert hits[0].id == "poolers.postgresql.cnpg.io"
-    dense_only = await service.vector_search("capabilities", query="PgBouncer", k=5, hybrid=False)
+    dense_only = await search(service, collection="capabilities", query="PgBouncer", k=5, hybrid=False)
     assert all(0.0 <= h.score <= 1.0 for h in dense_only)
 
 
 async def test_keyword_with_query_narrows_results(service: SearchService) -> None:
-    hits = await service.vector_search("capabilities", query="database", keyword="failover", k=5)
+    hits = await search(service, collection="capabilities", query="database", keyword="failover", k=5)
     assert hits
     assert all("failover" in h.text for h in hits)
 
 
 async def test_mmr_drops_near_duplicates(service: SearchService) -> None:
-    plain = await service.vector_search("capabilities", query=DOCS[2][1], k=2, hybrid=False)
-    diverse = await service.vector_search("capabilities", query=DOCS[2][1], k=2, hybrid=False, mmr=True, mmr_lambda=0.3)
+    plain = await search(service, collection="capabilities", query=DOCS[2][1], k=2, hybrid=False)
+    diverse = await search(
+        service, collection="capabilities", query=DOCS[2][1], k=2, hybrid=False, mmr=True, mmr_lambda=0.3
+    )
     assert {h.id for h in plain} == {"clusters.postgresql.cnpg.io", "clusters-copy"}
     assert len({h.text for h in diverse}) == 2
 
 
 async def test_labels_and_min_score(service: SearchService) -> None:
-    hits = await service.vector_search("capabilities", labels=["app=web"])
+    hits = await search(service, collection="capabilities", labels=["app=web"])
     assert [h.id for h in hits] == ["services"]
-    none = await service.vector_search("capabilities", query="anything", min_score=1.01)
+    none = await search(service, collection="capabilities", query="anything", min_score=0.99)
     assert none == []
 
 
@@ -108,8 +118,6 @@ def test_labels_and_compact_rendering_budget() -> None:
     assert label_for(0.8) == "very similar"
     assert label_for(0.55) == "similar"
     assert label_for(0.2) == "somewhat related"
-    from query.search import Result
-
     results = [
         Result(id=f"r{i}", score=0.6, label="similar", metadata={"kind": "K"}, text="word " * 200) for i in range(10)
     ]
@@ -125,4 +133,52 @@ async def test_collection_built_with_another_embedder_is_refused() -> None:
     await store.ensure_collection("capabilities", dimension=embedder.dimension, embedder="some-other-model")
     service = SearchService(store=store, embedder=embedder, collections={"capabilities": "capabilities"})
     with pytest.raises(SearchError, match="built with embedder 'some-other-model'"):
-        await service.vector_search("capabilities", query="x")
+        await search(service, collection="capabilities", query="x")
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"query": "x", "k": 0}, "k: Input should be greater than or equal to 1"),
+        ({"query": "x", "k": MAX_K + 1}, f"k: Input should be less than or equal to {MAX_K}"),
+        ({"query": "x", "mmr_lambda": 2}, "mmr_lambda: Input should be less than or equal to 1"),
+        ({"query": "x", "labels": ["app=web", "tier"]}, "labels: Labels are key=value, got 'tier'"),
+        ({"query": "x", "shape": "round"}, "shape: Extra inputs are not permitted"),
+        ({"query": "  ", "keyword": ""}, "Give a query, a keyword or a filter"),
+        ({"keyword": "x", "filter": {"$and": [{"a": 1}] * (65)}}, "Invalid filter"),
+    ],
+)
+def test_a_bad_request_is_one_clear_line(fields: dict[str, object], message: str) -> None:
+    with pytest.raises(SearchError) as raised:
+        SearchRequest.build(**fields)
+    assert str(raised.value).startswith(message) or message in str(raised.value), str(raised.value)
+    assert "\n" not in str(raised.value)
+    assert "pydantic" not in str(raised.value)
+
+
+def test_a_request_is_frozen_and_combines_its_conditions() -> None:
+    request = SearchRequest.build(keyword="x", kind="Deployment", labels=["app=web"], filter={"namespace": "prod"})
+    with pytest.raises(ValueError, match="frozen"):
+        request.k = 7  # type: ignore[misc]
+    assert request.conditions is not None
+    assert to_json(request.conditions) == {
+        "op": "and",
+        "filters": [
+            {"op": "eq", "field": "namespace", "value": "prod"},
+            {"op": "eq", "field": "kind", "value": "Deployment"},
+            {"op": "eq", "field": "labels", "value": "app=web"},
+        ],
+    }
+    assert SearchRequest.build(query="q", k=10).pool == 40
+    assert SearchRequest.build(query="q", k=10, hybrid=False).pool == 10
+
+
+async def test_the_mcp_tool_schema_is_the_search_request() -> None:
+    from query.mcp_server import build_server
+
+    server = build_server(SearchService(store=MemoryStore(), embedder=None, collections={}))
+    (tool,) = [t for t in await server.list_tools() if t.name == "vector_search"]
+    properties = tool.input_schema["properties"]
+    expected = SearchRequest.model_json_schema()["properties"]
+    assert {name: properties[name] for name in expected} == expected
+    assert set(properties) - set(expected) == {"format"}

@@ -1,0 +1,134 @@
+"""One search request, as agents and people write it: the MCP tool's input schema and the CLI's arguments.
+
+:class:`SearchRequest` is the only place a search is spelled out: its fields (with their bounds
+and descriptions) become the parameters of the MCP ``vector_search`` tool, the CLI builds one from
+its flags, and :meth:`query.search.SearchService.search` takes one. So there is one cap on ``k``
+and one wording of every error.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Final
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
+
+from backends import InvalidFilter
+from backends.filters import And, Eq, Filter, all_of, from_json
+from inference.documents import Collection
+
+#: The most results one search returns; also the most MCP and the CLI accept.
+MAX_K: Final = 100
+#: The largest candidate pool for fusion and MMR.
+MAX_FETCH_K: Final = 4 * MAX_K
+MAX_CONDITIONS: Final = 64
+
+
+class SearchError(ValueError):
+    """Bad search input; the message says what to change."""
+
+
+class SearchRequest(BaseModel):
+    """What to search for, where, and how many; immutable once built (see :meth:`build`)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    collection: Annotated[
+        Collection,
+        Field(
+            description="capabilities: one document per resource TYPE (which CRD or kind does X?). "
+            "instances: one document per live OBJECT (what runs X, where, with which labels?)."
+        ),
+    ] = "capabilities"
+    query: Annotated[str | None, Field(description="A natural-language question; embedded once.")] = None
+    keyword: Annotated[
+        str | None,
+        Field(
+            description="Exact words. Alone: keyword search without embedding. With a query: results must contain every word."
+        ),
+    ] = None
+    filter: Annotated[
+        dict[str, Any] | None,
+        Field(
+            description='Metadata filter JSON, e.g. {"kind": "Deployment", "namespace": {"$in": ["prod", "staging"]}, '
+            '"replicas": {"$gt": 1}} or {"op": "eq", "field": "kind", "value": "Service"}. '
+            "Operators: $eq $ne $in $nin $gt $gte $lt $lte, $and/$or lists, $contains (words in the text)."
+        ),
+    ] = None
+    kind: Annotated[str | None, Field(description="Only this Kind, e.g. Deployment or Certificate.")] = None
+    group: Annotated[
+        str | None, Field(description="Only this API group, e.g. apps or cert-manager.io ('core' for v1).")
+    ] = None
+    namespace: Annotated[str | None, Field(description="Only this namespace (instances).")] = None
+    labels: Annotated[tuple[str, ...], Field(description="Labels as k=v; all must match (instances).")] = ()
+    k: Annotated[int, Field(ge=1, le=MAX_K, description="How many results.")] = 5
+    hybrid: Annotated[bool, Field(description="Fuse the meaning ranking with a BM25 word ranking.")] = True
+    mmr: Annotated[bool, Field(description="Diversify results (avoid near-duplicates).")] = False
+    mmr_lambda: Annotated[float, Field(ge=0, le=1, description="MMR: 1 = relevance only, 0 = diversity only.")] = 0.5
+    fetch_k: Annotated[
+        int | None, Field(ge=1, le=MAX_FETCH_K, description="Candidates for fusion and MMR (default 4*k).")
+    ] = None
+    min_score: Annotated[float | None, Field(ge=0, le=1, description="Drop results below this similarity.")] = None
+
+    _conditions: Filter | None = PrivateAttr(default=None)
+
+    @classmethod
+    def build(cls, **fields: Any) -> SearchRequest:
+        """Validate ``fields`` into a request; every problem in one :class:`SearchError` line."""
+        try:
+            return cls(**fields)
+        except ValidationError as exc:
+            raise SearchError(describe(exc)) from None
+
+    @field_validator("query", "keyword", "kind", "group", "namespace")
+    @classmethod
+    def _blank_is_none(cls, value: str | None) -> str | None:
+        return (value or "").strip() or None
+
+    @field_validator("labels")
+    @classmethod
+    def _labels_are_pairs(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for label in value:
+            if "=" not in label:
+                raise ValueError(f"Labels are key=value, got {label!r}")
+        return value
+
+    @model_validator(mode="after")
+    def _conditions_parse(self) -> SearchRequest:
+        parts: list[Filter | None] = []
+        if self.filter is not None:
+            try:
+                parts.append(from_json(self.filter))
+            except InvalidFilter as exc:
+                raise ValueError(f"Invalid filter: {exc}") from None
+        parts += [Eq(field, value) for field, value in self._equalities() if value]
+        parts += [Eq("labels", label) for label in self.labels]
+        combined = all_of(*parts)
+        if isinstance(combined, And) and len(combined.filters) > MAX_CONDITIONS:
+            raise ValueError(f"Too many conditions (at most {MAX_CONDITIONS})")
+        if self.query is None and self.keyword is None and combined is None:
+            raise ValueError("Give a query, a keyword or a filter (kind, group, namespace, labels or filter)")
+        self._conditions = combined
+        return self
+
+    def _equalities(self) -> tuple[tuple[str, str | None], ...]:
+        return (("kind", self.kind), ("group", self.group), ("namespace", self.namespace))
+
+    @property
+    def conditions(self) -> Filter | None:
+        """The filter, kind, group, namespace and labels as one portable filter (None: no condition)."""
+        return self._conditions
+
+    @property
+    def pool(self) -> int:
+        """How many candidates to rank before cutting to ``k``."""
+        return max(self.fetch_k or 4 * self.k, self.k) if (self.mmr or self.hybrid) else self.k
+
+
+def describe(exc: ValidationError) -> str:
+    """``field: message`` for each error, on one line, without pydantic's URLs and input echoes."""
+    parts = []
+    for error in exc.errors(include_url=False, include_input=False):
+        message = str(error["msg"]).removeprefix("Value error, ")
+        where = ".".join(str(part) for part in error["loc"])
+        parts.append(f"{where}: {message}" if where else message)
+    return "; ".join(parts)
