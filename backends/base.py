@@ -46,7 +46,13 @@ class VectorStore(Protocol):
     def location(self) -> str: ...
 
     async def ensure_collection(
-        self, name: str, *, dimension: int, distance: Distance = "cosine", embedder: str
+        self,
+        name: str,
+        *,
+        dimension: int,
+        distance: Distance = "cosine",
+        embedder: str,
+        indexed: Sequence[str] = (),
     ) -> None: ...
 
     async def drop_collection(self, name: str) -> None: ...
@@ -115,12 +121,21 @@ class BaseStore:
     # -- public API --------------------------------------------------------------------------------
 
     async def ensure_collection(
-        self, name: str, *, dimension: int, distance: Distance = "cosine", embedder: str
+        self,
+        name: str,
+        *,
+        dimension: int,
+        distance: Distance = "cosine",
+        embedder: str,
+        indexed: Sequence[str] = (),
     ) -> None:
         """Create the collection, or check that the existing one was built the same way.
 
         A mismatch raises :class:`CollectionMismatch` naming both values: vectors of another
-        model or size must never be mixed into (or queried against) a collection.
+        model or size must never be mixed into (or queried against) a collection. ``indexed`` names
+        the metadata fields callers filter on (exact values); a backend that keeps payload indexes
+        creates the missing ones, also on an existing collection, so a new field is never left
+        unindexed. The payload contract (which fields exist) belongs to the caller, not the backend.
         """
         _check_name(name)
         if dimension <= 0:
@@ -133,6 +148,10 @@ class BaseStore:
             await self._call(self._create, name, wanted)
         else:
             _check_same(name=name, existing=existing, wanted=wanted, location=self._location)
+        if indexed:
+            for field in indexed:
+                _check_field(field)
+            await self._call(self._ensure_indexes, name, tuple(dict.fromkeys(indexed)))
         self._infos[name] = wanted
 
     async def drop_collection(self, name: str) -> None:
@@ -311,6 +330,9 @@ class BaseStore:
     def _create(self, name: str, info: CollectionInfo) -> None:
         raise NotImplementedError
 
+    def _ensure_indexes(self, name: str, fields: tuple[str, ...]) -> None:
+        """Index these metadata fields for exact-value filters; a no-op where filters need no index."""
+
     def _drop(self, name: str) -> None:
         raise NotImplementedError
 
@@ -357,6 +379,11 @@ class BaseStore:
 def _check_name(name: str) -> None:
     if not isinstance(name, str) or not name:
         raise BackendError(f"Collection name must be a non-empty string, got {name!r}")
+
+
+def _check_field(field: str) -> None:
+    if not isinstance(field, str) or not field or field in RESERVED_METADATA:
+        raise InvalidRecord(f"Cannot index metadata field {field!r}: not a metadata key")
 
 
 def _check_k(k: int) -> None:

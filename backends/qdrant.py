@@ -24,27 +24,6 @@ from backends.records import Hit, MetadataValue, Record, similarity_to_score
 POINT_NAMESPACE: Final = uuid.UUID("6f1d9a4e-6a53-5a4b-9b0e-6b75626576ec")
 ID_FIELD: Final = "id"
 TEXT_FIELD: Final = "text"
-#: Fields agents filter on; indexed as keywords on a server.
-KEYWORD_FIELDS: Final = (
-    "cluster",
-    "kind",
-    "group",
-    "version",
-    "api_version",
-    "resource",
-    "namespace",
-    "name",
-    "uid",
-    "labels",
-    "owner",
-    "scope",
-    "providers",
-    "categories",
-    "short_names",
-    "complexity",
-    "content_hash",
-    ID_FIELD,
-)
 _META_PREFIX: Final = "kubevec_"
 
 
@@ -122,9 +101,21 @@ class QdrantStore(BaseStore):
             vectors_config=models.VectorParams(size=info.dimension, distance=models.Distance.COSINE),
             metadata={f"{_META_PREFIX}embedder": info.embedder, f"{_META_PREFIX}dimension": info.dimension},
         )
-        if self._server:
-            for field in KEYWORD_FIELDS:
+        self._ensure_indexes(name, ())  # the id and the text: what this backend itself filters on
+
+    def _ensure_indexes(self, name: str, fields: tuple[str, ...]) -> None:
+        """On a server, create the missing payload indexes: the caller's keyword fields, the id, the text.
+
+        Local mode has no payload indexes (filters scan), so there is nothing to create.
+        """
+        if not self._server:
+            return
+        client = self._connect()
+        present = set(client.get_collection(name).payload_schema or {})
+        for field in (*fields, ID_FIELD):
+            if field not in present:
                 client.create_payload_index(name, field_name=field, field_schema=models.PayloadSchemaType.KEYWORD)
+        if TEXT_FIELD not in present:
             client.create_payload_index(
                 name,
                 field_name=TEXT_FIELD,

@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from controller.settings import Settings
+from inference.documents import COLLECTIONS
 from query.request import MAX_K
 
 logger = logging.getLogger("kubevec")
@@ -39,7 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument(
         "query", nargs="?", default=None, help="natural-language question (optional with --keyword/--filter)"
     )
-    search.add_argument("--collection", choices=["capabilities", "instances"], default="capabilities")
+    search.add_argument("--collection", choices=COLLECTIONS, default="capabilities")
     search.add_argument("--kind")
     search.add_argument("--group")
     search.add_argument("--namespace")
@@ -154,7 +155,6 @@ async def index_command(args: argparse.Namespace, settings: Settings) -> int:
 async def search_command(args: argparse.Namespace, settings: Settings) -> int:
     from backends import BackendError, InvalidFilter
     from backends.filters import load_json_text
-    from inference.documents import COLLECTIONS
     from inference.embedders.base import EmbedderError
     from query.render import as_json, compact
     from query.request import SearchError, SearchRequest
@@ -196,7 +196,6 @@ async def search_command(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def mcp_command(args: argparse.Namespace, settings: Settings) -> int:
-    from inference.documents import COLLECTIONS
     from query.mcp_server import UnsafeBind, serve
     from query.search import SearchService
 
@@ -262,7 +261,6 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
 
 async def _drop_collections(app: object, settings: Settings) -> None:
     from controller.app import App
-    from inference.documents import COLLECTIONS
 
     assert isinstance(app, App)
     for collection in COLLECTIONS:

@@ -30,7 +30,7 @@ from typing import Final
 from backends import BackendError, InvalidRecord, Record, StoredHashes, VectorStore
 from backends.filters import And, Eq
 from controller.metrics import Metrics
-from inference.documents import COLLECTIONS, Collection, Document
+from inference.documents import COLLECTIONS, INDEXED_FIELDS, Collection, Document
 from inference.embedders.base import Embedder, EmbedderError
 from inference.identity import CORE, parse_instance_id
 
@@ -129,7 +129,10 @@ class SyncEngine:
         try:
             for collection in COLLECTIONS:
                 await self.store.ensure_collection(
-                    self.names[collection], dimension=self.embedder.dimension, embedder=self.embedder.name
+                    self.names[collection],
+                    dimension=self.embedder.dimension,
+                    embedder=self.embedder.name,
+                    indexed=INDEXED_FIELDS,
                 )
             await self.snapshot()
         except Exception as exc:

@@ -25,9 +25,32 @@ INSTANCES: Final = "instances"
 Collection = Literal["capabilities", "instances"]
 COLLECTIONS: Final[tuple[Collection, ...]] = (CAPABILITIES, INSTANCES)
 
+#: The same as ``backends.records``: the layers may not import each other, a unit test holds them equal.
 Scalar = str | int | float | bool
 MetadataValue = Scalar | list[str] | list[int] | list[float] | list[bool]
 Metadata = Mapping[str, MetadataValue]
+
+#: Metadata fields agents filter on by exact value; the controller passes them to
+#: ``ensure_collection(indexed=...)`` so a server backend indexes each (a new field here is indexed
+#: on the next start, also in an existing collection).
+INDEXED_FIELDS: Final = (
+    "cluster",
+    "kind",
+    "group",
+    "version",
+    "api_version",
+    "resource",
+    "namespace",
+    "name",
+    "uid",
+    "labels",
+    "owner",
+    "scope",
+    "providers",
+    "categories",
+    "short_names",
+    "complexity",
+)
 
 
 class InferenceError(ValueError):

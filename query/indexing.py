@@ -11,6 +11,7 @@ from typing import TextIO
 
 from backends import Record, VectorStore
 from inference.capabilities import describe_crd_files
+from inference.documents import INDEXED_FIELDS
 from inference.embedders.base import Embedder
 
 
@@ -37,7 +38,9 @@ async def index_crds(
     found = describe_crd_files(paths, cluster=cluster)
     report = IndexReport(files=found.files, errors=found.errors)
     documents = found.documents
-    await store.ensure_collection(collection, dimension=embedder.dimension, embedder=embedder.name)
+    await store.ensure_collection(
+        collection, dimension=embedder.dimension, embedder=embedder.name, indexed=INDEXED_FIELDS
+    )
     stored = {i: h async for i, h in store.iter_ids(collection)}
     changed = [d for d in documents if stored.get(d.id) != d.content_hash]
     report.documents = len(documents)

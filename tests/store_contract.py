@@ -134,6 +134,18 @@ class StoreContract:
         assert got.metadata["content_hash"] == "new"
         assert got.vector == pytest.approx(records[1].vector, abs=1e-5)
 
+    async def test_ensure_collection_takes_the_fields_to_index(self, store: VectorStore) -> None:
+        name = f"idx-{uuid.uuid4().hex[:12]}"
+        await store.ensure_collection(name, dimension=DIM, embedder="test-embedder", indexed=("kind", "labels"))
+        try:
+            await store.ensure_collection(name, dimension=DIM, embedder="test-embedder", indexed=("kind", "owner"))
+            await store.upsert(name, make_records(3))
+            assert await store.count(name, Eq("kind", KINDS[0])) == 1
+            with pytest.raises(InvalidRecord, match="Cannot index metadata field 'text'"):
+                await store.ensure_collection(name, dimension=DIM, embedder="test-embedder", indexed=("text",))
+        finally:
+            await store.drop_collection(name)
+
     async def test_iter_hashes_yields_both_hashes(self, store: VectorStore, collection: str) -> None:
         vector = [1.0] + [0.0] * (DIM - 1)
         await store.upsert(
