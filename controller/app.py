@@ -15,10 +15,8 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Mapping
-from typing import Any
 
-from backends import VectorStore
+from backends import BackendError, VectorStore
 from backends.factory import open_store
 from controller.documents import DocumentBuilder
 from controller.engine import SyncEngine
@@ -31,6 +29,7 @@ from controller.policy import EffectivePolicy, PolicyError, SyncPolicy
 from controller.reconcile import CRD_RESOURCE, ClusterState, Reconciler
 from controller.settings import Settings
 from controller.status import SyncStatus, write_status
+from inference.bodies import Body, metadata_of
 from inference.config import make_embedder
 from inference.documents import CAPABILITIES, COLLECTIONS, INSTANCES
 from inference.embedders.base import Embedder
@@ -110,8 +109,12 @@ class App:
         for task in [*self._tasks, *self._purges]:
             task.cancel()
         for task in [*self._tasks, *self._purges]:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
+            try:
                 await task
+            except asyncio.CancelledError:
+                pass
+            except Exception as exc:  # it ended before the cancel: say so, the next start resyncs
+                logger.warning("Failed a background task name=%s error=%s", task.get_name(), exc)
         self._tasks.clear()
         if self.engine.queue and self.engine.active and not self.engine.degraded:
             try:
@@ -207,14 +210,14 @@ class App:
     # -- events (called by kopf handlers) ----------------------------------------------------------
 
     def observe_object(
-        self, *, group: str, version: str, plural: str, kind: str, event_type: str | None, body: Mapping[str, Any]
+        self, *, group: str, version: str, plural: str, kind: str, event_type: str | None, body: Body
     ) -> None:
         received = time.monotonic()
         ref = ResourceRef(group=group, version=version, plural=plural, kind=kind)
         self.metrics.events.labels(resource=ref.resource_id, type=event_type or "LIST").inc()
         if not self.policy.watches(group=group, kind=kind, plural=plural):
             return
-        meta = body.get("metadata") or {}
+        meta = metadata_of(body)
         document_id = ref.instance_id(
             cluster=self.settings.cluster_name, namespace=meta.get("namespace"), name=str(meta.get("name", ""))
         )
@@ -225,10 +228,10 @@ class App:
         if document is not None:
             self.engine.submit(document, received=received)
 
-    def observe_crd(self, *, event_type: str | None, body: Mapping[str, Any]) -> None:
+    def observe_crd(self, *, event_type: str | None, body: Body) -> None:
         received = time.monotonic()
         self.metrics.events.labels(resource=CRD_RESOURCE.name, type=event_type or "LIST").inc()
-        name = str((body.get("metadata") or {}).get("name", ""))
+        name = str(metadata_of(body).get("name", ""))
         if event_type == "DELETED":
             self.engine.submit_delete(CAPABILITIES, name, received=received)
             spec = body.get("spec") or {}
@@ -242,8 +245,8 @@ class App:
         if document is not None:
             self.engine.submit(document, received=received)
 
-    def observe_policy(self, *, event_type: str | None, body: Mapping[str, Any]) -> None:
-        name = str((body.get("metadata") or {}).get("name", ""))
+    def observe_policy(self, *, event_type: str | None, body: Body) -> None:
+        name = str(metadata_of(body).get("name", ""))
         if event_type == "DELETED":
             self.policies.pop(name, None)
         else:
@@ -264,7 +267,7 @@ class App:
         try:
             await self.engine.purge_resource(group=group, kind=kind)
             logger.info("Purged instances of a deleted CRD group=%s kind=%s", group, kind)
-        except Exception as exc:  # the store is down: the next resync collects them
+        except BackendError as exc:  # the store is down: the next resync collects them
             logger.warning("Failed to purge instances group=%s kind=%s error=%s", group, kind, exc)
 
     # -- status and readiness ----------------------------------------------------------------------

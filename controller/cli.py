@@ -9,13 +9,18 @@ import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
 from controller.settings import Settings
 from inference.documents import COLLECTIONS
 from query.request import MAX_K
+
+if TYPE_CHECKING:
+    from backends import VectorStore
+    from controller.app import App
+    from inference.embedders.base import Embedder
 
 logger = logging.getLogger("kubevec")
 
@@ -106,11 +111,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     raise AssertionError(f"unhandled command {args.command}")  # pragma: no cover
 
 
-def _open(settings: Settings, *, embedder: bool = True, existing: bool = False) -> tuple[Any, Any]:
-    """The configured store and embedder; ``existing``: readers refuse to create a local store."""
+def _open_store(settings: Settings, *, existing: bool = False) -> VectorStore:
+    """The configured store; ``existing``: readers refuse to create a local store that is not there."""
     from backends.factory import open_store
-    from inference.config import make_embedder
-    from inference.embedders.base import EmbedderError
 
     local = settings.store.path if settings.store.backend in ("chroma", "qdrant") and not settings.store.url else None
     if existing and local is not None and not local.exists():
@@ -118,8 +121,15 @@ def _open(settings: Settings, *, embedder: bool = True, existing: bool = False) 
             f"the {settings.store.backend} store at {local} does not exist: index one first (kubevec run or kubevec index crds), "
             "or point KUBEVEC_STORE__PATH at it"
         )
+    return open_store(settings.store)
+
+
+def _open_embedder(settings: Settings) -> Embedder:
+    from inference.config import make_embedder
+    from inference.embedders.base import EmbedderError
+
     try:
-        return open_store(settings.store), (make_embedder(settings.embedder) if embedder else None)
+        return make_embedder(settings.embedder)
     except EmbedderError as exc:
         raise CommandError(str(exc)) from exc
 
@@ -129,7 +139,8 @@ async def index_command(args: argparse.Namespace, settings: Settings) -> int:
     from inference.documents import CAPABILITIES, InferenceError
     from query.indexing import index_crds
 
-    store, embedder = _open(settings)
+    embedder = _open_embedder(settings)
+    store = _open_store(settings)
     try:
         report = await index_crds(
             paths=args.paths,
@@ -181,7 +192,8 @@ async def search_command(args: argparse.Namespace, settings: Settings) -> int:
         )
     except SearchError as exc:
         raise CommandError(str(exc)) from exc
-    store, embedder = _open(settings, embedder=request.query is not None, existing=True)
+    store = _open_store(settings, existing=True)
+    embedder = _open_embedder(settings) if request.query is not None else None
     service = SearchService(
         store=store, embedder=embedder, collections={c: settings.collection(c) for c in COLLECTIONS}
     )
@@ -199,7 +211,8 @@ def mcp_command(args: argparse.Namespace, settings: Settings) -> int:
     from query.mcp_server import UnsafeBind, serve
     from query.search import SearchService
 
-    store, embedder = _open(settings, existing=True)
+    store = _open_store(settings, existing=True)
+    embedder = _open_embedder(settings)
     service = SearchService(
         store=store, embedder=embedder, collections={c: settings.collection(c) for c in COLLECTIONS}
     )
@@ -259,10 +272,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-async def _drop_collections(app: object, settings: Settings) -> None:
-    from controller.app import App
-
-    assert isinstance(app, App)
+async def _drop_collections(app: App, settings: Settings) -> None:
     for collection in COLLECTIONS:
         await app.store.drop_collection(settings.collection(collection))
         logger.info("Dropped collection=%s for a reindex", settings.collection(collection))

@@ -12,6 +12,7 @@ from typing import Any
 
 from controller.kube import ApiResource
 from controller.metrics import Metrics
+from inference.bodies import Body, metadata_of
 from inference.capabilities import describe_builtin, describe_crd
 from inference.documents import Document, InferenceError
 from inference.instances import InstancePolicy, build_instance
@@ -25,18 +26,18 @@ class DocumentBuilder:
         self._metrics = metrics
         self._reported: set[str] = set()
 
-    def instance(self, body: Mapping[str, Any], *, plural: str, policy: InstancePolicy) -> Document | None:
+    def instance(self, body: Body, *, plural: str, policy: InstancePolicy) -> Document | None:
         try:
             return build_instance(body, plural=plural, cluster=self.cluster, policy=policy).to_document()
         except InferenceError as exc:
-            self._report(f"{plural}/{(body.get('metadata') or {}).get('name')}", exc)
+            self._report(f"{plural}/{metadata_of(body).get('name')}", exc)
             return None
 
     def capability(self, crd: Mapping[str, Any]) -> Document | None:
         try:
             return describe_crd(crd, cluster=self.cluster).to_document()
         except InferenceError as exc:
-            self._report(f"crd/{(crd.get('metadata') or {}).get('name')}", exc)
+            self._report(f"crd/{metadata_of(crd).get('name')}", exc)
             return None
 
     def builtin(self, resource: ApiResource, *, components: Mapping[str, Any]) -> Document | None:

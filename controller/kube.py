@@ -20,6 +20,7 @@ from typing import Any
 from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
 
+from inference.bodies import Body, as_body
 from inference.identity import ResourceRef
 
 logger = logging.getLogger(__name__)
@@ -239,10 +240,10 @@ class KubeReader:
             )
         return out
 
-    async def list_objects(self, resource: ApiResource, *, namespace: str | None = None) -> list[dict[str, Any]]:
+    async def list_objects(self, resource: ApiResource, *, namespace: str | None = None) -> list[Body]:
         """Every object of a resource, all pages (raises on any failure: callers never act on partial lists)."""
         path = resource.list_path(namespace)
-        items: list[dict[str, Any]] = []
+        items: list[Body] = []
         token: str | None = None
         while True:
             query: dict[str, Any] = {"limit": self._page_size}
@@ -252,8 +253,8 @@ class KubeReader:
             for item in page.get("items", []):
                 item.setdefault("apiVersion", resource.api_version)
                 item.setdefault("kind", resource.kind)
-                items.append(item)
-            token = (page.get("metadata") or {}).get("continue")
+                items.append(as_body(item))
+            token = (page.get("metadata") or {}).get("continue")  # ListMeta
             if not token:
                 return items
 

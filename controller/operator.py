@@ -17,6 +17,7 @@ from controller.kube import load_configuration
 from controller.peering import PeeringIdentity
 from controller.policy import GROUP, PLURAL, VERSION, watchable
 from controller.settings import Settings
+from inference.bodies import as_body
 
 
 def build_registry(*, settings: Settings, app: App | None = None) -> kopf.OperatorRegistry:
@@ -58,16 +59,16 @@ def build_registry(*, settings: Settings, app: App | None = None) -> kopf.Operat
             plural=resource.plural,
             kind=resource.kind,
             event_type=event.get("type"),
-            body=event["object"],
+            body=as_body(event["object"]),
         )
 
     @kopf.on.event("apiextensions.k8s.io", "customresourcedefinitions", registry=registry)
     async def on_crd(event: kopf.RawEvent, memo: kopf.Memo, **_: Any) -> None:
-        memo.app.observe_crd(event_type=event.get("type"), body=event["object"])
+        memo.app.observe_crd(event_type=event.get("type"), body=as_body(event["object"]))
 
     @kopf.on.event(GROUP, VERSION, PLURAL, registry=registry)
     async def on_policy(event: kopf.RawEvent, memo: kopf.Memo, **_: Any) -> None:
-        memo.app.observe_policy(event_type=event.get("type"), body=event["object"])
+        memo.app.observe_policy(event_type=event.get("type"), body=as_body(event["object"]))
 
     return registry
 

@@ -20,6 +20,7 @@ from typing import Any, Final
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from inference.bodies import Body, metadata_of
 from inference.identity import CORE
 from inference.instances import InstancePolicy
 
@@ -160,9 +161,9 @@ class SyncPolicy:
     generation: int | None
 
     @classmethod
-    def from_body(cls, body: Mapping[str, Any]) -> SyncPolicy:
+    def from_body(cls, body: Body) -> SyncPolicy:
         """Parse an object from the API; raises :class:`PolicyError` naming it when the spec is invalid."""
-        meta = body.get("metadata") or {}
+        meta = metadata_of(body)
         name = str(meta.get("name", ""))
         generation = meta.get("generation")
         return cls(
@@ -201,9 +202,9 @@ class EffectivePolicy:
             return False
         return not any(_matches_resource(p, group, kind, plural) for p in excludes)
 
-    def admits(self, obj: Mapping[str, Any]) -> bool:
+    def admits(self, obj: Body) -> bool:
         """Whether one object passes the namespace and label rules."""
-        meta = obj.get("metadata") or {}
+        meta = metadata_of(obj)
         namespace = meta.get("namespace")
         if namespace:
             includes = [n for spec in self.specs for n in spec.namespaces.include]

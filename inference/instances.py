@@ -13,9 +13,10 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
+from inference.bodies import Body
 from inference.documents import INSTANCES, Document, InferenceError, make_document
 from inference.identity import ResourceRef
-from inference.redaction import REDACTED, redact_object
+from inference.redaction import REDACTED, Redacted, redact_object
 
 #: Labels written into the *text* (the payload's ``labels`` list always holds every label: filters are exact).
 MAX_TEXT_LABELS: Final = 20
@@ -82,7 +83,7 @@ class InstanceDoc:
 
 
 def build_instance(
-    obj: Mapping[str, Any],
+    obj: Body,
     *,
     plural: str,
     cluster: str = "default",
@@ -101,17 +102,18 @@ def build_instance(
         raise InferenceError(f"Object {kind}/{name} is malformed: {type(exc).__name__}: {exc}") from exc
 
 
-def _build(obj: Mapping[str, Any], *, plural: str, cluster: str, policy: InstancePolicy) -> InstanceDoc:
+def _build(source: Redacted, *, plural: str, cluster: str, policy: InstancePolicy) -> InstanceDoc:
+    obj = source.obj
     meta = obj["metadata"]
     kind = str(obj["kind"])
     ref = ResourceRef.from_api_version(str(obj["apiVersion"]), kind=kind, plural=plural)
     name = str(meta["name"])
     namespace = str(meta["namespace"]) if meta.get("namespace") else None
-    labels_map = meta.get("labels") if isinstance(meta.get("labels"), Mapping) else {}
-    labels = tuple(sorted(f"{k}={v}" for k, v in labels_map.items()))
+    labels_map = meta.get("labels")
+    labels = tuple(sorted(f"{k}={v}" for k, v in labels_map.items())) if isinstance(labels_map, Mapping) else ()
     owner = _owner(meta.get("ownerReferences"))
     annotations = _annotations(meta.get("annotations"), allow=policy.annotation_allowlist)
-    summary = tuple(_summarise(kind=kind, group=ref.group, obj=obj, policy=policy))
+    summary = tuple(_summarise(kind=kind, group=ref.group, source=source, policy=policy))
     head = [f"{kind} {name}"]
     if namespace:
         head.append(f"namespace: {namespace}")
@@ -166,9 +168,9 @@ def _annotations(annotations: Any, *, allow: Sequence[str]) -> tuple[str, ...]:
 # -- kind-aware summaries --------------------------------------------------------------------------
 
 
-def _summarise(*, kind: str, group: str, obj: Mapping[str, Any], policy: InstancePolicy) -> list[str]:
+def _summarise(*, kind: str, group: str, source: Redacted, policy: InstancePolicy) -> list[str]:
     summariser = _SUMMARISERS.get((group, kind), _generic)
-    return summariser(obj, policy)
+    return summariser(source, policy)
 
 
 def _pod_spec(obj: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -180,7 +182,8 @@ def _pod_spec(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     return spec if isinstance(spec, Mapping) else {}
 
 
-def _workload(obj: Mapping[str, Any], _: InstancePolicy) -> list[str]:
+def _workload(source: Redacted, _: InstancePolicy) -> list[str]:
+    obj = source.obj
     spec = obj.get("spec") or {}
     pod = _pod_spec(obj)
     out = []
@@ -206,7 +209,8 @@ def _workload(obj: Mapping[str, Any], _: InstancePolicy) -> list[str]:
     return out
 
 
-def _service(obj: Mapping[str, Any], _: InstancePolicy) -> list[str]:
+def _service(source: Redacted, _: InstancePolicy) -> list[str]:
+    obj = source.obj
     spec = obj.get("spec") or {}
     out = [f"type: {spec.get('type', 'ClusterIP')}"]
     ports = [
@@ -224,7 +228,8 @@ def _service(obj: Mapping[str, Any], _: InstancePolicy) -> list[str]:
     return out
 
 
-def _ingress(obj: Mapping[str, Any], _: InstancePolicy) -> list[str]:
+def _ingress(source: Redacted, _: InstancePolicy) -> list[str]:
+    obj = source.obj
     spec = obj.get("spec") or {}
     hosts = [str(r.get("host")) for r in spec.get("rules") or [] if isinstance(r, Mapping) and r.get("host")]
     backends = []
@@ -243,7 +248,8 @@ def _ingress(obj: Mapping[str, Any], _: InstancePolicy) -> list[str]:
     return out
 
 
-def _http_route(obj: Mapping[str, Any], _: InstancePolicy) -> list[str]:
+def _http_route(source: Redacted, _: InstancePolicy) -> list[str]:
+    obj = source.obj
     spec = obj.get("spec") or {}
     out = []
     hostnames = [str(h) for h in spec.get("hostnames") or []]
@@ -263,7 +269,8 @@ def _http_route(obj: Mapping[str, Any], _: InstancePolicy) -> list[str]:
     return out
 
 
-def _pvc(obj: Mapping[str, Any], _: InstancePolicy) -> list[str]:
+def _pvc(source: Redacted, _: InstancePolicy) -> list[str]:
+    obj = source.obj
     spec = obj.get("spec") or {}
     out = []
     size = ((spec.get("resources") or {}).get("requests") or {}).get("storage")
@@ -276,18 +283,19 @@ def _pvc(obj: Mapping[str, Any], _: InstancePolicy) -> list[str]:
     return out
 
 
-def _keys_only(obj: Mapping[str, Any], policy: InstancePolicy) -> list[str]:
+def _keys_only(source: Redacted, policy: InstancePolicy) -> list[str]:
+    obj, keys = source.obj, source.data_keys
     out = []
     if obj.get("kind") == "Secret" and obj.get("type"):
         out.append(f"type: {obj['type']}")
-    keys = obj.get("_keys") or []
     if keys and (obj.get("kind") == "Secret" or policy.configmap_keys):
         out.append("keys: " + ", ".join(keys[:20]))
     return out
 
 
-def _generic(obj: Mapping[str, Any], _: InstancePolicy) -> list[str]:
+def _generic(source: Redacted, _: InstancePolicy) -> list[str]:
     """Top-level scalar (and short scalar-list) spec fields, for custom resources and the rest."""
+    obj = source.obj
     spec = obj.get("spec")
     if not isinstance(spec, Mapping):
         return []
@@ -323,7 +331,7 @@ def _short(value: str, *, limit: int) -> str:
     return flat if len(flat) <= limit else flat[: limit - 3] + "..."
 
 
-_Summariser = Callable[[Mapping[str, Any], InstancePolicy], list[str]]
+_Summariser = Callable[[Redacted, InstancePolicy], list[str]]
 _SUMMARISERS: Final[dict[tuple[str, str], _Summariser]] = {
     ("apps", "Deployment"): _workload,
     ("apps", "StatefulSet"): _workload,

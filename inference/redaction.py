@@ -2,7 +2,7 @@
 
 Absolute rules: Secret ``data``/``stringData`` values, ConfigMap ``data``/``binaryData`` values,
 ``kubectl.kubernetes.io/last-applied-configuration`` and ``managedFields`` are dropped. Key *names*
-of Secrets and ConfigMaps survive (as ``_keys``) because they say what an object holds.
+of Secrets and ConfigMaps survive (as :attr:`Redacted.data_keys`) because they say what an object holds.
 
 Everywhere else (custom-resource specs, annotations, labels, every string of every document),
 credentials are judged twice, because either judgement alone misses real cases:
@@ -25,12 +25,15 @@ credentials are judged twice, because either judgement alone misses real cases:
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import re
 from collections import Counter
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Any, Final, cast
+
+from inference.bodies import Body
 
 REDACTED: Final = "<redacted>"
 LAST_APPLIED: Final = "kubectl.kubernetes.io/last-applied-configuration"
@@ -285,21 +288,32 @@ def is_credential_value(value: str) -> bool:
     return redact_text(value) != value
 
 
-def redact_object(obj: Mapping[str, Any]) -> dict[str, Any]:
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Redacted:
+    """An object with every secret-bearing part removed, and the key names its data held.
+
+    The values of a Secret's or ConfigMap's ``data``/``stringData``/``binaryData`` are gone from
+    ``obj``; their key names survive in ``data_keys`` because they say what the object holds.
+    """
+
+    obj: Body
+    data_keys: tuple[str, ...] = ()
+
+
+def redact_object(obj: Body) -> Redacted:
     """A copy of ``obj`` with every secret-bearing part removed (key names of Secret/ConfigMap kept)."""
     kind = str(obj.get("kind", ""))
     out: dict[str, Any] = {}
+    keys: set[str] = set()
     for key, value in obj.items():
         if key == "metadata" and isinstance(value, Mapping):
             out[key] = _redact_metadata(value)
         elif kind in ("Secret", "ConfigMap") and key in ("data", "stringData", "binaryData"):
             if isinstance(value, Mapping):
-                out.setdefault("_keys", []).extend(sorted(str(k) for k in value))
+                keys.update(str(k) for k in value)
         else:
             out[key] = scrub(value)
-    if "_keys" in out:
-        out["_keys"] = sorted(set(out["_keys"]))
-    return out
+    return Redacted(obj=cast(Body, out), data_keys=tuple(sorted(keys)))
 
 
 def _redact_metadata(metadata: Mapping[str, Any]) -> dict[str, Any]:

@@ -200,11 +200,25 @@ def test_annotations_and_labels_are_judged_by_name_and_value() -> None:
             "labels": {"app": "pay", "aws-key": f"AKIA{'A' * 16}", "tier": "api"},
         },
     }
-    out = redact_object(obj)
+    out = redact_object(obj).obj  # type: ignore[arg-type]
     assert CANARY not in json.dumps(out)
     assert "AKIA" not in json.dumps(out)
     assert out["metadata"]["annotations"]["example.com/description"] == "Serves payments"
     assert out["metadata"]["labels"]["app"] == "pay"
+
+
+def test_data_values_are_gone_and_their_key_names_kept_apart() -> None:
+    secret = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": "db"},
+        "data": {"password": "aHVudGVyMg==", "username": "YWRtaW4="},
+        "stringData": {"token": CANARY},
+    }
+    redacted = redact_object(secret)  # type: ignore[arg-type]
+    assert redacted.data_keys == ("password", "token", "username")
+    assert set(redacted.obj) == {"apiVersion", "kind", "metadata"}
+    assert CANARY not in json.dumps(redacted.obj)
 
 
 # -- properties -------------------------------------------------------------------------------------
