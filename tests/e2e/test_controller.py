@@ -1,26 +1,29 @@
 """The controller against a real etcd + kube-apiserver, embedded Chroma and the offline embedder.
 
-The tests in this module share one cluster and one store and run in order: they follow the life
-of a cluster (initial sync, churn, restarts, deletions while down, policy edits).
+Every test stands alone: its own namespace, its own store, its own controller; any one runs by
+itself (``pytest tests/e2e/test_controller.py::test_...``). The CRDs are the tests' own (no
+``../shared``), installed once per module and left for the session: CRDs are cluster-wide.
 """
 
 from __future__ import annotations
 
 import json
-import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from controller.app import App
 from inference.embedders.local import LocalEmbedder
 from tests.controlplane.cluster import ControlPlane
 from tests.e2e.controller_harness import (
     apply,
+    counter,
     embedded,
     eventually,
     iid,
+    namespaced_crd,
     running_controller,
     stored,
 )
@@ -28,7 +31,31 @@ from tests.e2e.controller_harness import (
 pytestmark = pytest.mark.e2e
 
 SECRET_VALUE = "cGF5bWVudHMtZGItcGFzc3dvcmQtOTk="  # payments-db-password-99
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "crds"
+DEPLOY_CRDS = Path(__file__).resolve().parents[2] / "deploy" / "crds"
+CERT_GROUP = "pki.e2e.kubevec.io"
+CERTIFICATES = f"certificates.{CERT_GROUP}"
+CERTIFICATE_CRD = namespaced_crd(
+    group=CERT_GROUP,
+    plural="certificates",
+    kind="Certificate",
+    schema={
+        "type": "object",
+        "description": "A Certificate is an X.509 TLS certificate, issued by an issuer and renewed automatically "
+        "before it expires; the key pair is stored in a Secret.",
+        "properties": {
+            "spec": {
+                "type": "object",
+                "properties": {
+                    "secretName": {"type": "string", "description": "Secret the signed certificate is stored in."},
+                    "dnsNames": {"type": "array", "items": {"type": "string"}},
+                    "issuerRef": {"type": "object", "properties": {"name": {"type": "string"}}},
+                },
+            },
+            "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+        },
+    },
+)
+CERTIFICATE_CRD["spec"]["versions"][0]["subresources"] = {"status": {}}
 
 
 @pytest.fixture(scope="module")
@@ -37,210 +64,238 @@ def embedder() -> LocalEmbedder:
 
 
 @pytest.fixture(scope="module")
-def store_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("e2e-store") / "chroma"
-
-
-@pytest.fixture(scope="module")
-def cluster(control_plane: ControlPlane) -> Iterator[ControlPlane]:
-    for rel in ("cert-manager/certificates.cert-manager.io.yaml", "velero/backups.velero.io.yaml"):
-        control_plane.kubectl("apply", "--server-side", "-f", str(SHARED / rel))
-    control_plane.kubectl(
-        "wait", "--for=condition=Established", "crd/certificates.cert-manager.io", "crd/backups.velero.io"
-    )
-    apply(
-        control_plane,
-        [
-            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "shop"}},
-            {
-                "apiVersion": "apps/v1",
-                "kind": "Deployment",
-                "metadata": {"name": "payments-api", "namespace": "shop", "labels": {"app": "payments"}},
-                "spec": {
-                    "replicas": 0,
-                    "selector": {"matchLabels": {"app": "payments"}},
-                    "template": {
-                        "metadata": {"labels": {"app": "payments"}},
-                        "spec": {"containers": [{"name": "api", "image": "ghcr.io/acme/payments:1.4.2"}]},
-                    },
-                },
-            },
-            {
-                "apiVersion": "v1",
-                "kind": "Service",
-                "metadata": {"name": "payments-api", "namespace": "shop"},
-                "spec": {"selector": {"app": "payments"}, "ports": [{"port": 8080}]},
-            },
-            {
-                "apiVersion": "v1",
-                "kind": "ConfigMap",
-                "metadata": {"name": "settings", "namespace": "shop"},
-                "data": {"LOG_LEVEL": "verbose-config-value"},
-            },
-            {
-                "apiVersion": "v1",
-                "kind": "Secret",
-                "metadata": {"name": "db", "namespace": "shop"},
-                "data": {"password": SECRET_VALUE},
-            },
-            {
-                "apiVersion": "cert-manager.io/v1",
-                "kind": "Certificate",
-                "metadata": {"name": "api-tls", "namespace": "shop"},
-                "spec": {"secretName": "api-tls", "dnsNames": ["api.example.com"], "issuerRef": {"name": "le"}},
-            },
-        ],
-    )
+def cluster(control_plane: ControlPlane) -> ControlPlane:
+    apply(control_plane, CERTIFICATE_CRD)
+    control_plane.kubectl("wait", "--for=condition=Established", f"crd/{CERTIFICATES}")
     return control_plane
 
 
-DEPLOYMENT = iid("shop", "apps", "v1", "Deployment", "payments-api")
-CERTIFICATE = iid("shop", "cert-manager.io", "v1", "Certificate", "api-tls")
-CONFIGMAP = iid("shop", "", "v1", "ConfigMap", "settings")
-SECRET = iid("shop", "", "v1", "Secret", "db")
+@pytest.fixture
+def ns(cluster: ControlPlane) -> Iterator[str]:
+    """A namespace of this test's own, with a small shop in it; deleted afterwards."""
+    name = f"shop-{uuid.uuid4().hex[:6]}"
+    apply(cluster, shop(name))
+    yield name
+    cluster.kubectl("delete", "namespace", name, "--wait=false", check=False)
 
 
-def test_initial_sync_and_live_changes(cluster: ControlPlane, store_path: Path, embedder: LocalEmbedder) -> None:
-    with running_controller(plane=cluster, store_path=store_path, embedder=embedder) as app:
+@pytest.fixture
+def store_path(tmp_path: Path) -> Path:
+    return tmp_path / "chroma"
+
+
+def shop(ns: str) -> list[dict[str, Any]]:
+    return [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}},
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": "payments-api", "namespace": ns, "labels": {"app": "payments"}},
+            "spec": {
+                "replicas": 0,
+                "selector": {"matchLabels": {"app": "payments"}},
+                "template": {
+                    "metadata": {"labels": {"app": "payments"}},
+                    "spec": {"containers": [{"name": "api", "image": "ghcr.io/acme/payments:1.4.2"}]},
+                },
+            },
+        },
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": "payments-api", "namespace": ns},
+            "spec": {"selector": {"app": "payments"}, "ports": [{"port": 8080}]},
+        },
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "settings", "namespace": ns},
+            "data": {"LOG_LEVEL": "verbose-config-value"},
+        },
+        {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {"name": "db", "namespace": ns},
+            "data": {"password": SECRET_VALUE},
+        },
+        {
+            "apiVersion": f"{CERT_GROUP}/v1",
+            "kind": "Certificate",
+            "metadata": {"name": "api-tls", "namespace": ns},
+            "spec": {"secretName": "api-tls", "dnsNames": ["api.example.com"], "issuerRef": {"name": "le"}},
+        },
+    ]
+
+
+def deployment(ns: str) -> str:
+    return iid(ns, "apps", "v1", "Deployment", "payments-api")
+
+
+def certificate(ns: str) -> str:
+    return iid(ns, CERT_GROUP, "v1", "Certificate", "api-tls")
+
+
+def configmap(ns: str, name: str = "settings") -> str:
+    return iid(ns, "", "v1", "ConfigMap", name)
+
+
+def test_initial_sync_indexes_types_and_objects(
+    cluster: ControlPlane, ns: str, store_path: Path, embedder: LocalEmbedder
+) -> None:
+    with running_controller(plane=cluster, store_path=store_path, embedder=embedder):
         capabilities = stored(store_path, "capabilities")
-        assert {"certificates.cert-manager.io", "backups.velero.io", "deployments.apps", "pods", "configmaps"} <= set(
-            capabilities
-        )
-        assert "renewed" in capabilities["certificates.cert-manager.io"]["text"]
+        assert {CERTIFICATES, "deployments.apps", "pods", "configmaps"} <= set(capabilities)
+        assert "renewed" in capabilities[CERTIFICATES]["text"]
         instances = stored(store_path, "instances")
-        for document_id in (DEPLOYMENT, CERTIFICATE, CONFIGMAP, iid(None, "", "v1", "Namespace", "shop")):
+        for document_id in (deployment(ns), certificate(ns), configmap(ns), iid(None, "", "v1", "Namespace", ns)):
             assert document_id in instances, document_id
-        assert SECRET not in instances  # Secrets are indexed only when a SyncPolicy opts in
-        assert "images: ghcr.io/acme/payments:1.4.2" in instances[DEPLOYMENT]["text"]
-        assert not any(i.startswith("e2e/shop/core/v1/Event/") for i in instances)
+        assert iid(ns, "", "v1", "Secret", "db") not in instances  # Secrets only when a SyncPolicy opts in
+        assert "images: ghcr.io/acme/payments:1.4.2" in instances[deployment(ns)]["text"]
+        assert not any("/Event/" in i for i in instances)
 
-        # A label change re-embeds exactly one document.
+
+def test_a_label_change_re_embeds_exactly_one_document(
+    cluster: ControlPlane, ns: str, store_path: Path, embedder: LocalEmbedder
+) -> None:
+    with running_controller(plane=cluster, store_path=store_path, embedder=embedder) as app:
         before = embedded(app, "instances")
-        cluster.kubectl("label", "deployment/payments-api", "-n", "shop", "tier=api")
-        eventually(lambda: "tier=api" in stored(store_path, "instances")[DEPLOYMENT]["metadata"]["labels"])
+        cluster.kubectl("label", "deployment/payments-api", "-n", ns, "tier=api")
+        eventually(lambda: "tier=api" in stored(store_path, "instances")[deployment(ns)]["metadata"]["labels"])
         assert embedded(app, "instances") == before + 1
 
-        # A status-only change embeds nothing and changes nothing.
-        before_docs = stored(store_path, "instances")
+
+def test_a_status_only_change_embeds_and_changes_nothing(
+    cluster: ControlPlane, ns: str, store_path: Path, embedder: LocalEmbedder
+) -> None:
+    with running_controller(plane=cluster, store_path=store_path, embedder=embedder) as app:
+        before_doc = stored(store_path, "instances")[certificate(ns)]
         before = embedded(app, "instances")
-        status = {
-            "status": {
-                "conditions": [
-                    {
-                        "type": "Ready",
-                        "status": "True",
-                        "lastTransitionTime": "2026-11-22T00:00:00Z",
-                        "reason": "Issued",
-                        "message": "ok",
-                    }
-                ],
-                "notAfter": "2027-01-01T00:00:00Z",
-            }
-        }
+        skipped = counter(app, "kubevec_embeddings_skipped_total", collection="instances", reason="unchanged")
+        status = {"status": {"conditions": [{"type": "Ready", "status": "True", "reason": "Issued"}]}}
         cluster.kubectl(
-            "patch",
-            "certificate/api-tls",
-            "-n",
-            "shop",
-            "--subresource=status",
-            "--type=merge",
-            "-p",
-            json.dumps(status),
+            "patch", "certificate/api-tls", "-n", ns, "--subresource=status", "--type=merge", "-p", json.dumps(status)
         )
-        time.sleep(1.5)
-        eventually(lambda: not app.engine.queue)
+        # The event arrived and its document was planned (skipped as unchanged): nothing is in flight.
+        eventually(
+            lambda: (
+                counter(app, "kubevec_embeddings_skipped_total", collection="instances", reason="unchanged") > skipped
+            )
+        )
         assert embedded(app, "instances") == before
-        assert stored(store_path, "instances")[CERTIFICATE] == before_docs[CERTIFICATE]
+        assert stored(store_path, "instances")[certificate(ns)] == before_doc
 
-        # Create and delete an instance.
-        cluster.kubectl("create", "configmap", "extra", "-n", "shop", "--from-literal=k=v")
-        extra = iid("shop", "", "v1", "ConfigMap", "extra")
-        eventually(lambda: extra in stored(store_path, "instances"), message="created configmap not stored")
-        cluster.kubectl("delete", "configmap", "extra", "-n", "shop")
-        eventually(lambda: extra not in stored(store_path, "instances"), message="deleted configmap still stored")
 
-        # A CRD installed after start-up: its capability and its instances.
-        cluster.kubectl("apply", "--server-side", "-f", str(SHARED / "strimzi" / "kafkatopics.kafka.strimzi.io.yaml"))
-        cluster.kubectl("wait", "--for=condition=Established", "crd/kafkatopics.kafka.strimzi.io")
+def test_objects_created_and_deleted_live(
+    cluster: ControlPlane, ns: str, store_path: Path, embedder: LocalEmbedder
+) -> None:
+    with running_controller(plane=cluster, store_path=store_path, embedder=embedder):
+        cluster.kubectl("create", "configmap", "extra", "-n", ns, "--from-literal=k=v")
+        eventually(lambda: configmap(ns, "extra") in stored(store_path, "instances"), message="created, not stored")
+        cluster.kubectl("delete", "configmap", "extra", "-n", ns)
+        eventually(
+            lambda: configmap(ns, "extra") not in stored(store_path, "instances"), message="deleted, still stored"
+        )
+
+
+def test_a_crd_installed_after_start_up_and_deleted_again(
+    cluster: ControlPlane, ns: str, store_path: Path, embedder: LocalEmbedder
+) -> None:
+    group = f"messaging{uuid.uuid4().hex[:6]}.e2e.kubevec.io"
+    crd = namespaced_crd(
+        group=group,
+        plural="topics",
+        kind="Topic",
+        schema={
+            "type": "object",
+            "description": "A Topic is a message topic with partitions and replicas.",
+            "properties": {"spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}},
+        },
+    )
+    with running_controller(plane=cluster, store_path=store_path, embedder=embedder):
+        apply(cluster, crd)
+        cluster.kubectl("wait", "--for=condition=Established", f"crd/topics.{group}")
         apply(
             cluster,
             {
-                "apiVersion": "kafka.strimzi.io/v1",
-                "kind": "KafkaTopic",
-                "metadata": {"name": "orders", "namespace": "shop"},
+                "apiVersion": f"{group}/v1",
+                "kind": "Topic",
+                "metadata": {"name": "orders", "namespace": ns},
                 "spec": {"partitions": 12, "replicas": 3},
             },
         )
-        topic = eventually(
-            lambda: next((i for i in stored(store_path, "instances") if "/KafkaTopic/orders" in i), None),
+        topic = iid(ns, group, "v1", "Topic", "orders")
+        eventually(
+            lambda: topic in stored(store_path, "instances"),
             timeout=60,
             message="instance of a CRD installed after start-up not stored",
         )
         assert "partitions: 12" in stored(store_path, "instances")[topic]["text"]
-        assert "kafkatopics.kafka.strimzi.io" in stored(store_path, "capabilities")
-
-        # Deleting that CRD removes its capability and its instances.
-        cluster.kubectl("delete", "crd", "kafkatopics.kafka.strimzi.io")
-        eventually(lambda: "kafkatopics.kafka.strimzi.io" not in stored(store_path, "capabilities"), timeout=60)
+        assert f"topics.{group}" in stored(store_path, "capabilities")
+        cluster.kubectl("delete", "crd", f"topics.{group}")
+        eventually(lambda: f"topics.{group}" not in stored(store_path, "capabilities"), timeout=60)
         eventually(lambda: topic not in stored(store_path, "instances"), timeout=60)
 
 
-def test_secrets_and_last_applied_appear_nowhere(cluster: ControlPlane, store_path: Path) -> None:
-    everything = json.dumps([stored(store_path, "instances"), stored(store_path, "capabilities")])
+def test_secrets_and_last_applied_appear_nowhere(
+    cluster: ControlPlane, ns: str, store_path: Path, embedder: LocalEmbedder
+) -> None:
+    # The shop was applied client-side: every object carries last-applied-configuration, the Secret's too.
+    with running_controller(plane=cluster, store_path=store_path, embedder=embedder):
+        everything = json.dumps([stored(store_path, "instances"), stored(store_path, "capabilities")])
+        assert "keys: LOG_LEVEL" in stored(store_path, "instances")[configmap(ns)]["text"]
     assert SECRET_VALUE not in everything
     assert "payments-db-password" not in everything
     assert "verbose-config-value" not in everything
     assert "last-applied-configuration" not in everything
     assert "managedFields" not in everything
-    assert "keys: LOG_LEVEL" in stored(store_path, "instances")[CONFIGMAP]["text"]
 
 
-def test_restart_with_unchanged_cluster_embeds_and_changes_nothing(
-    cluster: ControlPlane, store_path: Path, embedder: LocalEmbedder
+def test_a_restart_with_an_unchanged_cluster_embeds_nothing(
+    cluster: ControlPlane, ns: str, store_path: Path, embedder: LocalEmbedder
 ) -> None:
+    with running_controller(plane=cluster, store_path=store_path, embedder=embedder):
+        pass
     before = {c: stored(store_path, c) for c in ("capabilities", "instances")}
     with running_controller(plane=cluster, store_path=store_path, embedder=embedder) as app:
-        time.sleep(1)
         assert embedded(app, "instances") == 0
         assert embedded(app, "capabilities") == 0
-        after = {c: stored(store_path, c) for c in ("capabilities", "instances")}
-    # Only objects the kube-controller-manager touched meanwhile may differ (pods, replicasets).
-    for collection in ("capabilities", "instances"):
-        stable = {i for i in before[collection] if "/Pod/" not in i and "/ReplicaSet/" not in i}
-        assert {i: after[collection].get(i) for i in stable} == {i: before[collection][i] for i in stable}
+    after = {c: stored(store_path, c) for c in ("capabilities", "instances")}
+    mine = [i for i in before["instances"] if f"/{ns}/" in i]
+    assert len(mine) >= 4
+    assert {i: after["instances"].get(i) for i in mine} == {i: before["instances"][i] for i in mine}
+    assert after["capabilities"] == before["capabilities"]
 
 
 def test_objects_deleted_while_stopped_are_gone_after_restart(
-    cluster: ControlPlane, store_path: Path, embedder: LocalEmbedder
+    cluster: ControlPlane, ns: str, store_path: Path, embedder: LocalEmbedder
 ) -> None:
-    cluster.kubectl("delete", "configmap", "settings", "-n", "shop")
-    cluster.kubectl("create", "configmap", "while-down", "-n", "shop", "--from-literal=a=b")
-    assert CONFIGMAP in stored(store_path, "instances")
+    with running_controller(plane=cluster, store_path=store_path, embedder=embedder):
+        pass
+    assert configmap(ns) in stored(store_path, "instances")
+    cluster.kubectl("delete", "configmap", "settings", "-n", ns)
+    cluster.kubectl("create", "configmap", "while-down", "-n", ns, "--from-literal=a=b")
     with running_controller(plane=cluster, store_path=store_path, embedder=embedder):
         instances = stored(store_path, "instances")
-        assert CONFIGMAP not in instances
-        assert iid("shop", "", "v1", "ConfigMap", "while-down") in instances
+        assert configmap(ns) not in instances
+        assert configmap(ns, "while-down") in instances
 
 
-def test_restricted_token_reads_only_and_writes_nothing(
-    cluster: ControlPlane, store_path: Path, embedder: LocalEmbedder
+def test_a_restricted_token_reads_only_and_writes_nothing(
+    cluster: ControlPlane, ns: str, store_path: Path, embedder: LocalEmbedder
 ) -> None:
-    cluster.kubectl("apply", "-f", str(Path(__file__).resolve().parents[2] / "deploy" / "crds"))
+    cluster.kubectl("apply", "-f", str(DEPLOY_CRDS))
     reader = cluster.grant_reader(
         rules=[{"apiGroups": ["kubevec.io"], "resources": ["syncpolicies/status"], "verbs": ["patch", "update"]}]
     )
-    # The restricted user can read but not write:
-    assert (
-        cluster.kubectl("auth", "can-i", "patch", "deployments", "-n", "shop", reader=True, check=False).strip() == "no"
-    )
-    before = json.loads(cluster.kubectl("get", "deployment/payments-api", "-n", "shop", "-o", "json"))["metadata"]
+    assert cluster.kubectl("auth", "can-i", "patch", "deployments", "-n", ns, reader=True, check=False).strip() == "no"
+    before = json.loads(cluster.kubectl("get", "deployment/payments-api", "-n", ns, "-o", "json"))["metadata"]
     with running_controller(plane=cluster, store_path=store_path, embedder=embedder, kubeconfig=reader) as app:
-        cluster.kubectl("label", "service/payments-api", "-n", "shop", "reviewed=yes")
-        service = iid("shop", "", "v1", "Service", "payments-api")
+        cluster.kubectl("label", "service/payments-api", "-n", ns, "reviewed=yes")
+        service = iid(ns, "", "v1", "Service", "payments-api")
         eventually(lambda: "reviewed=yes" in stored(store_path, "instances")[service]["metadata"].get("labels", []))
         assert app.last_resync_error is None
         assert not app.engine.degraded
-    after = json.loads(cluster.kubectl("get", "deployment/payments-api", "-n", "shop", "-o", "json"))["metadata"]
+    after = json.loads(cluster.kubectl("get", "deployment/payments-api", "-n", ns, "-o", "json"))["metadata"]
     assert after["resourceVersion"] == before["resourceVersion"]
     assert after.get("annotations") == before.get("annotations")
     assert after.get("finalizers") == before.get("finalizers")
@@ -248,41 +303,39 @@ def test_restricted_token_reads_only_and_writes_nothing(
     assert not [e for e in events if "kopf" in json.dumps(e.get("source", {})) or "kubevec" in json.dumps(e)]
 
 
-def test_sync_policy_excludes_and_reports_status(
-    cluster: ControlPlane, store_path: Path, embedder: LocalEmbedder
+def test_a_sync_policy_excludes_and_reports_status(
+    cluster: ControlPlane, ns: str, store_path: Path, embedder: LocalEmbedder
 ) -> None:
-    cluster.kubectl("apply", "-f", str(Path(__file__).resolve().parents[2] / "deploy" / "crds"))
+    cluster.kubectl("apply", "-f", str(DEPLOY_CRDS))
     cluster.kubectl("wait", "--for=condition=Established", "crd/syncpolicies.kubevec.io")
-    with running_controller(plane=cluster, store_path=store_path, embedder=embedder) as app:
-        assert any("/ConfigMap/" in i for i in stored(store_path, "instances"))
-        apply(
-            cluster,
-            {
-                "apiVersion": "kubevec.io/v1alpha1",
-                "kind": "SyncPolicy",
-                "metadata": {"name": "default"},
-                "spec": {
-                    "resources": {"exclude": [{"group": "core", "kind": "ConfigMap"}]},
-                    "namespaces": {"exclude": ["kube-*"]},
-                },
-            },
-        )
-        eventually(
-            lambda: not any("/ConfigMap/" in i for i in stored(store_path, "instances")),
-            timeout=60,
-            message="excluded kind still stored",
-        )
-        assert DEPLOYMENT in stored(store_path, "instances")
+    name = f"exclude-{ns}"
+    policy = {
+        "apiVersion": "kubevec.io/v1alpha1",
+        "kind": "SyncPolicy",
+        "metadata": {"name": name},
+        "spec": {
+            "resources": {"exclude": [{"group": "core", "kind": "ConfigMap"}]},
+            "namespaces": {"exclude": ["kube-*"]},
+        },
+    }
 
-        def ready() -> dict[str, object] | None:
-            status = json.loads(cluster.kubectl("get", "syncpolicy/default", "-o", "json")).get("status") or {}
-            conditions = {c["type"]: c["status"] for c in status.get("conditions", [])}
-            return status if conditions.get("Ready") == "True" else None
+    def configmaps() -> list[str]:
+        return [i for i in stored(store_path, "instances") if f"/{ns}/" in i and "/ConfigMap/" in i]
 
-        status = eventually(ready, timeout=60, message="SyncPolicy status never became Ready")
-        assert status["documents"]["instances"] > 0  # type: ignore[index]
-        assert status["observedGeneration"] == 1
-        # Removing the policy brings the ConfigMaps back.
-        cluster.kubectl("delete", "syncpolicy", "default")
-        eventually(lambda: any("/ConfigMap/" in i for i in stored(store_path, "instances")), timeout=60)
-        assert isinstance(app, App)
+    def ready() -> dict[str, Any] | None:
+        status = json.loads(cluster.kubectl("get", f"syncpolicy/{name}", "-o", "json")).get("status") or {}
+        conditions = {c["type"]: c["status"] for c in status.get("conditions", [])}
+        return status if conditions.get("Ready") == "True" else None
+
+    with running_controller(plane=cluster, store_path=store_path, embedder=embedder):
+        assert configmaps()
+        try:
+            apply(cluster, policy)
+            eventually(lambda: not configmaps(), timeout=60, message="excluded kind still stored")
+            assert deployment(ns) in stored(store_path, "instances")
+            status = eventually(ready, timeout=60, message="SyncPolicy status never became Ready")
+            assert status["documents"]["instances"] > 0
+            assert status["observedGeneration"] == 1
+        finally:
+            cluster.kubectl("delete", "syncpolicy", name, check=False)
+        eventually(configmaps, timeout=60, message="ConfigMaps not back after the policy was deleted")
