@@ -1,8 +1,9 @@
 """The composition root: builds the parts, feeds them kopf's events, runs the loops.
 
-kopf handlers only call ``observe_*``. Correctness comes from the resync (``controller/reconcile.py``),
-not from events; events only make it fast. The parts:
+kopf handlers only call ``app.events.observe_*``. Correctness comes from the resync
+(``controller/reconcile.py``), not from events; events only make it fast. The parts:
 
+- :class:`~controller.events.EventRouter`: watch events into the engine's queue, SyncPolicies;
 - :class:`~controller.documents.DocumentBuilder`: bodies into documents, bad input counted once;
 - :class:`~controller.engine.SyncEngine`: the queue, batched hash-aware writes, and the diff;
 - :class:`~controller.reconcile.Reconciler`: the periodic resync (snapshot, list, diff);
@@ -14,26 +15,23 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
 
-from backends import BackendError, VectorStore
+from backends import VectorStore
 from backends.factory import open_store
 from controller.documents import DocumentBuilder
 from controller.engine import SyncEngine
-from controller.health import HealthServer
-from controller.kube import KubeError, KubeReader
+from controller.events import EventRouter
+from controller.health import ClusterProbe, HealthServer
+from controller.kube import KubeReader
 from controller.metrics import Metrics
 from controller.peering import PeeringIdentity
 from controller.peering import follow as follow_peering
-from controller.policy import EffectivePolicy, PolicyError, SyncPolicy
-from controller.reconcile import CRD_RESOURCE, ClusterState, Reconciler
+from controller.reconcile import ClusterState, Reconciler
 from controller.settings import Settings
 from controller.status import SyncStatus, write_status
-from inference.bodies import Body, metadata_of
 from inference.config import make_embedder
-from inference.documents import CAPABILITIES, COLLECTIONS, INSTANCES
+from inference.documents import COLLECTIONS
 from inference.embedders.base import Embedder
-from inference.identity import ResourceRef
 from inference.llm import LLMDescriber
 
 logger = logging.getLogger(__name__)
@@ -68,9 +66,14 @@ class App:
         )
         self.engine.set_active(self.active)
         self.llm = _llm(settings)
-        self.policies: dict[str, SyncPolicy] = {}
-        self.policy = EffectivePolicy()
         self.documents = DocumentBuilder(cluster=settings.cluster_name, metrics=self.metrics)
+        self.events = EventRouter(
+            cluster=settings.cluster_name,
+            engine=self.engine,
+            documents=self.documents,
+            metrics=self.metrics,
+            request_resync=self.request_resync,
+        )
         cluster = ClusterState(
             kube=self.kube,
             settings=settings,
@@ -87,12 +90,16 @@ class App:
             not_ready=self.not_ready,
         )
         self.ready = False
-        self.cluster_error: str | None = None  # set while the API server cannot be reached
+        self.probe = ClusterProbe(
+            kube=self.kube,
+            metrics=self.metrics,
+            interval=settings.sync.cluster_probe_seconds,
+            on_recovered=self.request_resync,
+        )
         self.last_resync_error: str | None = None
         self._resync_now = asyncio.Event()
         self._resync_lock = asyncio.Lock()
         self._tasks: list[asyncio.Task[None]] = []
-        self._purges: set[asyncio.Task[None]] = set()  # each removes itself when done
 
     @property
     def last_full_resync(self) -> float | None:
@@ -103,12 +110,12 @@ class App:
     async def start(self) -> None:
         await self.health.start()
         self._tasks.append(asyncio.create_task(self._prepare_and_run(), name="kubevec-main"))
-        self._tasks.append(asyncio.create_task(self._probe_cluster(), name="kubevec-probe"))
+        self._tasks.append(asyncio.create_task(self.probe.run(), name="kubevec-probe"))
 
     async def stop(self) -> None:
-        for task in [*self._tasks, *self._purges]:
+        for task in [*self._tasks, *self.events.purges]:
             task.cancel()
-        for task in [*self._tasks, *self._purges]:
+        for task in [*self._tasks, *self.events.purges]:
             try:
                 await task
             except asyncio.CancelledError:
@@ -151,30 +158,6 @@ class App:
         if active:
             self.request_resync()
 
-    async def _probe_cluster(self) -> None:
-        """Whether the API server answers, every few seconds: readiness and a metric follow it.
-
-        kopf retries its watches on its own and says so only in logs; without this probe the
-        controller would stay ready while it can neither list nor watch anything.
-        """
-        interval = self.settings.sync.cluster_probe_seconds
-        lost_at = 0.0
-        while True:
-            try:
-                await self.kube.get("/version", request_timeout=min(5.0, interval))
-                if self.cluster_error is not None:
-                    logger.info("Reached the Kubernetes API again after=%.0fs", time.monotonic() - lost_at)
-                    self.cluster_error = None
-                    self.request_resync()  # events may have been missed meanwhile
-            except KubeError as exc:
-                if self.cluster_error is None:
-                    lost_at = time.monotonic()
-                    logger.error("Lost the Kubernetes API, not ready until it answers error=%s", exc.reason)
-                self.cluster_error = exc.reason
-                self.metrics.errors.labels(stage="cluster").inc()
-            self.metrics.cluster_reachable.set(0 if self.cluster_error else 1)
-            await asyncio.sleep(interval)
-
     async def _resync_loop(self) -> None:
         interval = self.settings.sync.resync_interval_seconds
         retry = 5.0
@@ -203,92 +186,33 @@ class App:
         async with self._resync_lock:
             await self.reconciler.resync()
             self.last_resync_error = None
+            self.events.policy_error = None
 
     def request_resync(self) -> None:
         self._resync_now.set()
-
-    # -- events (called by kopf handlers) ----------------------------------------------------------
-
-    def observe_object(
-        self, *, group: str, version: str, plural: str, kind: str, event_type: str | None, body: Body
-    ) -> None:
-        received = time.monotonic()
-        ref = ResourceRef(group=group, version=version, plural=plural, kind=kind)
-        self.metrics.events.labels(resource=ref.resource_id, type=event_type or "LIST").inc()
-        if not self.policy.watches(group=group, kind=kind, plural=plural):
-            return
-        meta = metadata_of(body)
-        document_id = ref.instance_id(
-            cluster=self.settings.cluster_name, namespace=meta.get("namespace"), name=str(meta.get("name", ""))
-        )
-        if event_type == "DELETED" or not self.policy.admits(body):
-            self.engine.submit_delete(INSTANCES, document_id, received=received)
-            return
-        document = self.documents.instance(body, plural=plural, policy=self.policy.instance_policy)
-        if document is not None:
-            self.engine.submit(document, received=received)
-
-    def observe_crd(self, *, event_type: str | None, body: Body) -> None:
-        received = time.monotonic()
-        self.metrics.events.labels(resource=CRD_RESOURCE.name, type=event_type or "LIST").inc()
-        name = str(metadata_of(body).get("name", ""))
-        if event_type == "DELETED":
-            self.engine.submit_delete(CAPABILITIES, name, received=received)
-            spec = body.get("spec") or {}
-            kind = (spec.get("names") or {}).get("kind")
-            if kind:
-                task = asyncio.create_task(self._purge(group=str(spec.get("group", "")), kind=str(kind)))
-                self._purges.add(task)
-                task.add_done_callback(self._purges.discard)
-            return
-        document = self.documents.capability(body)
-        if document is not None:
-            self.engine.submit(document, received=received)
-
-    def observe_policy(self, *, event_type: str | None, body: Body) -> None:
-        name = str(metadata_of(body).get("name", ""))
-        if event_type == "DELETED":
-            self.policies.pop(name, None)
-        else:
-            try:
-                self.policies[name] = SyncPolicy.from_body(body)
-            except PolicyError as exc:
-                self.metrics.errors.labels(stage="policy").inc()
-                logger.error("Ignored an invalid SyncPolicy name=%s error=%s", name, exc)
-                self.policies.pop(name, None)
-                self.last_resync_error = str(exc)
-        new = EffectivePolicy.merge(policy.spec for _, policy in sorted(self.policies.items()))
-        if new != self.policy:
-            self.policy = new
-            logger.info("Applied SyncPolicies count=%d", len(self.policies))
-            self.request_resync()
-
-    async def _purge(self, *, group: str, kind: str) -> None:
-        try:
-            await self.engine.purge_resource(group=group, kind=kind)
-            logger.info("Purged instances of a deleted CRD group=%s kind=%s", group, kind)
-        except BackendError as exc:  # the store is down: the next resync collects them
-            logger.warning("Failed to purge instances group=%s kind=%s error=%s", group, kind, exc)
 
     # -- status and readiness ----------------------------------------------------------------------
 
     async def _report_status(self) -> None:
         """SyncPolicy status, from the active replica only."""
-        if not self.policies or not self.active:
+        policies = list(self.events.policies.values())
+        if not policies or not self.active:
             return
         sync = SyncStatus(
             documents={c: len(self.engine.known[c]) for c in COLLECTIONS},
             ready=self.ready,
-            error=self.engine.last_error if self.engine.degraded else self.last_resync_error,
+            error=self.engine.last_error
+            if self.engine.degraded
+            else self.last_resync_error or self.events.policy_error,
             last_flush=self.engine.last_flush,
             last_full_resync=self.last_full_resync,
         )
-        await write_status(kube=self.kube, policies=list(self.policies.values()), sync=sync)
+        await write_status(kube=self.kube, policies=policies, sync=sync)
 
     def not_ready(self) -> str | None:
         """None when ready (initial sync done, store and embedder working, API server answering), else why not."""
-        if self.cluster_error is not None:
-            return f"cannot reach the Kubernetes API: {self.cluster_error}"
+        if self.probe.error is not None:
+            return f"cannot reach the Kubernetes API: {self.probe.error}"
         if self.engine.degraded:
             return str(self.engine.last_error)
         if not self.ready:

@@ -1,12 +1,54 @@
-"""``/healthz``, ``/readyz`` and ``/metrics``, each on its port (0 turns one off)."""
+"""``/healthz``, ``/readyz`` and ``/metrics``, each on its port (0 turns one off), and the cluster probe."""
 
 from __future__ import annotations
 
+import asyncio
+import logging
+import time
 from collections.abc import Callable
 
 from aiohttp import web
 
+from controller.kube import KubeError, KubeReader
 from controller.metrics import Metrics
+
+logger = logging.getLogger(__name__)
+
+
+class ClusterProbe:
+    """Whether the API server answers, every few seconds: readiness and a metric follow it.
+
+    kopf retries its watches on its own and says so only in logs; without this probe the
+    controller would stay ready while it can neither list nor watch anything. ``on_recovered``
+    runs when the API answers again (events may have been missed meanwhile: resync).
+    """
+
+    def __init__(
+        self, *, kube: KubeReader, metrics: Metrics, interval: float, on_recovered: Callable[[], None]
+    ) -> None:
+        self._kube = kube
+        self._metrics = metrics
+        self._interval = interval
+        self._on_recovered = on_recovered
+        self.error: str | None = None  # set while the API server cannot be reached
+
+    async def run(self) -> None:
+        lost_at = 0.0
+        while True:
+            try:
+                await self._kube.get("/version", request_timeout=min(5.0, self._interval))
+                if self.error is not None:
+                    logger.info("Reached the Kubernetes API again after=%.0fs", time.monotonic() - lost_at)
+                    self.error = None
+                    self._on_recovered()
+            except KubeError as exc:
+                if self.error is None:
+                    lost_at = time.monotonic()
+                    logger.error("Lost the Kubernetes API, not ready until it answers error=%s", exc.reason)
+                self.error = exc.reason
+                self._metrics.errors.labels(stage="cluster").inc()
+            self._metrics.cluster_reachable.set(0 if self.error else 1)
+            await asyncio.sleep(self._interval)
 
 
 class HealthServer:

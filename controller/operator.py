@@ -53,7 +53,7 @@ def build_registry(*, settings: Settings, app: App | None = None) -> kopf.Operat
     # App's queue, events and tasks belong to the event loop.
     @kopf.on.event(_watch_instances, registry=registry)
     async def on_object(event: kopf.RawEvent, resource: kopf.Resource, memo: kopf.Memo, **_: Any) -> None:
-        memo.app.observe_object(
+        memo.app.events.observe_object(
             group=resource.group,
             version=resource.version,
             plural=resource.plural,
@@ -64,11 +64,11 @@ def build_registry(*, settings: Settings, app: App | None = None) -> kopf.Operat
 
     @kopf.on.event("apiextensions.k8s.io", "customresourcedefinitions", registry=registry)
     async def on_crd(event: kopf.RawEvent, memo: kopf.Memo, **_: Any) -> None:
-        memo.app.observe_crd(event_type=event.get("type"), body=as_body(event["object"]))
+        memo.app.events.observe_crd(event_type=event.get("type"), body=as_body(event["object"]))
 
     @kopf.on.event(GROUP, VERSION, PLURAL, registry=registry)
     async def on_policy(event: kopf.RawEvent, memo: kopf.Memo, **_: Any) -> None:
-        memo.app.observe_policy(event_type=event.get("type"), body=as_body(event["object"]))
+        memo.app.events.observe_policy(event_type=event.get("type"), body=as_body(event["object"]))
 
     return registry
 

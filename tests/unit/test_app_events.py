@@ -32,10 +32,10 @@ def test_bad_object_is_counted_logged_once_and_skipped(app: App, caplog: pytest.
     bad = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"namespace": "a"}}
     with caplog.at_level(logging.WARNING):
         for _ in range(3):
-            app.observe_object(
+            app.events.observe_object(
                 group="", version="v1", plural="configmaps", kind="ConfigMap", event_type="MODIFIED", body=bad
             )
-        app.observe_object(
+        app.events.observe_object(
             group="", version="v1", plural="configmaps", kind="ConfigMap", event_type="ADDED", body=configmap("good")
         )
     assert app.metrics.registry.get_sample_value("kubevec_errors_total", {"stage": "inference"}) == 3
@@ -44,12 +44,12 @@ def test_bad_object_is_counted_logged_once_and_skipped(app: App, caplog: pytest.
 
 
 def test_deleted_and_excluded_objects_become_deletes(app: App) -> None:
-    app.observe_object(
+    app.events.observe_object(
         group="", version="v1", plural="configmaps", kind="ConfigMap", event_type="DELETED", body=configmap("x")
     )
     (pending,) = app.engine.queue.values()
     assert pending.document is None
-    app.observe_object(
+    app.events.observe_object(
         group="",
         version="v1",
         plural="events",
@@ -61,14 +61,16 @@ def test_deleted_and_excluded_objects_become_deletes(app: App) -> None:
 
 
 def test_policy_change_requests_a_resync_and_filters(app: App) -> None:
-    app.observe_policy(event_type="ADDED", body={"metadata": {"name": "p"}, "spec": {"namespaces": {"exclude": ["a"]}}})
+    app.events.observe_policy(
+        event_type="ADDED", body={"metadata": {"name": "p"}, "spec": {"namespaces": {"exclude": ["a"]}}}
+    )
     assert app._resync_now.is_set()
-    app.observe_object(
+    app.events.observe_object(
         group="", version="v1", plural="configmaps", kind="ConfigMap", event_type="ADDED", body=configmap("y")
     )
     (pending,) = app.engine.queue.values()
     assert pending.document is None  # excluded by policy: removed if it was stored
-    app.observe_policy(event_type="ADDED", body={"metadata": {"name": "bad"}, "spec": {"resources": "nope"}})
+    app.events.observe_policy(event_type="ADDED", body={"metadata": {"name": "bad"}, "spec": {"resources": "nope"}})
     assert app.metrics.registry.get_sample_value("kubevec_errors_total", {"stage": "policy"}) == 1
 
 
@@ -100,10 +102,10 @@ async def test_a_deleted_crd_purges_its_instances(app: App) -> None:
                 "metadata": {"name": f"w{i}", "namespace": "a"},
                 "spec": {"size": i},
             }
-            app.observe_object(
+            app.events.observe_object(
                 group="example.com", version="v1", plural="widgets", kind="Widget", event_type="ADDED", body=body
             )
-        app.observe_object(
+        app.events.observe_object(
             group="", version="v1", plural="configmaps", kind="ConfigMap", event_type="ADDED", body=configmap("keep")
         )
         await app.engine.wait_idle()
@@ -112,9 +114,9 @@ async def test_a_deleted_crd_purges_its_instances(app: App) -> None:
             "metadata": {"name": "widgets.example.com"},
             "spec": {"group": "example.com", "names": {"kind": "Widget", "plural": "widgets"}},
         }
-        app.observe_crd(event_type="DELETED", body=crd)
+        app.events.observe_crd(event_type="DELETED", body=crd)
         for _ in range(100):
-            if len(app.engine.known["instances"]) == 1 and not app._purges:
+            if len(app.engine.known["instances"]) == 1 and not app.events.purges:
                 break
             await asyncio.sleep(0.02)
         assert list(app.engine.known["instances"]) == ["unit/a/core/v1/ConfigMap/keep"]

@@ -134,7 +134,7 @@ def cm_id(name: str) -> str:
 
 async def event(app: App, body: dict[str, Any], *, deleted: bool = False) -> None:
     """A watch event that is written before the listing returns."""
-    app.observe_object(
+    app.events.observe_object(
         group="",
         version="v1",
         plural="configmaps",
@@ -223,7 +223,7 @@ async def test_the_resync_applies_the_policies_it_lists_before_any_policy_event(
         "syncpolicies": [{"metadata": {"name": "p", "generation": 1}, "spec": exclude}],
     }
     app = await prepared_app(reader)
-    assert not app.policies  # kopf has not delivered the policy yet
+    assert not app.events.policies  # kopf has not delivered the policy yet
     await app.resync()
     await app.engine.flush()
     assert sorted(app.engine.known["instances"]) == ["u/a/rbac.authorization.k8s.io/v1/Role/r1"]

@@ -1,0 +1,111 @@
+"""Watch events into the engine's queue: the fast path, never the source of truth.
+
+kopf's handlers call one ``observe_*`` method per event and return at once: an object event
+becomes one queued document (or delete), a CRD event a capability (and, on deletion, a purge of
+its instances), a SyncPolicy event a new effective policy and a resync request. Nothing here
+waits for the store; a missed or failed event is repaired by the next resync
+(``controller/reconcile.py``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+
+from backends import BackendError
+from controller.documents import DocumentBuilder
+from controller.engine import SyncEngine
+from controller.metrics import Metrics
+from controller.policy import EffectivePolicy, PolicyError, SyncPolicy
+from controller.reconcile import CRD_RESOURCE
+from inference.bodies import Body, metadata_of
+from inference.documents import CAPABILITIES, INSTANCES
+from inference.identity import ResourceRef
+
+logger = logging.getLogger(__name__)
+
+
+class EventRouter:
+    """Owns what events teach: the SyncPolicies seen so far, the effective policy, running purges."""
+
+    def __init__(
+        self,
+        *,
+        cluster: str,
+        engine: SyncEngine,
+        documents: DocumentBuilder,
+        metrics: Metrics,
+        request_resync: Callable[[], None],
+    ) -> None:
+        self._cluster = cluster
+        self._engine = engine
+        self._documents = documents
+        self._metrics = metrics
+        self._request_resync = request_resync
+        self.policies: dict[str, SyncPolicy] = {}
+        self.policy = EffectivePolicy()
+        self.policy_error: str | None = None  # the last invalid SyncPolicy, until a valid edit or a resync
+        self.purges: set[asyncio.Task[None]] = set()  # each removes itself when done
+
+    def observe_object(
+        self, *, group: str, version: str, plural: str, kind: str, event_type: str | None, body: Body
+    ) -> None:
+        received = time.monotonic()
+        ref = ResourceRef(group=group, version=version, plural=plural, kind=kind)
+        self._metrics.events.labels(resource=ref.resource_id, type=event_type or "LIST").inc()
+        if not self.policy.watches(group=group, kind=kind, plural=plural):
+            return
+        meta = metadata_of(body)
+        document_id = ref.instance_id(
+            cluster=self._cluster, namespace=meta.get("namespace"), name=str(meta.get("name", ""))
+        )
+        if event_type == "DELETED" or not self.policy.admits(body):
+            self._engine.submit_delete(INSTANCES, document_id, received=received)
+            return
+        document = self._documents.instance(body, plural=plural, policy=self.policy.instance_policy)
+        if document is not None:
+            self._engine.submit(document, received=received)
+
+    def observe_crd(self, *, event_type: str | None, body: Body) -> None:
+        received = time.monotonic()
+        self._metrics.events.labels(resource=CRD_RESOURCE.name, type=event_type or "LIST").inc()
+        name = str(metadata_of(body).get("name", ""))
+        if event_type == "DELETED":
+            self._engine.submit_delete(CAPABILITIES, name, received=received)
+            spec = body.get("spec") or {}
+            kind = (spec.get("names") or {}).get("kind")
+            if kind:
+                task = asyncio.create_task(self._purge(group=str(spec.get("group", "")), kind=str(kind)))
+                self.purges.add(task)
+                task.add_done_callback(self.purges.discard)
+            return
+        document = self._documents.capability(body)
+        if document is not None:
+            self._engine.submit(document, received=received)
+
+    def observe_policy(self, *, event_type: str | None, body: Body) -> None:
+        name = str(metadata_of(body).get("name", ""))
+        if event_type == "DELETED":
+            self.policies.pop(name, None)
+        else:
+            try:
+                self.policies[name] = SyncPolicy.from_body(body)
+            except PolicyError as exc:
+                self._metrics.errors.labels(stage="policy").inc()
+                logger.error("Ignored an invalid SyncPolicy name=%s error=%s", name, exc)
+                self.policies.pop(name, None)
+                self.policy_error = str(exc)
+        new = EffectivePolicy.merge(policy.spec for _, policy in sorted(self.policies.items()))
+        if new != self.policy:
+            self.policy = new
+            logger.info("Applied SyncPolicies count=%d", len(self.policies))
+            self._request_resync()
+
+    async def _purge(self, *, group: str, kind: str) -> None:
+        try:
+            await self._engine.purge_resource(group=group, kind=kind)
+            logger.info("Purged instances of a deleted CRD group=%s kind=%s", group, kind)
+        except BackendError as exc:  # the store is down: the next resync collects them
+            logger.warning("Failed to purge instances group=%s kind=%s error=%s", group, kind, exc)
