@@ -1,20 +1,62 @@
-"""Fixtures shared by every test layer."""
+"""Fixtures shared by every test layer.
+
+The suite needs nothing outside the repository: sample CRDs live in ``deploy/samples``. Two
+extras are used when present: the real-CRD corpus (``KUBEVEC_CRD_CORPUS``, default
+``../shared/crds``) and upstream reference vectors (``KUBEVEC_EMBEDDING_REFERENCE``). Tests that
+need one are skipped, with the reason, when it is absent; when it is present and such a test was
+skipped anyway, the session fails (:func:`pytest_sessionfinish`), so CI never passes by skipping.
+"""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import hypothesis  # noqa: F401 - imported before any test starts threads: CPython 3.11.7 ast is not thread-safe
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-SHARED = REPO.parent / "shared"
-SHARED_CRDS = SHARED / "crds"
-EMBEDDING_REFERENCE = SHARED / "embedding-reference" / "all-MiniLM-L6-v2.json"
+SAMPLES = REPO / "deploy" / "samples"
+SAMPLE_CRDS = SAMPLES / "crds.yaml"
+CRD_CORPUS = Path(os.environ.get("KUBEVEC_CRD_CORPUS") or REPO.parent / "shared" / "crds")
+EMBEDDING_REFERENCE = Path(
+    os.environ.get("KUBEVEC_EMBEDDING_REFERENCE")
+    or REPO.parent / "shared" / "embedding-reference" / "all-MiniLM-L6-v2.json"
+)
+CORPUS_SKIP = "the real-CRD corpus is not at"
+REFERENCE_SKIP = "the upstream reference vectors are not at"
 
 
-@pytest.fixture(scope="session")
-def shared_crds() -> Path:
-    if not SHARED_CRDS.is_dir():
-        pytest.fail(f"The shared CRD corpus is missing at {SHARED_CRDS} (../shared beside the repo)")
-    return SHARED_CRDS
+def corpus() -> Path:
+    """The real-CRD corpus, or skip the calling test (with where it was looked for)."""
+    if not CRD_CORPUS.is_dir():
+        pytest.skip(f"{CORPUS_SKIP} {CRD_CORPUS} (set KUBEVEC_CRD_CORPUS)")
+    return CRD_CORPUS
+
+
+def embedding_reference() -> Path:
+    if not EMBEDDING_REFERENCE.is_file():
+        pytest.skip(f"{REFERENCE_SKIP} {EMBEDDING_REFERENCE} (set KUBEVEC_EMBEDDING_REFERENCE)")
+    return EMBEDDING_REFERENCE
+
+
+_skipped_for_extras: list[str] = []
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.skipped and isinstance(report.longrepr, tuple):
+        reason = str(report.longrepr[2])
+        if CORPUS_SKIP in reason or REFERENCE_SKIP in reason:
+            _skipped_for_extras.append(f"{report.nodeid}: {reason}")
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    present = [
+        p
+        for p, there in ((CRD_CORPUS, CRD_CORPUS.is_dir()), (EMBEDDING_REFERENCE, EMBEDDING_REFERENCE.is_file()))
+        if there
+    ]
+    wrongly = [line for line in _skipped_for_extras if any(str(p) in line for p in present)]
+    if wrongly:
+        print("\nSkipped although the material is present:\n  " + "\n  ".join(wrongly))
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED

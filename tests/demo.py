@@ -22,26 +22,14 @@ from typing import Any
 from tests.controlplane.cluster import ControlPlane, free_port, running
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED_CRDS = REPO.parent / "shared" / "crds"
+SAMPLES = REPO / "deploy" / "samples"
 STORE = REPO / ".kubevec" / "demo"
-SAMPLE_CRDS = [
-    "cert-manager/certificates.cert-manager.io.yaml",
-    "cert-manager/clusterissuers.cert-manager.io.yaml",
-    "cloudnative-pg/clusters.postgresql.cnpg.io.yaml",
-    "cloudnative-pg/poolers.postgresql.cnpg.io.yaml",
-    "keda/scaledobjects.keda.sh.yaml",
-    "external-secrets/externalsecrets.external-secrets.io.yaml",
-    "velero/backups.velero.io.yaml",
-    "velero/schedules.velero.io.yaml",
-    "strimzi/kafkatopics.kafka.strimzi.io.yaml",
-    "gateway-api/httproutes.gateway.networking.k8s.io.yaml",
-]
 SEARCHES: list[tuple[str, dict[str, Any]]] = [
     ("capabilities", {"query": "which resource gives me a managed Postgres?"}),
     ("capabilities", {"query": "rotate TLS certs for my ingress automatically before they expire"}),
     ("capabilities", {"query": "scale my consumers on queue length"}),
     ("instances", {"query": "what runs the payments API in prod?"}),
-    ("instances", {"query": "nightly backup", "kind": "Schedule"}),
+    ("instances", {"query": "nightly backup", "kind": "BackupSchedule"}),
     ("instances", {"keyword": "kafka", "namespace": "prod"}),
     ("instances", {"labels": ["team=payments"], "k": 10}),
 ]
@@ -112,95 +100,20 @@ def sample_objects() -> list[dict[str, Any]]:
                 "stringData": {"password": "demo-password-never-indexed"},
             },
         ]
-    objects += [
-        {
-            "apiVersion": "cert-manager.io/v1",
-            "kind": "ClusterIssuer",
-            "metadata": {"name": "letsencrypt"},
-            "spec": {
-                "acme": {
-                    "server": "https://acme-v02.api.letsencrypt.org/directory",
-                    "privateKeySecretRef": {"name": "le-key"},
-                    "solvers": [{"http01": {"ingress": {"ingressClassName": "nginx"}}}],
-                }
-            },
-        },
-        {
-            "apiVersion": "cert-manager.io/v1",
-            "kind": "Certificate",
-            "metadata": {"name": "payments-tls", "namespace": "prod"},
-            "spec": {
-                "secretName": "payments-tls",
-                "dnsNames": ["pay.example.com"],
-                "issuerRef": {"kind": "ClusterIssuer", "name": "letsencrypt"},
-            },
-        },
-        {
-            "apiVersion": "postgresql.cnpg.io/v1",
-            "kind": "Cluster",
-            "metadata": {"name": "payments-db", "namespace": "prod", "labels": {"team": "payments"}},
-            "spec": {"instances": 3, "storage": {"size": "20Gi"}},
-        },
-        {
-            "apiVersion": "postgresql.cnpg.io/v1",
-            "kind": "Pooler",
-            "metadata": {"name": "payments-db-rw", "namespace": "prod"},
-            "spec": {
-                "cluster": {"name": "payments-db"},
-                "instances": 2,
-                "type": "rw",
-                "pgbouncer": {"poolMode": "transaction"},
-            },
-        },
-        {
-            "apiVersion": "keda.sh/v1alpha1",
-            "kind": "ScaledObject",
-            "metadata": {"name": "orders-worker", "namespace": "prod"},
-            "spec": {
-                "scaleTargetRef": {"name": "orders-worker"},
-                "minReplicaCount": 1,
-                "maxReplicaCount": 20,
-                "triggers": [{"type": "kafka", "metadata": {"topic": "orders", "lagThreshold": "50"}}],
-            },
-        },
-        {
-            "apiVersion": "kafka.strimzi.io/v1",
-            "kind": "KafkaTopic",
-            "metadata": {"name": "orders", "namespace": "prod"},
-            "spec": {"partitions": 12, "replicas": 3},
-        },
-        {
-            "apiVersion": "velero.io/v1",
-            "kind": "Schedule",
-            "metadata": {"name": "nightly-cluster-backup", "namespace": "data"},
-            "spec": {"schedule": "0 2 * * *", "template": {"ttl": "168h0m0s", "includedNamespaces": ["*"]}},
-        },
-        {
-            "apiVersion": "gateway.networking.k8s.io/v1",
-            "kind": "HTTPRoute",
-            "metadata": {"name": "payments", "namespace": "prod"},
-            "spec": {
-                "hostnames": ["pay.example.com"],
-                "parentRefs": [{"name": "public-gateway"}],
-                "rules": [{"backendRefs": [{"name": "payments-api", "port": 80}]}],
-            },
-        },
-    ]
     return objects
 
 
 def apply_samples(plane: ControlPlane) -> int:
-    names = []
-    for rel in SAMPLE_CRDS:
-        path = SHARED_CRDS / rel
-        plane.kubectl("apply", "--server-side", "-f", str(path))
-        names.append(path.name.removesuffix(".yaml"))
+    crds = SAMPLES / "crds.yaml"
+    plane.kubectl("apply", "-f", str(crds))
+    names = [line.split(":", 1)[1].strip() for line in crds.read_text().splitlines() if line.startswith("  name: ")]
     plane.kubectl("wait", "--for=condition=Established", *[f"crd/{n}" for n in names], "--timeout=60s")
-    step(f"Applied {len(names)} sample CRDs from ../shared/crds")
+    step(f"Applied {len(names)} sample CRDs from deploy/samples/crds.yaml")
     objects = sample_objects()
     plane.kubectl("apply", "-f", "-", input=json.dumps({"apiVersion": "v1", "kind": "List", "items": objects}))
-    step(f"Applied {len(objects)} sample objects in namespaces prod, staging, data")
-    return len(objects)
+    custom = plane.kubectl("apply", "-f", str(SAMPLES / "objects.yaml")).strip().splitlines()
+    step(f"Applied {len(objects) + len(custom)} sample objects in namespaces prod, staging, data")
+    return len(objects) + len(custom)
 
 
 def start_controller(plane: ControlPlane) -> tuple[subprocess.Popen[bytes], int]:

@@ -5,16 +5,16 @@ from __future__ import annotations
 import json
 import threading
 import time
-from pathlib import Path
 from typing import Any
 
 import kopf
 from kopf.testing import KopfRunner
 
+from tests.conftest import SAMPLE_CRDS
 from tests.controlplane.cluster import ControlPlane
 
 CERTIFICATE = {
-    "apiVersion": "cert-manager.io/v1",
+    "apiVersion": "pki.samples.kubevec.io/v1",
     "kind": "Certificate",
     "metadata": {"name": "api-tls", "namespace": "default"},
     "spec": {"secretName": "api-tls", "dnsNames": ["api.example.com"], "issuerRef": {"name": "letsencrypt"}},
@@ -27,10 +27,11 @@ def test_version_is_the_built_release(control_plane: ControlPlane) -> None:
     assert int(version["minor"].rstrip("+")) >= 34
 
 
-def test_crd_established_and_seen_by_kopf(control_plane: ControlPlane, shared_crds: Path) -> None:
-    crd_file = shared_crds / "cert-manager" / "certificates.cert-manager.io.yaml"
-    control_plane.kubectl("apply", "--server-side", "-f", str(crd_file))
-    control_plane.kubectl("wait", "--for=condition=Established", "crd/certificates.cert-manager.io", "--timeout=60s")
+def test_crd_established_and_seen_by_kopf(control_plane: ControlPlane) -> None:
+    control_plane.kubectl("apply", "--server-side", "-f", str(SAMPLE_CRDS))
+    control_plane.kubectl(
+        "wait", "--for=condition=Established", "crd/certificates.pki.samples.kubevec.io", "--timeout=60s"
+    )
     control_plane.kubectl("apply", "-f", "-", input=json.dumps(CERTIFICATE))
 
     registry = kopf.OperatorRegistry()
@@ -39,7 +40,7 @@ def test_crd_established_and_seen_by_kopf(control_plane: ControlPlane, shared_cr
 
     def remember(key: str, name: str) -> None:
         seen[key].add(name)
-        if "certificates.cert-manager.io" in seen["crds"] and "api-tls" in seen["certificates"]:
+        if "certificates.pki.samples.kubevec.io" in seen["crds"] and "api-tls" in seen["certificates"]:
             both_seen.set()
 
     @kopf.on.login(registry=registry)
@@ -50,7 +51,7 @@ def test_crd_established_and_seen_by_kopf(control_plane: ControlPlane, shared_cr
     def on_crd(name: str, **_: Any) -> None:
         remember("crds", name)
 
-    @kopf.on.event("cert-manager.io", "certificates", registry=registry)
+    @kopf.on.event("pki.samples.kubevec.io", "certificates", registry=registry)
     def on_certificate(name: str, **_: Any) -> None:
         remember("certificates", name)
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import SHARED_CRDS
+from tests.conftest import SAMPLE_CRDS
 from tests.controlplane.cluster import free_port
 
 pytestmark = pytest.mark.integration
@@ -23,21 +23,23 @@ def kubevec(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]
 
 def test_index_then_search(tmp_path: Path) -> None:
     env = {**os.environ, "KUBEVEC_STORE__PATH": str(tmp_path / "store"), "KUBEVEC_LOG_LEVEL": "WARNING"}
-    first = kubevec("index", "crds", str(SHARED_CRDS / "velero"), str(SHARED_CRDS / "keda"), env=env)
+    first = kubevec("index", "crds", str(SAMPLE_CRDS), env=env)
     assert first.returncode == 0, first.stderr
-    assert "documents=11 embedded=11 unchanged=0 errors=0" in first.stdout
-    again = kubevec("index", "crds", str(SHARED_CRDS / "velero"), env=env)
-    assert "embedded=0 unchanged=6" in again.stdout  # unchanged CRDs are never re-embedded
+    assert "documents=7 embedded=7 unchanged=0 errors=0" in first.stdout
+    again = kubevec("index", "crds", str(SAMPLE_CRDS), env=env)
+    assert "embedded=0 unchanged=7" in again.stdout  # unchanged CRDs are never re-embedded
     found = kubevec("search", "restore a deleted namespace from last night's backup", "--json", "-k", "3", env=env)
     assert found.returncode == 0, found.stderr
     results = json.loads(found.stdout)  # nothing but JSON on stdout
     assert found.stderr == ""  # and no library chatter on stderr (bm25s logs at DEBUG on its own)
     assert [set(r) for r in results] == [{"id", "score", "label", "metadata", "text"}] * 3
-    assert "restores.velero.io" in [r["id"] for r in results]
-    keyword = kubevec("search", "--keyword", "snapshot", "--group", "velero.io", "--json", env=env)
-    assert all(r["metadata"]["group"] == "velero.io" for r in json.loads(keyword.stdout))
-    text = kubevec("search", "autoscale on queue length", "--kind", "ScaledObject", env=env)
-    assert text.stdout.startswith("1. scaledobjects.keda.sh")
+    assert "backupschedules.backup.samples.kubevec.io" in [r["id"] for r in results]
+    keyword = kubevec("search", "--keyword", "snapshot", "--json", env=env)
+    assert [r["id"] for r in json.loads(keyword.stdout)] == ["backupschedules.backup.samples.kubevec.io"]
+    grouped = kubevec("search", "--keyword", "PgBouncer", "--group", "databases.samples.kubevec.io", "--json", env=env)
+    assert [r["metadata"]["group"] for r in json.loads(grouped.stdout)] == ["databases.samples.kubevec.io"]
+    text = kubevec("search", "autoscale on queue length", "--kind", "QueueScaler", env=env)
+    assert text.stdout.startswith("1. queuescalers.autoscaling.samples.kubevec.io")
 
 
 def test_store_down_or_empty_is_one_line(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ import pytest
 
 from inference.embedders.base import EmbedderError
 from inference.embedders.local import LocalEmbedder, default_model_path
-from tests.conftest import EMBEDDING_REFERENCE
+from tests.conftest import embedding_reference
 
 pytestmark = pytest.mark.integration
 
@@ -21,7 +21,7 @@ def embedder() -> LocalEmbedder:
 
 
 def test_matches_upstream_reference_vectors(embedder: LocalEmbedder) -> None:
-    reference = json.loads(EMBEDDING_REFERENCE.read_text())
+    reference = json.loads(embedding_reference().read_text())
     sentences = reference["sentences"]
     assert "" in sentences  # the edge cases are really there
     assert any(len(s.split()) > 300 for s in sentences)

@@ -26,7 +26,7 @@ from backends.chroma import ChromaStore
 from inference.embedders.local import LocalEmbedder
 from query.indexing import index_crds
 from query.request import MAX_K, SearchRequest
-from tests.conftest import SHARED_CRDS
+from tests.conftest import SAMPLE_CRDS
 from tests.controlplane.cluster import free_port
 
 pytestmark = pytest.mark.integration
@@ -40,7 +40,7 @@ def store_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     async def build() -> None:
         store = ChromaStore(path=str(path))
         await index_crds(
-            paths=[SHARED_CRDS / "cert-manager", SHARED_CRDS / "cloudnative-pg"],
+            paths=[SAMPLE_CRDS],
             store=store,
             embedder=LocalEmbedder(),
             collection="capabilities",
@@ -72,16 +72,18 @@ async def exercise(client: Client) -> None:
         {"query": "TLS certificate stored in a secret, renewed automatically", "k": 3, "format": "json"},
     )
     results = json.loads(text_of(found))
-    assert results[0]["id"] == "certificates.cert-manager.io"
+    assert results[0]["id"] == "certificates.pki.samples.kubevec.io"
     assert 0 <= results[0]["score"] <= 1
     document = json.loads(
         text_of(
-            await client.call_tool("get_document", {"collection": "capabilities", "id": "poolers.postgresql.cnpg.io"})
+            await client.call_tool(
+                "get_document", {"collection": "capabilities", "id": "connectionpoolers.databases.samples.kubevec.io"}
+            )
         )
     )
-    assert document["metadata"]["kind"] == "Pooler"
+    assert document["metadata"]["kind"] == "ConnectionPooler"
     facets = await client.call_tool("list_facets", {"collection": "capabilities", "field": "group"})
-    assert "postgresql.cnpg.io" in text_of(facets)
+    assert "databases.samples.kubevec.io" in text_of(facets)
     bad = await client.call_tool("vector_search", {"collection": "capabilities"})
     assert bad.is_error if hasattr(bad, "is_error") else bad.isError
     assert "Give a query, a keyword or a filter" in text_of(bad)
@@ -191,7 +193,7 @@ def test_stdio_answers_every_request_even_a_hostile_one(store_env: dict[str, str
             got[answer["id"]] = answer
         assert got[7]["error"]["code"] == -32600
         assert "nested deeper" in got[7]["error"]["message"]
-        assert "cert-manager.io" in json.dumps(got[8]["result"])
+        assert "pki.samples.kubevec.io" in json.dumps(got[8]["result"])
     finally:
         proc.stdin.close()
         proc.wait(timeout=30)

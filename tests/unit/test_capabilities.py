@@ -14,13 +14,13 @@ from inference.documents import InferenceError
 from inference.identity import ResourceRef
 from inference.manifests import is_crd, iter_manifest_files, load_manifests
 from inference.tokens import MAX_TOKENS, load_tokenizer
-from tests.conftest import SHARED_CRDS
+from tests.conftest import SAMPLE_CRDS, corpus
 
 
 def shared_crds() -> list[Mapping[str, Any]]:
     return [
         doc
-        for path in iter_manifest_files([SHARED_CRDS])
+        for path in iter_manifest_files([corpus()])
         for doc in load_manifests(path.read_text(), source=str(path))
         if is_crd(doc)
     ]
@@ -44,8 +44,21 @@ def test_every_shared_crd_is_described_within_the_window(crds: list[Mapping[str,
         assert doc.complexity in ("low", "medium", "high")
 
 
+def test_every_sample_crd_is_described_within_the_window() -> None:
+    tokenizer = load_tokenizer()
+    tokenizer.no_truncation()
+    samples = [d for d in load_manifests(SAMPLE_CRDS.read_text(), source=str(SAMPLE_CRDS)) if is_crd(d)]
+    assert len(samples) == 7
+    for crd in samples:
+        doc = describe_crd(crd)
+        assert doc.id == crd["metadata"]["name"]
+        assert len(tokenizer.encode(doc.text).ids) <= MAX_TOKENS
+        assert doc.text.startswith(doc.kind)
+        assert crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["description"].split()[2] in doc.text
+
+
 def test_yaml_value_tag_is_read_as_a_string() -> None:
-    path = SHARED_CRDS / "prometheus-operator" / "alertmanagerconfigs.monitoring.coreos.com.yaml"
+    path = corpus() / "prometheus-operator" / "alertmanagerconfigs.monitoring.coreos.com.yaml"
     (crd,) = load_manifests(path.read_text())
     assert describe_crd(crd).kind == "AlertmanagerConfig"
     assert "- =\n" in path.read_text()  # the file really has the bare '=' scalar

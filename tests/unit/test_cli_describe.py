@@ -8,27 +8,24 @@ from pathlib import Path
 import pytest
 
 from controller.cli import main
-from tests.conftest import SHARED_CRDS
+from tests.conftest import SAMPLE_CRDS, SAMPLES
 
 
 def test_describe_json_multi_document(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    combined = tmp_path / "two.yaml"
-    combined.write_text(
-        (SHARED_CRDS / "velero" / "backups.velero.io.yaml").read_text()
-        + "\n---\n"
-        + (SHARED_CRDS / "velero" / "restores.velero.io.yaml").read_text()
-    )
-    assert main(["describe", "--json", str(combined)]) == 0
+    assert main(["describe", "--json", str(SAMPLE_CRDS)]) == 0
     docs = json.loads(capsys.readouterr().out)
-    assert [d["id"] for d in docs] == ["backups.velero.io", "restores.velero.io"]
-    assert docs[0]["metadata"]["kind"] == "Backup"
+    assert [d["id"] for d in docs][:2] == [
+        "postgresclusters.databases.samples.kubevec.io",
+        "connectionpoolers.databases.samples.kubevec.io",
+    ]
+    assert docs[0]["metadata"]["kind"] == "PostgresCluster"
 
 
 def test_describe_text_folder(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["describe", str(SHARED_CRDS / "cert-manager")]) == 0
+    assert main(["describe", str(SAMPLES)]) == 0  # the objects file beside it holds no CRDs: skipped
     out = capsys.readouterr().out
-    assert "# certificates.cert-manager.io" in out
-    assert out.count("# ") == 6
+    assert "# certificates.pki.samples.kubevec.io" in out
+    assert out.count("\n# ") + out.startswith("# ") == 7
 
 
 def test_describe_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
