@@ -30,7 +30,7 @@ SEARCHES: list[tuple[str, dict[str, Any]]] = [
     ("capabilities", {"query": "scale my consumers on queue length"}),
     ("instances", {"query": "what runs the payments API in prod?"}),
     ("instances", {"query": "nightly backup", "kind": "BackupSchedule"}),
-    ("instances", {"keyword": "kafka", "namespace": "prod"}),
+    ("instances", {"keyword": "orders", "namespace": "prod"}),
     ("instances", {"labels": ["team=payments"], "k": 10}),
 ]
 
@@ -166,7 +166,8 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
             proc.wait()
 
 
-async def searches() -> None:
+async def searches() -> int:
+    """Print the example searches; return how many found nothing (the demo fails on any)."""
     from backends.chroma import ChromaStore
     from inference.embedders.local import LocalEmbedder
     from query.render import compact
@@ -178,13 +179,16 @@ async def searches() -> None:
         store=store, embedder=LocalEmbedder(), collections={"capabilities": "capabilities", "instances": "instances"}
     )
     counts = {c: await store.count(c) for c in ("capabilities", "instances")}
+    empty = 0
     step(f"The store holds {counts['capabilities']} capability and {counts['instances']} instance documents")
     for collection, kwargs in SEARCHES:
         shown = ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
         print(f"\n$ kubevec search --collection {collection}  ({shown})")
         results = await service.search(SearchRequest.build(collection=collection, **{"k": 3, **kwargs}))
         print(compact(results, token_budget=300))
+        empty += not results
     await store.close()
+    return empty
 
 
 def main() -> int:
@@ -208,7 +212,9 @@ def main() -> int:
             stop(proc)
             step("Stopped the controller")
     step("Stopped the control plane")
-    asyncio.run(searches())
+    if empty := asyncio.run(searches()):
+        print(f"\n{empty} example searches found nothing; see .kubevec/demo-controller.log", file=sys.stderr)
+        return 1
     print("\nDone. The controller's log is in .kubevec/demo-controller.log")
     return 0
 
