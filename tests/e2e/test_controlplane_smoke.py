@@ -29,9 +29,7 @@ def test_version_is_the_built_release(control_plane: ControlPlane) -> None:
 
 def test_crd_established_and_seen_by_kopf(control_plane: ControlPlane) -> None:
     control_plane.kubectl("apply", "--server-side", "-f", str(SAMPLE_CRDS))
-    control_plane.kubectl(
-        "wait", "--for=condition=Established", "crd/certificates.pki.samples.kubevec.io", "--timeout=60s"
-    )
+    control_plane.kubectl("wait", "--for=condition=Established", "-f", str(SAMPLE_CRDS), "--timeout=60s")
     control_plane.kubectl("apply", "-f", "-", input=json.dumps(CERTIFICATE))
 
     registry = kopf.OperatorRegistry()

@@ -35,6 +35,11 @@ def gadget_crd() -> dict[str, Any]:
     )
 
 
+def retried(record: logging.LogRecord) -> bool:
+    """kopf's own retried request (e.g. 429 while another test's new CRD initialises its storage)."""
+    return record.name.startswith("kopf.") and "will retry" in record.getMessage()
+
+
 def test_deleting_a_crd_purges_its_instances_within_seconds(
     control_plane: ControlPlane, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -78,6 +83,10 @@ def test_deleting_a_crd_purges_its_instances_within_seconds(
         elapsed = time.monotonic() - deleted_at
         assert app.last_full_resync == resyncs, "a resync, not the deletion event, cleaned up"
     assert elapsed < 15
-    problems = [r for r in caplog.records if r.exc_info or r.levelno >= logging.ERROR or "Traceback" in r.message]
+    problems = [
+        r
+        for r in caplog.records
+        if (r.exc_info or r.levelno >= logging.ERROR or "Traceback" in r.message) and not retried(r)
+    ]
     assert not problems, [r.getMessage() for r in problems]
     assert any("Purged instances of a deleted CRD" in r.getMessage() for r in caplog.records)
