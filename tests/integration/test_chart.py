@@ -107,3 +107,55 @@ def test_no_secrets_rbac_grants_nothing_on_secrets(helm: str) -> None:
     assert "cert-manager.io" in env["KUBEVEC_SYNC__API_GROUPS"]
     (default_role,) = [d for d in render(helm) if d["kind"] == "ClusterRole"]
     assert default_role["rules"][0] == {"apiGroups": ["*"], "resources": ["*"], "verbs": ["get", "list", "watch"]}
+
+
+def test_production_knobs_render(helm: str, tmp_path: Path) -> None:
+    digest = "sha256:" + "ab" * 32
+    values = tmp_path / "values.yaml"
+    values.write_text(
+        yaml.safe_dump(
+            {
+                "image": {"registry": "mirror.example:5000", "digest": digest},
+                "priorityClassName": "platform-critical",
+                "topologySpreadConstraints": [
+                    {"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "ScheduleAnyway"}
+                ],
+                "extraVolumes": [{"name": "ca", "configMap": {"name": "corporate-ca"}}],
+                "extraVolumeMounts": [{"name": "ca", "mountPath": "/etc/ssl/corporate"}],
+                "envFrom": [{"secretRef": {"name": "kubevec-env"}}],
+                "extraArgs": ["--reindex"],
+                "probes": {"startup": {"periodSeconds": 2, "failureThreshold": 300, "timeoutSeconds": 5}},
+                "podDisruptionBudget": {"enabled": True, "minAvailable": 1},
+            }
+        )
+    )
+    docs = render(helm, "-f", str(values))
+    (deployment,) = [d for d in docs if d["kind"] == "Deployment"]
+    pod = deployment["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    assert container["image"] == f"mirror.example:5000/kubevec/kubevec@{digest}"
+    assert container["args"] == ["run", "--reindex"]
+    assert container["envFrom"] == [{"secretRef": {"name": "kubevec-env"}}]
+    assert {"name": "ca", "mountPath": "/etc/ssl/corporate"} in container["volumeMounts"]
+    assert {"name": "ca", "configMap": {"name": "corporate-ca"}} in pod["volumes"]
+    assert pod["priorityClassName"] == "platform-critical"
+    assert pod["topologySpreadConstraints"][0]["topologyKey"] == "topology.kubernetes.io/zone"
+    assert container["startupProbe"]["failureThreshold"] == 300
+    assert container["livenessProbe"]["periodSeconds"] == 20
+    assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
+    (pdb,) = [d for d in docs if d["kind"] == "PodDisruptionBudget"]
+    assert pdb["spec"]["minAvailable"] == 1
+    assert pdb["spec"]["selector"]["matchLabels"] == deployment["spec"]["selector"]["matchLabels"]
+    plain = next(d for d in render(helm) if d["kind"] == "Deployment")["spec"]["template"]["spec"]
+    assert (
+        plain["containers"][0]["image"]
+        == "ghcr.io/kubevec/kubevec:" + yaml.safe_load((CHART / "Chart.yaml").read_text())["appVersion"]
+    )
+    assert "priorityClassName" not in plain
+    bad = subprocess.run(
+        [helm, "template", "kv", str(CHART), "--set", "image.digest=latest"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert bad.returncode != 0

@@ -42,3 +42,16 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- define "kubevec.metricsName" -}}
 {{- printf "%s-metrics" (include "kubevec.fullname" . | trunc 55 | trimSuffix "-") }}
 {{- end }}
+
+{{/* The image reference: optional registry override, then digest over tag. */}}
+{{- define "kubevec.image" -}}
+{{- $repository := .Values.image.repository -}}
+{{- with .Values.image.registry -}}
+{{- $repository = printf "%s/%s" . (regexReplaceAll "^[^/]*[.:][^/]*/" $repository "") -}}
+{{- end -}}
+{{- if .Values.image.digest -}}
+{{- printf "%s@%s" $repository .Values.image.digest -}}
+{{- else -}}
+{{- printf "%s:%s" $repository (.Values.image.tag | default .Chart.AppVersion) -}}
+{{- end -}}
+{{- end }}
