@@ -159,3 +159,48 @@ def test_production_knobs_render(helm: str, tmp_path: Path) -> None:
         check=False,
     )
     assert bad.returncode != 0
+
+
+@pytest.mark.parametrize(
+    ("args", "message", "fix"),
+    [
+        (["--set", "replicaCount=2"], "/peering/enabled", ["--set", "peering.enabled=true"]),  # one writer
+        (["--set", "embedder.provider=voyage"], "/embedder/apiKeySecret", ["--set", "embedder.apiKeySecret=voyage"]),
+    ],
+)
+def test_the_schema_refuses_what_cannot_work(helm: str, args: list[str], message: str, fix: list[str]) -> None:
+    refused = subprocess.run([helm, "template", "kv", str(CHART), *args], capture_output=True, text=True, check=False)
+    assert refused.returncode != 0
+    assert message in refused.stderr
+    assert render(helm, *args, *fix)  # the same values with the fix render
+
+
+def test_storage_and_service_monitor_knobs(helm: str) -> None:
+    docs = render(helm, "--set", "metrics.serviceMonitor.enabled=true")
+    (pvc,) = [d for d in docs if d["kind"] == "PersistentVolumeClaim"]
+    assert pvc["metadata"]["annotations"]["helm.sh/resource-policy"] == "keep"
+    existing = render(
+        helm,
+        "--set",
+        "persistence.existingClaim=my-index",
+        "--set",
+        "metrics.serviceMonitor.enabled=true",
+        "--set",
+        "metrics.serviceMonitor.namespace=monitoring",
+        "--set",
+        "metrics.serviceMonitor.scrapeTimeout=10s",
+        "--set",
+        "metrics.serviceMonitor.relabelings[0].action=labeldrop",
+        "--set",
+        "metrics.serviceMonitor.relabelings[0].regex=pod",
+    )
+    assert not [d for d in existing if d["kind"] == "PersistentVolumeClaim"]
+    (deployment,) = [d for d in existing if d["kind"] == "Deployment"]
+    (data,) = [v for v in deployment["spec"]["template"]["spec"]["volumes"] if v["name"] == "data"]
+    assert data["persistentVolumeClaim"] == {"claimName": "my-index"}
+    (monitor,) = [d for d in existing if d["kind"] == "ServiceMonitor"]
+    assert monitor["metadata"]["namespace"] == "monitoring"
+    assert monitor["spec"]["namespaceSelector"] == {"matchNames": ["kubevec"]}
+    (endpoint,) = monitor["spec"]["endpoints"]
+    assert endpoint["scrapeTimeout"] == "10s"
+    assert endpoint["relabelings"] == [{"action": "labeldrop", "regex": "pod"}]
