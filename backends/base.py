@@ -148,10 +148,9 @@ class BaseStore:
             await self._call(self._create, name, wanted)
         else:
             _check_same(name=name, existing=existing, wanted=wanted, location=self._location)
-        if indexed:
-            for field in indexed:
-                _check_field(field)
-            await self._call(self._ensure_indexes, name, tuple(dict.fromkeys(indexed)))
+        for field in indexed:
+            _check_field(field)
+        await self._call(self._ensure_indexes, name, tuple(dict.fromkeys(indexed)))
         self._infos[name] = wanted
 
     async def drop_collection(self, name: str) -> None:

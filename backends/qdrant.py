@@ -101,7 +101,6 @@ class QdrantStore(BaseStore):
             vectors_config=models.VectorParams(size=info.dimension, distance=models.Distance.COSINE),
             metadata={f"{_META_PREFIX}embedder": info.embedder, f"{_META_PREFIX}dimension": info.dimension},
         )
-        self._ensure_indexes(name, ())  # the id and the text: what this backend itself filters on
 
     def _ensure_indexes(self, name: str, fields: tuple[str, ...]) -> None:
         """On a server, create the missing payload indexes: the caller's keyword fields, the id, the text.

@@ -15,32 +15,26 @@ pytestmark = pytest.mark.e2e
 REPO = Path(__file__).resolve().parents[2]
 
 
+def helm_template(*args: str) -> str:
+    """``helm template kv charts/kubevec ARGS`` with the helm the repo builds (or reuses)."""
+    built = subprocess.run(
+        ["bash", str(REPO / "charts" / "tools" / "build-helm.sh")], capture_output=True, text=True, check=True
+    )
+    helm = built.stdout.strip().splitlines()[-1]
+    return subprocess.run(
+        [helm, "template", "kv", str(REPO / "charts" / "kubevec"), *args], capture_output=True, text=True, check=True
+    ).stdout
+
+
 def test_chart_and_kustomize_apply_cleanly(control_plane: ControlPlane) -> None:
     control_plane.kubectl("create", "namespace", "kubevec")
     control_plane.kubectl("apply", "--server-side", "-f", str(REPO / "charts" / "kubevec" / "crds"))
     control_plane.kubectl(
         "wait", "--for=condition=Established", "crd/syncpolicies.kubevec.io", "crd/clusterkopfpeerings.kopf.dev"
     )
-    helm = subprocess.run(
-        ["bash", str(REPO / "charts" / "tools" / "build-helm.sh")], capture_output=True, text=True, check=True
+    rendered = helm_template(
+        "--namespace", "kubevec", "--set", "syncPolicy.configMapKeys=false", "--set", "peering.enabled=true"
     )
-    rendered = subprocess.run(
-        [
-            helm.stdout.strip().splitlines()[-1],
-            "template",
-            "kv",
-            str(REPO / "charts" / "kubevec"),
-            "--namespace",
-            "kubevec",
-            "--set",
-            "syncPolicy.configMapKeys=false",
-            "--set",
-            "peering.enabled=true",
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
     out = control_plane.kubectl("apply", "--dry-run=server", "-f", "-", input=rendered)
     assert "deployment.apps/kv-kubevec created (server dry run)" in out
     assert "syncpolicy.kubevec.io/default created (server dry run)" in out
@@ -54,19 +48,7 @@ def test_the_chart_pod_is_admitted_in_a_restricted_namespace(control_plane: Cont
     control_plane.kubectl("create", "namespace", namespace)
     control_plane.kubectl("label", "namespace", namespace, "pod-security.kubernetes.io/enforce=restricted")
     control_plane.kubectl("create", "serviceaccount", "kv-kubevec", "-n", namespace)
-    helm = (
-        subprocess.run(
-            ["bash", str(REPO / "charts" / "tools" / "build-helm.sh")], capture_output=True, text=True, check=True
-        )
-        .stdout.strip()
-        .splitlines()[-1]
-    )
-    rendered = subprocess.run(
-        [helm, "template", "kv", str(REPO / "charts" / "kubevec"), "--namespace", namespace],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
+    rendered = helm_template("--namespace", namespace)
     (deployment,) = [d for d in yaml.safe_load_all(rendered) if d and d["kind"] == "Deployment"]
     template = deployment["spec"]["template"]
     pod = {
