@@ -13,6 +13,7 @@ from typing import Any
 import kopf
 
 from controller.app import App
+from controller.discovery import tolerate_unavailable_groups
 from controller.kube import load_configuration
 from controller.peering import PeeringIdentity
 from controller.policy import GROUP, PLURAL, VERSION, watchable
@@ -42,6 +43,8 @@ def build_registry(*, settings: Settings, app: App | None = None) -> kopf.Operat
     async def startup(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) -> None:
         memo.app = app or App(settings=kubevec_settings)
         configure(settings, peering=memo.app.peering)
+        errors = memo.app.metrics.errors
+        tolerate_unavailable_groups(on_skip=lambda group: errors.labels(stage="discovery").inc())
         await memo.app.start()
 
     @kopf.on.cleanup(registry=registry)

@@ -186,14 +186,21 @@ class ControlPlane:
     def kubectl(self, *args: str, input: str | None = None, reader: bool = False, check: bool = True) -> str:
         """Run the matching kubectl against this control plane; return stdout."""
         config = self.reader_kubeconfig if reader else self.kubeconfig
-        proc = subprocess.run(
-            [str(self.kubectl_path), f"--kubeconfig={config}", *args],
-            input=input,
-            capture_output=True,
-            text=True,
-            check=False,
-            timeout=120,
-        )
+        for attempt in range(20):
+            proc = subprocess.run(
+                [str(self.kubectl_path), f"--kubeconfig={config}", *args],
+                input=input,
+                capture_output=True,
+                text=True,
+                check=False,
+                timeout=120,
+            )
+            # `kubectl wait --for=condition=...` gives up at once on an object whose status has no
+            # conditions yet (a CRD in its first milliseconds): ask again instead of failing the test
+            if args[:1] == ("wait",) and proc.returncode != 0 and "accessor error: <nil>" in proc.stderr:
+                time.sleep(0.25 * (attempt + 1))
+                continue
+            break
         if check and proc.returncode != 0:
             raise RuntimeError(f"kubectl {' '.join(args)} failed: {proc.stderr.strip()}")
         return proc.stdout

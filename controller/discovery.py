@@ -1,0 +1,51 @@
+"""kopf's API discovery, made to skip an API group that is down instead of ending the operator.
+
+kopf 1.45 reads every group version when it starts (``scanning._read_version``) and lets a 5xx
+from one of them end the operator once its retries run out (about 48 s with our backoffs). An
+aggregated API whose backend is down (metrics-server not running, a webhook service gone) answers
+503 for weeks in real clusters: without this, kubevec would restart forever over a group it does
+not even need. kubevec's own discovery (``KubeReader.discover``) already skips such a group and
+tries it again on every resync; this gives kopf's watches the same rule, after one quick retry.
+
+What is lost while a group is skipped: watch events for its objects. The resync still lists
+them, so the store stays exact within one interval; kopf watches the group after the next
+restart or the next CRD change in it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Awaitable, Callable, Collection
+from typing import Any
+
+import kopf
+from kopf._cogs.clients import errors, scanning
+
+logger = logging.getLogger(__name__)
+
+QUICK_BACKOFFS = (1.0,)  # one retry: a group that answers 503 twice is down, not starting
+
+_ReadVersion = Callable[..., Awaitable[Collection[kopf.Resource]]]
+
+
+def tolerate_unavailable_groups(*, on_skip: Callable[[str], None] = lambda group: None) -> None:
+    """Install the skipping discovery once per process; ``on_skip(group)`` counts each skip."""
+    current: _ReadVersion = scanning._read_version
+    original: _ReadVersion = getattr(current, "__wrapped__", current)
+
+    async def read_version_or_skip(
+        *, url: str, group: str, settings: kopf.OperatorSettings, **kwargs: Any
+    ) -> Collection[kopf.Resource]:
+        quick = dataclasses.replace(
+            settings, networking=dataclasses.replace(settings.networking, error_backoffs=QUICK_BACKOFFS)
+        )
+        try:
+            return await original(url=url, group=group, settings=quick, **kwargs)
+        except errors.APIServerError as exc:
+            logger.warning("Not watching an unavailable API group group=%s url=%s error=%s", group, url, exc)
+            on_skip(group)
+            return set()
+
+    read_version_or_skip.__wrapped__ = original  # type: ignore[attr-defined]
+    scanning._read_version = read_version_or_skip
