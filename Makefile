@@ -36,6 +36,10 @@ controlplane: ## Build (or reuse) etcd, kube-apiserver, kube-controller-manager 
 helm: ## Build (or reuse) helm from the Go module proxy.
 	@bash charts/tools/build-helm.sh >/dev/null
 
+manifests: setup ## Regenerate deploy/kubevec.yaml from the chart (a test checks it is current).
+	@$(BIN)/python charts/tools/plain_manifests.py "$$(bash charts/tools/build-helm.sh | tail -1)" > deploy/kubevec.yaml.new
+	@mv deploy/kubevec.yaml.new deploy/kubevec.yaml
+
 lint: setup ## Run ruff (lint + format check) and the import-layer contracts.
 	$(BIN)/ruff check $(PACKAGES) tests
 	$(BIN)/ruff format --check $(PACKAGES) tests
@@ -76,4 +80,4 @@ demo: setup controlplane ## Throwaway control plane + sample CRDs/objects + cont
 run: setup ## Run the controller against $$KUBECONFIG (settings from KUBEVEC_* variables).
 	$(BIN)/kubevec run
 
-.PHONY: help setup controlplane helm lint format typecheck chart-lint test test-unit test-integration test-e2e bench demo run
+.PHONY: manifests help setup controlplane helm lint format typecheck chart-lint test test-unit test-integration test-e2e bench demo run

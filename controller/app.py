@@ -33,6 +33,8 @@ from inference.config import make_embedder
 from inference.documents import COLLECTIONS
 from inference.embedders.base import Embedder
 from inference.llm import LLMDescriber
+from query.mcp_server import EmbeddedHttpServer, http_app
+from query.search import SearchService
 
 logger = logging.getLogger(__name__)
 
@@ -96,6 +98,7 @@ class App:
             interval=settings.sync.cluster_probe_seconds,
             on_recovered=self.request_resync,
         )
+        self.mcp = _mcp_server(settings, store=self.store, embedder=self.embedder)
         self.last_resync_error: str | None = None
         self._resync_now = asyncio.Event()
         self._resync_lock = asyncio.Lock()
@@ -109,6 +112,9 @@ class App:
 
     async def start(self) -> None:
         await self.health.start()
+        if self.mcp is not None:
+            await self.mcp.start()
+            logger.info("Serving MCP over HTTP host=%s port=%d path=/mcp", self.settings.server.host, self.mcp.port)
         self._tasks.append(asyncio.create_task(self._prepare_and_run(), name="kubevec-main"))
         self._tasks.append(asyncio.create_task(self.probe.run(), name="kubevec-probe"))
 
@@ -129,6 +135,8 @@ class App:
             except Exception as exc:  # shutting down: say what was not written, the next start resyncs it
                 logger.warning("Failed the final flush queued=%d error=%s", len(self.engine.queue), exc)
         await self.health.stop()
+        if self.mcp is not None:
+            await self.mcp.stop()
         if self.llm:
             await self.llm.close()
         await self.store.close()
@@ -237,3 +245,23 @@ def _llm(settings: Settings) -> LLMDescriber | None:
         requests_per_minute=llm.requests_per_minute,
         timeout=llm.timeout_seconds,
     )
+
+
+def _mcp_server(settings: Settings, *, store: VectorStore, embedder: Embedder) -> EmbeddedHttpServer | None:
+    """The agents' MCP endpoint inside the controller (``KUBEVEC_MCP_PORT``), over the same store.
+
+    Raises :class:`UnsafeBind` for a public bind without a token, before anything starts.
+    """
+    if not settings.mcp_port:
+        return None
+    service = SearchService(
+        store=store, embedder=embedder, collections={c: settings.collection(c) for c in COLLECTIONS}
+    )
+    app = http_app(
+        service,
+        host=settings.server.host,
+        bearer_token=settings.mcp_token.get_secret_value() if settings.mcp_token else None,
+        allowed_hosts=settings.mcp_allowed_hosts,
+        allowed_origins=settings.mcp_allowed_origins,
+    )
+    return EmbeddedHttpServer(app, host=settings.server.host, port=settings.mcp_port)

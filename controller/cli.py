@@ -241,7 +241,13 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     from controller.operator import build_registry, operator_kwargs
     from controller.peering import PeeringIdentity
     from inference.embedders.base import EmbedderError
+    from query.mcp_server import UnsafeBind, is_loopback
 
+    if settings.mcp_port and not settings.mcp_token and not is_loopback(settings.server.host):
+        raise CommandError(
+            f"refusing to serve MCP on {settings.server.host}:{settings.mcp_port} without authentication: "
+            "set KUBEVEC_MCP_TOKEN (or KUBEVEC_SERVER__HOST=127.0.0.1)"
+        )
     try:  # one clear line for a missing kubeconfig or an unreachable API server, before kopf starts
         server_version = preflight(load_configuration(settings.kubeconfig))
     except KubeError as exc:
@@ -256,7 +262,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     )
     try:
         app = App(settings=settings, peering=peering)
-    except EmbedderError as exc:
+    except (EmbedderError, UnsafeBind) as exc:
         raise CommandError(str(exc)) from exc
     if args.reindex:
         asyncio.run(_drop_collections(app, settings))

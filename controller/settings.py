@@ -63,7 +63,13 @@ class Settings(BaseSettings):
     peering_lifetime_seconds: int = Field(default=60, ge=5, description="how long a silent peer counts as alive")
     log_level: str = Field(default="INFO")
     mcp_token: SecretStr | None = Field(
-        default=None, description="bearer token required by `kubevec mcp --transport http`"
+        default=None, description="bearer token required by the MCP server over HTTP (`kubevec mcp`, `kubevec run`)"
+    )
+    mcp_port: int = Field(
+        default=0,
+        ge=0,
+        le=65535,
+        description="`kubevec run` also serves the MCP tools over HTTP on this port (server.host); 0: off",
     )
     mcp_allowed_hosts: list[str] = Field(
         default_factory=list,

@@ -9,6 +9,8 @@ headers are checked against loopback, the bind address and ``KUBEVEC_MCP_ALLOWED
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hmac
 import inspect
 import ipaddress
@@ -16,11 +18,13 @@ import json
 import logging
 import os
 import re
-from collections.abc import AsyncIterator, Sequence
+import socket
+from collections.abc import AsyncIterator, Iterator, Sequence
 from io import TextIOWrapper
 from typing import Annotated, Any, Final, Literal
 
 import anyio
+import uvicorn
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.stdio import stdio_server
@@ -290,8 +294,6 @@ def serve(
     if transport == "stdio":
         anyio.run(run_stdio, build_server(service))
         return
-    import uvicorn
-
     app = http_app(
         service,
         host=host,
@@ -301,3 +303,49 @@ def serve(
         allow_unauthenticated=allow_unauthenticated,
     )
     uvicorn.run(app, host=host, port=port, log_level="warning")
+
+
+class _ServerWithoutSignals(uvicorn.Server):
+    """uvicorn's server without its own signal handlers: the program it runs in owns SIGTERM."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+class EmbeddedHttpServer:
+    """The MCP HTTP app served on the event loop of another program (``kubevec run``).
+
+    With an embedded store only the process that writes it sees every write (a second process over
+    the same Chroma directory answers from the vectors it loaded at open), so agents are served from
+    the controller itself. The socket is bound here, before serving: a port in use is an ``OSError``
+    at start, not uvicorn's ``sys.exit``.
+    """
+
+    def __init__(self, app: Any, *, host: str, port: int) -> None:
+        self.host, self.port = host, port
+        self._server = _ServerWithoutSignals(uvicorn.Config(app, log_level="warning", lifespan="on"))
+        self._socket: socket.socket | None = None
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        self._socket = socket.create_server((self.host, self.port), family=_family(self.host))
+        self.port = int(self._socket.getsockname()[1])
+        self._task = asyncio.create_task(self._server.serve(sockets=[self._socket]), name="kubevec-mcp")
+        while not self._server.started:
+            if self._task.done():
+                self._task.result()  # raises what stopped it
+                raise RuntimeError("the MCP server stopped while starting")
+            await asyncio.sleep(0.05)
+
+    async def stop(self) -> None:
+        self._server.should_exit = True
+        if self._task is not None:
+            with contextlib.suppress(TimeoutError, asyncio.CancelledError):
+                await asyncio.wait_for(self._task, timeout=10)
+        if self._socket is not None:
+            self._socket.close()
+
+
+def _family(host: str) -> socket.AddressFamily:
+    return socket.AF_INET6 if ":" in host else socket.AF_INET

@@ -18,6 +18,8 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 SAMPLES = REPO / "deploy" / "samples"
 SAMPLE_CRDS = SAMPLES / "crds.yaml"
+KUBEVEC_CRDS = REPO / "charts" / "kubevec" / "files" / "crds"  # the chart's own CRDs (SyncPolicy, kopf peering)
+SYNCPOLICY_CRD = KUBEVEC_CRDS / "syncpolicies.kubevec.io.yaml"
 CRD_CORPUS = Path(os.environ.get("KUBEVEC_CRD_CORPUS") or REPO.parent / "shared" / "crds")
 EMBEDDING_REFERENCE = Path(
     os.environ.get("KUBEVEC_EMBEDDING_REFERENCE")

@@ -140,8 +140,8 @@ class ControlPlane:
             ],
         )
         self._wait_ready(timeout=timeout)
-        self._write_kubeconfig(self.kubeconfig, user="admin", token=self.admin_token)
-        self._write_kubeconfig(self.reader_kubeconfig, user=READER_USER, token=self.reader_token)
+        self.write_kubeconfig(self.kubeconfig, user="admin", token=self.admin_token)
+        self.write_kubeconfig(self.reader_kubeconfig, user=READER_USER, token=self.reader_token)
         if self.controllers:
             self._spawn(
                 "kube-controller-manager",
@@ -315,7 +315,8 @@ class ControlPlane:
             f'{self.admin_token},admin,admin,"system:masters"\n{self.reader_token},{READER_USER},{READER_USER}\n'
         )
 
-    def _write_kubeconfig(self, path: Path, *, user: str, token: str) -> None:
+    def write_kubeconfig(self, path: Path, *, user: str, token: str) -> None:
+        """A kubeconfig for this control plane that authenticates with ``token``."""
         config = {
             "apiVersion": "v1",
             "kind": "Config",

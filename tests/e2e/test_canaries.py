@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import SYNCPOLICY_CRD
 from tests.controlplane.cluster import ControlPlane, running
 from tests.e2e.controller_harness import apply, namespaced_crd, stored
 from tests.e2e.test_faults import Controller
@@ -102,7 +103,7 @@ def plane() -> Iterator[ControlPlane]:
 def test_no_canary_reaches_the_store_or_the_log(plane: ControlPlane, tmp_path: Path) -> None:
     c = canary
     plane.kubectl("create", "namespace", NS)
-    plane.kubectl("apply", "-f", str(REPO / "deploy" / "crds"))
+    plane.kubectl("apply", "-f", str(SYNCPOLICY_CRD))
     apply(plane, vault_crd())
     plane.kubectl("wait", "--for=condition=Established", f"crd/vaults.{GROUP}", "crd/syncpolicies.kubevec.io")
     apply(

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from inference.embedders.local import LocalEmbedder
+from tests.conftest import SYNCPOLICY_CRD
 from tests.controlplane.cluster import ControlPlane
 from tests.e2e.controller_harness import (
     apply,
@@ -31,7 +32,6 @@ from tests.e2e.controller_harness import (
 pytestmark = pytest.mark.e2e
 
 SECRET_VALUE = "cGF5bWVudHMtZGItcGFzc3dvcmQtOTk="  # payments-db-password-99
-DEPLOY_CRDS = Path(__file__).resolve().parents[2] / "deploy" / "crds"
 CERT_GROUP = "pki.e2e.kubevec.io"
 CERTIFICATES = f"certificates.{CERT_GROUP}"
 CERTIFICATE_CRD = namespaced_crd(
@@ -283,7 +283,7 @@ def test_objects_deleted_while_stopped_are_gone_after_restart(
 def test_a_restricted_token_reads_only_and_writes_nothing(
     cluster: ControlPlane, ns: str, store_path: Path, embedder: LocalEmbedder
 ) -> None:
-    cluster.kubectl("apply", "-f", str(DEPLOY_CRDS))
+    cluster.kubectl("apply", "-f", str(SYNCPOLICY_CRD))
     reader = cluster.grant_reader(
         rules=[{"apiGroups": ["kubevec.io"], "resources": ["syncpolicies/status"], "verbs": ["patch", "update"]}]
     )
@@ -306,7 +306,7 @@ def test_a_restricted_token_reads_only_and_writes_nothing(
 def test_a_sync_policy_excludes_and_reports_status(
     cluster: ControlPlane, ns: str, store_path: Path, embedder: LocalEmbedder
 ) -> None:
-    cluster.kubectl("apply", "-f", str(DEPLOY_CRDS))
+    cluster.kubectl("apply", "-f", str(SYNCPOLICY_CRD))
     cluster.kubectl("wait", "--for=condition=Established", "crd/syncpolicies.kubevec.io")
     name = f"exclude-{ns}"
     policy = {

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import SYNCPOLICY_CRD
 from tests.controlplane.cluster import ControlPlane, free_port, running
 from tests.e2e.controller_harness import apply, eventually, spawn_kubevec_run
 from tests.e2e.convergence import wait_converged
@@ -326,7 +327,7 @@ def test_objects_and_a_whole_crd_deleted_while_stopped(plane: ControlPlane, cont
 
 
 def test_secret_opt_in_reads_only_metadata(plane: ControlPlane, controller: Controller) -> None:
-    plane.kubectl("apply", "-f", str(Path(__file__).resolve().parents[2] / "deploy" / "crds"))
+    plane.kubectl("apply", "-f", str(SYNCPOLICY_CRD))
     plane.kubectl("wait", "--for=condition=Established", "crd/syncpolicies.kubevec.io")
     plane.kubectl("create", "secret", "generic", "opt-in", "-n", NAMESPACE, "--from-literal=token=Zz9secretvalue")
     controller.start()

@@ -27,19 +27,26 @@ def helm_template(*args: str) -> str:
 
 
 def test_chart_and_kustomize_apply_cleanly(control_plane: ControlPlane) -> None:
-    control_plane.kubectl("create", "namespace", "kubevec")
-    control_plane.kubectl("apply", "--server-side", "-f", str(REPO / "charts" / "kubevec" / "crds"))
-    control_plane.kubectl(
-        "wait", "--for=condition=Established", "crd/syncpolicies.kubevec.io", "crd/clusterkopfpeerings.kopf.dev"
-    )
     rendered = helm_template(
         "--namespace", "kubevec", "--set", "syncPolicy.configMapKeys=false", "--set", "peering.enabled=true"
     )
+    docs = [d for d in yaml.safe_load_all(rendered) if d]
+    crds = [d for d in docs if d["kind"] == "CustomResourceDefinition"]
+    assert {c["metadata"]["name"] for c in crds} == {"syncpolicies.kubevec.io", "clusterkopfpeerings.kopf.dev"}
+    control_plane.kubectl(
+        "apply", "--server-side", "-f", "-", input=json.dumps({"apiVersion": "v1", "kind": "List", "items": crds})
+    )
+    control_plane.kubectl(
+        "wait", "--for=condition=Established", "crd/syncpolicies.kubevec.io", "crd/clusterkopfpeerings.kopf.dev"
+    )
+    control_plane.kubectl("create", "namespace", "kubevec")
     out = control_plane.kubectl("apply", "--dry-run=server", "-f", "-", input=rendered)
     assert "deployment.apps/kv-kubevec created (server dry run)" in out
-    assert "syncpolicy.kubevec.io/default created (server dry run)" in out
+    assert "syncpolicy.kubevec.io/kv-kubevec created (server dry run)" in out
+    assert "clusterkopfpeering.kopf.dev/kv-kubevec created (server dry run)" in out
     kustomized = control_plane.kubectl("apply", "--dry-run=server", "-k", str(REPO / "deploy"))
     assert "clusterrole.rbac.authorization.k8s.io/kubevec created (server dry run)" in kustomized
+    assert "namespace/kubevec" in kustomized
 
 
 def test_the_chart_pod_is_admitted_in_a_restricted_namespace(control_plane: ControlPlane) -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from backends.chroma import ChromaStore
+from tests.conftest import KUBEVEC_CRDS
 from tests.controlplane.cluster import ControlPlane, free_port
 from tests.e2e.controller_harness import eventually, spawn_kubevec_run
 from tests.e2e.convergence import wait_converged
@@ -65,7 +66,7 @@ def stop(proc: subprocess.Popen[bytes], sig: int = signal.SIGTERM) -> None:
 
 
 def test_one_active_replica_and_failover(control_plane: ControlPlane, tmp_path: Path) -> None:
-    control_plane.kubectl("apply", "--server-side", "-f", str(REPO / "charts" / "kubevec" / "crds"))
+    control_plane.kubectl("apply", "--server-side", "-f", str(KUBEVEC_CRDS))
     control_plane.kubectl("wait", "--for=condition=Established", "crd/clusterkopfpeerings.kopf.dev")
     control_plane.kubectl(
         "apply",

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.conftest import SYNCPOLICY_CRD
 from tests.controlplane.cluster import READER_USER, ControlPlane, running
 from tests.e2e.controller_harness import apply, stored
 from tests.e2e.test_faults import Controller
@@ -53,7 +54,7 @@ def test_no_secrets_rbac_runs_clean_and_never_reads_a_secret(plane: ControlPlane
         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "kubevec-no-secrets"},
         "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": READER_USER}],
     }
-    plane.kubectl("apply", "-f", str(REPO / "deploy" / "crds"))
+    plane.kubectl("apply", "-f", str(SYNCPOLICY_CRD))
     apply(plane, [role, binding])
     can = plane.kubectl("auth", "can-i", "list", "secrets", "-A", reader=True, check=False).strip()
     assert can == "no"

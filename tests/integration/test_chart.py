@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -77,18 +79,61 @@ def test_no_default_resources_and_names_truncated(helm: str) -> None:
         assert len(doc["metadata"]["name"]) <= 63
 
 
-def test_chart_and_deploy_ship_the_same_crd() -> None:
-    assert (CHART / "crds" / "syncpolicies.kubevec.io.yaml").read_text() == (
-        REPO / "deploy" / "crds" / "syncpolicies.kubevec.io.yaml"
-    ).read_text()
+def _plain_manifests() -> Any:
+    spec = importlib.util.spec_from_file_location("plain_manifests", REPO / "charts" / "tools" / "plain_manifests.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def test_plain_manifests_match_the_chart(helm: str) -> None:
-    proc = subprocess.run(
-        [helm, "template", "kubevec", str(CHART), "--namespace", "kubevec"], capture_output=True, text=True, check=True
-    )
-    committed = (REPO / "deploy" / "kubevec.yaml").read_text().split("\n", 1)[1]
-    assert committed == proc.stdout, "deploy/kubevec.yaml is stale: regenerate it with the command in its first line"
+    """deploy/kubevec.yaml: the Namespace, then the chart's objects one for one, without Helm's labels."""
+    plain = _plain_manifests()
+    expected = plain.plain_documents(plain.render_chart(helm))
+    committed = [d for d in yaml.safe_load_all((REPO / "deploy" / "kubevec.yaml").read_text()) if d]
+    assert committed == expected, "deploy/kubevec.yaml is stale: run `make manifests`"
+    assert committed[0] == {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "kubevec"}}
+    text = (REPO / "deploy" / "kubevec.yaml").read_text()
+    assert "helm.sh" not in text
+    assert "managed-by" not in text
+    kinds = [d["kind"] for d in committed]
+    assert kinds.count("CustomResourceDefinition") == 1  # SyncPolicy; kopf's peering CRD only with peering
+
+
+def test_crds_are_upgradeable_templates_kept_on_uninstall(helm: str) -> None:
+    crds = [d for d in render(helm) if d["kind"] == "CustomResourceDefinition"]
+    assert [c["metadata"]["name"] for c in crds] == ["syncpolicies.kubevec.io"]
+    assert crds[0]["metadata"]["annotations"] == {"helm.sh/resource-policy": "keep"}
+    assert crds[0]["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "Helm"
+    assert not (CHART / "crds").exists()  # helm never upgrades crds/: the CRDs are templates
+    with_peering = [d for d in render(helm, "--set", "peering.enabled=true") if d["kind"] == "CustomResourceDefinition"]
+    assert {c["metadata"]["name"] for c in with_peering} == {"syncpolicies.kubevec.io", "clusterkopfpeerings.kopf.dev"}
+    assert not [d for d in render(helm, "--set", "crds.install=false") if d["kind"] == "CustomResourceDefinition"]
+    unkept = [d for d in render(helm, "--set", "crds.keep=false") if d["kind"] == "CustomResourceDefinition"]
+    assert "annotations" not in unkept[0]["metadata"]
+
+
+def test_cluster_scoped_objects_are_named_per_release(helm: str) -> None:
+    """Two releases (here: `a` and `b`) never claim the same cluster-scoped object, CRDs aside."""
+    args = ("--set", "peering.enabled=true", "--set", "syncPolicy.configMapKeys=false", "--set", "crds.install=false")
+    names = {}
+    for release in ("a", "b"):
+        proc = subprocess.run(
+            [helm, "template", release, str(CHART), "--namespace", f"ns-{release}", *args],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        docs = [d for d in yaml.safe_load_all(proc.stdout) if d]
+        names[release] = {(d["kind"], d["metadata"]["name"]) for d in docs if "namespace" not in d["metadata"]}
+        (deployment,) = [d for d in docs if d["kind"] == "Deployment"]
+        env = {e["name"]: e.get("value") for e in deployment["spec"]["template"]["spec"]["containers"][0]["env"]}
+        assert ("ClusterKopfPeering", env["KUBEVEC_PEERING"]) in names[release]
+    kinds = {kind for kind, _ in names["a"]}
+    assert kinds >= {"ClusterRole", "ClusterRoleBinding", "ClusterKopfPeering", "SyncPolicy"}
+    assert not names["a"] & names["b"]
 
 
 def test_no_secrets_rbac_grants_nothing_on_secrets(helm: str) -> None:
@@ -166,6 +211,18 @@ def test_production_knobs_render(helm: str, tmp_path: Path) -> None:
     [
         (["--set", "replicaCount=2"], "/peering/enabled", ["--set", "peering.enabled=true"]),  # one writer
         (["--set", "embedder.provider=voyage"], "/embedder/apiKeySecret", ["--set", "embedder.apiKeySecret=voyage"]),
+        (["--set", "mcp.enabled=true"], "/mcp/tokenSecret", ["--set", "mcp.tokenSecret=mcp"]),  # never open
+        (["--set", "llm.enabled=true"], "/llm/apiKeySecret", ["--set", "llm.apiKeySecret=llm"]),
+        (
+            ["--set", "mcp.enabled=true", "--set", "mcp.tokenSecret=t", "--set", "mcp.ingress.enabled=true"],
+            "/mcp/ingress/hosts",
+            ["--set", "mcp.ingress.hosts={kubevec.example.com}"],
+        ),
+        (
+            ["--set", "mcp.enabled=true", "--set", "mcp.tokenSecret=t", "--set", "mcp.httpRoute.enabled=true"],
+            "/mcp/httpRoute/parentRefs",
+            ["--set", "mcp.httpRoute.parentRefs[0].name=public"],
+        ),
     ],
 )
 def test_the_schema_refuses_what_cannot_work(helm: str, args: list[str], message: str, fix: list[str]) -> None:
@@ -204,3 +261,48 @@ def test_storage_and_service_monitor_knobs(helm: str) -> None:
     (endpoint,) = monitor["spec"]["endpoints"]
     assert endpoint["scrapeTimeout"] == "10s"
     assert endpoint["relabelings"] == [{"action": "labeldrop", "regex": "pod"}]
+
+
+def test_mcp_service_ingress_route_and_network_policy(helm: str) -> None:
+    docs = render(
+        helm,
+        *("--set", "mcp.enabled=true", "--set", "mcp.tokenSecret=agents", "--set", "mcp.ingress.enabled=true"),
+        *("--set", "mcp.ingress.hosts={kubevec.example.com}", "--set", "mcp.httpRoute.enabled=true"),
+        *("--set", "mcp.httpRoute.parentRefs[0].name=public", "--set", "mcp.httpRoute.hostnames={agents.example.com}"),
+        *("--set", "networkPolicy.enabled=true", "--set", "networkPolicy.mcpFrom[0].podSelector.matchLabels.agent=yes"),
+    )
+    by_kind = {d["kind"]: d for d in docs if d["kind"] != "Service"}
+    (service,) = [d for d in docs if d["kind"] == "Service" and d["metadata"]["name"] == "kv-kubevec-mcp"]
+    assert service["spec"]["ports"] == [{"name": "mcp", "port": 8765, "targetPort": "mcp"}]
+    container = by_kind["Deployment"]["spec"]["template"]["spec"]["containers"][0]
+    assert {"name": "mcp", "containerPort": 8765} in container["ports"]
+    env = {e["name"]: e for e in container["env"]}
+    assert env["KUBEVEC_MCP_PORT"]["value"] == "8765"
+    assert env["KUBEVEC_MCP_TOKEN"]["valueFrom"] == {"secretKeyRef": {"name": "agents", "key": "token"}}
+    hosts = json.loads(env["KUBEVEC_MCP_ALLOWED_HOSTS"]["value"])
+    for host in ("kv-kubevec-mcp.kubevec.svc", "kv-kubevec-mcp.kubevec.svc.cluster.local:*", "kubevec.example.com"):
+        assert host in hosts
+    assert "agents.example.com:*" in hosts
+    (rule,) = by_kind["Ingress"]["spec"]["rules"]
+    assert rule["host"] == "kubevec.example.com"
+    assert rule["http"]["paths"][0]["backend"]["service"] == {"name": "kv-kubevec-mcp", "port": {"name": "mcp"}}
+    route = by_kind["HTTPRoute"]["spec"]
+    assert route["parentRefs"] == [{"name": "public"}]
+    assert route["rules"][0]["backendRefs"] == [{"name": "kv-kubevec-mcp", "port": 8765}]
+    policy = by_kind["NetworkPolicy"]["spec"]
+    assert policy["policyTypes"] == ["Ingress"]
+    mcp_rule = next(r for r in policy["ingress"] if r["ports"] == [{"port": "mcp"}])
+    assert mcp_rule["from"] == [{"podSelector": {"matchLabels": {"agent": "yes"}}}]
+    assert not [d for d in render(helm) if d["kind"] in ("NetworkPolicy", "Ingress", "HTTPRoute")]
+
+
+def test_llm_describer_values(helm: str) -> None:
+    docs = render(helm, "--set", "llm.enabled=true", "--set", "llm.apiKeySecret=llm", "--set", "llm.provider=openai")
+    (deployment,) = [d for d in docs if d["kind"] == "Deployment"]
+    env = {e["name"]: e for e in deployment["spec"]["template"]["spec"]["containers"][0]["env"]}
+    assert env["KUBEVEC_DESCRIBER__LLM__ENABLED"]["value"] == "true"
+    assert env["KUBEVEC_DESCRIBER__LLM__PROVIDER"]["value"] == "openai"
+    assert env["KUBEVEC_DESCRIBER__LLM__API_KEY"]["valueFrom"]["secretKeyRef"]["name"] == "llm"
+    (plain,) = [d for d in render(helm) if d["kind"] == "Deployment"]
+    names = {e["name"] for e in plain["spec"]["template"]["spec"]["containers"][0]["env"]}
+    assert not {n for n in names if "__LLM__" in n and n != "KUBEVEC_DESCRIBER__LLM__CACHE_DIR"}

@@ -15,9 +15,10 @@ pytestmark = pytest.mark.integration
 KUBEVEC = str(Path(sys.executable).with_name("kubevec"))
 
 
-def run(tmp_path: Path, kubeconfig: Path) -> subprocess.CompletedProcess[str]:
+def run(tmp_path: Path, kubeconfig: Path, **extra: str) -> subprocess.CompletedProcess[str]:
     env = {
         **os.environ,
+        **extra,
         "KUBECONFIG": str(kubeconfig),
         "KUBEVEC_STORE__PATH": str(tmp_path / "store"),
         "KUBEVEC_SERVER__HEALTH_PORT": "0",
@@ -51,3 +52,10 @@ users: [{{name: u, user: {{token: abc}}}}]
     assert result.stderr.strip() == (
         f"kubevec run: cannot reach the Kubernetes API at https://127.0.0.1:{port}: Connection refused"
     )
+
+
+def test_an_open_mcp_port_without_a_token_is_refused(tmp_path: Path) -> None:
+    result = run(tmp_path, tmp_path / "missing-kubeconfig", KUBEVEC_MCP_PORT="8765", KUBEVEC_SERVER__HOST="0.0.0.0")
+    assert result.returncode == 1
+    assert result.stderr.strip().count("\n") == 0, result.stderr
+    assert result.stderr.startswith("kubevec run: refusing to serve MCP on 0.0.0.0:8765 without authentication")

@@ -55,3 +55,23 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- printf "%s:%s" $repository (.Values.image.tag | default .Chart.AppVersion) -}}
 {{- end -}}
 {{- end }}
+
+{{/* The cluster-scoped ClusterKopfPeering: named per release unless told otherwise. */}}
+{{- define "kubevec.peeringName" -}}
+{{- .Values.peering.name | default (include "kubevec.fullname" .) -}}
+{{- end }}
+
+{{- define "kubevec.mcpName" -}}
+{{- printf "%s-mcp" (include "kubevec.fullname" . | trunc 59 | trimSuffix "-") }}
+{{- end }}
+
+{{/* Host headers the MCP server accepts: the Service's DNS names, ingress and route hostnames, allowedHosts. */}}
+{{- define "kubevec.mcpAllowedHosts" -}}
+{{- $svc := include "kubevec.mcpName" . -}}
+{{- $names := list $svc (printf "%s.%s" $svc .Release.Namespace) (printf "%s.%s.svc" $svc .Release.Namespace) (printf "%s.%s.svc.cluster.local" $svc .Release.Namespace) -}}
+{{- if .Values.mcp.ingress.enabled }}{{ $names = concat $names .Values.mcp.ingress.hosts }}{{ end -}}
+{{- if .Values.mcp.httpRoute.enabled }}{{ $names = concat $names .Values.mcp.httpRoute.hostnames }}{{ end -}}
+{{- $hosts := list -}}
+{{- range $names }}{{ $hosts = append (append $hosts .) (printf "%s:*" .) }}{{ end -}}
+{{- concat $hosts .Values.mcp.allowedHosts | uniq | toJson -}}
+{{- end }}
