@@ -36,6 +36,9 @@ controlplane: ## Build (or reuse) etcd, kube-apiserver, kube-controller-manager 
 helm: ## Build (or reuse) helm from the Go module proxy.
 	@bash charts/tools/build-helm.sh >/dev/null
 
+chart-docs: ## Regenerate charts/kubevec/README.md from values.yaml comments (helm-docs; a test checks it).
+	@"$$(bash charts/tools/build-helm-docs.sh | tail -1)" --chart-search-root charts --skip-version-footer --log-level warning
+
 manifests: setup ## Regenerate deploy/kubevec.yaml from the chart (a test checks it is current).
 	@$(BIN)/python charts/tools/plain_manifests.py "$$(bash charts/tools/build-helm.sh | tail -1)" > deploy/kubevec.yaml.new
 	@mv deploy/kubevec.yaml.new deploy/kubevec.yaml
@@ -80,4 +83,4 @@ demo: setup controlplane ## Throwaway control plane + sample CRDs/objects + cont
 run: setup ## Run the controller against $$KUBECONFIG (settings from KUBEVEC_* variables).
 	$(BIN)/kubevec run
 
-.PHONY: manifests help setup controlplane helm lint format typecheck chart-lint test test-unit test-integration test-e2e bench demo run
+.PHONY: chart-docs manifests help setup controlplane helm lint format typecheck chart-lint test test-unit test-integration test-e2e bench demo run

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -306,3 +307,38 @@ def test_llm_describer_values(helm: str) -> None:
     (plain,) = [d for d in render(helm) if d["kind"] == "Deployment"]
     names = {e["name"] for e in plain["spec"]["template"]["spec"]["containers"][0]["env"]}
     assert not {n for n in names if "__LLM__" in n and n != "KUBEVEC_DESCRIBER__LLM__CACHE_DIR"}
+
+
+def test_chart_readme_is_generated_and_documents_every_value() -> None:
+    built = subprocess.run(
+        ["bash", str(REPO / "charts" / "tools" / "build-helm-docs.sh")], capture_output=True, text=True, check=False
+    )
+    assert built.returncode == 0, built.stderr
+    helm_docs = built.stdout.strip().splitlines()[-1]
+    generated = subprocess.run(
+        [helm_docs, "--chart-search-root", str(REPO / "charts"), "--skip-version-footer", "--dry-run"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    readme = (CHART / "README.md").read_text()
+    assert generated.strip() == readme.strip(), "charts/kubevec/README.md is stale: run `make chart-docs`"
+    rows = {}
+    for line in readme.splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if line.startswith("| ") and len(cells) == 4 and cells[0] not in ("Key", ""):
+            rows[cells[0]] = cells[3]
+
+    def leaves(values: Any, prefix: str = "") -> Iterator[str]:
+        if isinstance(values, dict) and values:
+            for key, value in values.items():
+                yield from leaves(value, f"{prefix}{key}.")
+        else:
+            yield prefix.rstrip(".")
+
+    values = yaml.safe_load((CHART / "values.yaml").read_text())
+    for leaf in leaves(values):
+        parts = leaf.split(".")
+        documented = [".".join(parts[:i]) for i in range(len(parts), 0, -1) if ".".join(parts[:i]) in rows]
+        assert documented, f"{leaf} is not in the chart README: give it a `# --` comment in values.yaml"
+        assert rows[documented[0]], f"{documented[0]} has no description"
