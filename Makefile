@@ -39,6 +39,12 @@ helm: ## Build (or reuse) helm from the Go module proxy.
 chart-docs: ## Regenerate charts/kubevec/README.md from values.yaml comments (helm-docs; a test checks it).
 	@"$$(bash charts/tools/build-helm-docs.sh | tail -1)" --chart-search-root charts --skip-version-footer --log-level warning
 
+lock: ## Regenerate deploy/requirements.lock (pip-compile with hashes, build backend included) for the image.
+	@test -x .venv-lock/bin/pip-compile || { $(PYTHON) -m venv .venv-lock && .venv-lock/bin/pip install --quiet pip-tools; }
+	.venv-lock/bin/pip-compile --generate-hashes --strip-extras --no-emit-find-links --allow-unsafe --all-build-deps \
+	  --quiet --output-file deploy/requirements.lock pyproject.toml
+	@sed -i 's|^#    pip-compile .*|#    make lock   (pip-compile --generate-hashes --all-build-deps: every wheel the image installs, build backend included)|' deploy/requirements.lock
+
 manifests: setup ## Regenerate deploy/kubevec.yaml from the chart (a test checks it is current).
 	@$(BIN)/python charts/tools/plain_manifests.py "$$(bash charts/tools/build-helm.sh | tail -1)" > deploy/kubevec.yaml.new
 	@mv deploy/kubevec.yaml.new deploy/kubevec.yaml
@@ -83,4 +89,4 @@ demo: setup controlplane ## Throwaway control plane + sample CRDs/objects + cont
 run: setup ## Run the controller against $$KUBECONFIG (settings from KUBEVEC_* variables).
 	$(BIN)/kubevec run
 
-.PHONY: chart-docs manifests help setup controlplane helm lint format typecheck chart-lint test test-unit test-integration test-e2e bench demo run
+.PHONY: lock chart-docs manifests help setup controlplane helm lint format typecheck chart-lint test test-unit test-integration test-e2e bench demo run

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib.metadata
 import json
 import logging
 import sys
@@ -25,12 +26,20 @@ if TYPE_CHECKING:
 logger = logging.getLogger("kubevec")
 
 
+def _version() -> str:
+    try:
+        return importlib.metadata.version("kubevec")
+    except importlib.metadata.PackageNotFoundError:  # run from a source tree without installing
+        return "unknown"
+
+
 class CommandError(RuntimeError):
     """A failure to report on one line, with a non-zero exit and no traceback."""
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="kubevec", description="Keep a vector database in sync with Kubernetes.")
+    parser.add_argument("--version", action="version", version=f"kubevec {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     run = sub.add_parser("run", help="run the controller against the current cluster (KUBECONFIG or in-cluster)")
