@@ -11,6 +11,7 @@ from tests.bench import embedder, retrieval, stores
 def main() -> None:
     sections = [
         ("Embedder: all-MiniLM-L6-v2 int8", embedder.run),
+        ("Embedder memory: onnxruntime arena and length sorting", embedder.memory),
         (
             "Stores: 20k records x 384-d, filter kind=Deployment AND namespace in 3 of 10",
             lambda: asyncio.run(stores.run()),

@@ -6,6 +6,11 @@ pre-padded inputs and does no pooling: it is the physical ceiling of the model o
 
 from __future__ import annotations
 
+import json
+import random
+import resource
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -72,9 +77,62 @@ def run() -> str:
     )
 
 
+def mixed_texts(count: int = 384) -> list[str]:
+    """Capability-like long texts (~250 word pieces) among instance-like short ones, shuffled."""
+    rng = random.Random(7)
+    words = (
+        "managed postgres cluster replicas backup schedule certificate issuer ingress gateway topic "
+        "partition autoscaler queue secret reference volume snapshot storage class tls renewal"
+    ).split()
+    out = []
+    for i in range(count):
+        size = rng.choice([220, 240, 260]) if i % 10 < 3 else rng.randint(20, 70)
+        out.append(f"Kind{i} | " + " ".join(rng.choice(words) for _ in range(size)))
+    return out
+
+
+def measure(*, arena: bool, sort: bool, batch: int) -> dict[str, float]:
+    """In this process: texts/s over ``mixed_texts`` and the peak RSS after it (MiB)."""
+    embedder = LocalEmbedder(batch_size=batch, arena=arena, sort_by_length=sort)
+    corpus = mixed_texts()
+    embedder.encode(corpus[:batch])  # warm-up
+    started = time.perf_counter()
+    embedder.encode(corpus)
+    rate = len(corpus) / (time.perf_counter() - started)
+    return {"texts_per_s": rate, "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+
+def memory() -> str:
+    """Each configuration in a fresh process, so peak RSS is its own."""
+    configs = [
+        ("before: arena on, input order", True, False, 32),
+        ("arena off, input order", False, False, 32),
+        ("kubevec default: arena off, sorted by length", False, True, 32),
+        ("arena on, sorted by length", True, True, 32),
+    ]
+    rows = []
+    for label, arena, sort, batch in configs:
+        code = (
+            "import json; from tests.bench.embedder import measure; "
+            f"print(json.dumps(measure(arena={arena}, sort={sort}, batch={batch})))"
+        )
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+        rows.append((label, json.loads(proc.stdout.strip().splitlines()[-1])))
+    before = rows[0][1]
+    table_rows = [
+        [label, r["texts_per_s"], r["texts_per_s"] / before["texts_per_s"], r["peak_rss_mib"]] for label, r in rows
+    ]
+    return (
+        table(["embedder, batch 32, mixed lengths", "texts/s", "vs before", "peak RSS MiB"], table_rows)
+        + f"\n({len(mixed_texts())} texts, 30% at 220-260 words; targets: >= 0.90 of before, peak RSS bounded)"
+    )
+
+
 def main() -> None:
     print("== Embedder: all-MiniLM-L6-v2 int8")
     print(run())
+    print("== Embedder memory: onnxruntime arena and length sorting")
+    print(memory())
 
 
 if __name__ == "__main__":

@@ -51,3 +51,14 @@ def test_wrong_model_hash_is_refused(tmp_path: Path) -> None:
         LocalEmbedder(model_path=fake)
     with pytest.raises(EmbedderError, match="sha256"):
         LocalEmbedder(model_path=default_model_path(), model_sha256="0" * 64)
+
+
+def test_length_sorted_batches_come_back_in_input_order(embedder: LocalEmbedder) -> None:
+    """Texts are batched by length (less padding); every row must still belong to its own text."""
+    words = "certificate ingress postgres backup queue topic replica secret volume gateway".split()
+    texts = [" ".join(words[: 1 + (i * 7) % 10]) * (1 + (i * 5) % 13) for i in range(21)]
+    together = embedder.encode(texts)  # three batches of 8, shuffled by length
+    for i, text in enumerate(texts):
+        assert float(np.dot(together[i], embedder.encode([text])[0])) > 0.9999, i
+    unsorted = LocalEmbedder(batch_size=8, sort_by_length=False).encode(texts)
+    assert np.allclose(together, unsorted, atol=1e-4)
