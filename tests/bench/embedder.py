@@ -80,10 +80,30 @@ def run() -> str:
 def mixed_texts(count: int = 384) -> list[str]:
     """Capability-like long texts (~250 word pieces) among instance-like short ones, shuffled."""
     rng = random.Random(7)
-    words = (
-        "managed postgres cluster replicas backup schedule certificate issuer ingress gateway topic "
-        "partition autoscaler queue secret reference volume snapshot storage class tls renewal"
-    ).split()
+    words = [
+        "managed",
+        "postgres",
+        "cluster",
+        "replicas",
+        "backup",
+        "schedule",
+        "certificate",
+        "issuer",
+        "ingress",
+        "gateway",
+        "topic",
+        "partition",
+        "autoscaler",
+        "queue",
+        "secret",
+        "reference",
+        "volume",
+        "snapshot",
+        "storage",
+        "class",
+        "tls",
+        "renewal",
+    ]
     out = []
     for i in range(count):
         size = rng.choice([220, 240, 260]) if i % 10 < 3 else rng.randint(20, 70)

@@ -55,7 +55,7 @@ def test_wrong_model_hash_is_refused(tmp_path: Path) -> None:
 
 def test_length_sorted_batches_come_back_in_input_order(embedder: LocalEmbedder) -> None:
     """Texts are batched by length (less padding); every row must still belong to its own text."""
-    words = "certificate ingress postgres backup queue topic replica secret volume gateway".split()
+    words = ["certificate", "ingress", "postgres", "backup", "queue", "topic", "replica", "secret", "volume", "gateway"]
     texts = [" ".join(words[: 1 + (i * 7) % 10]) * (1 + (i * 5) % 13) for i in range(21)]
     together = embedder.encode(texts)  # three batches of 8, shuffled by length
     for i, text in enumerate(texts):
