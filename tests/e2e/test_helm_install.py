@@ -143,6 +143,17 @@ def test_helm_install_serves_agents_over_mcp(plane: ControlPlane, tmp_path: Path
         proc.wait(timeout=30)
     assert "Traceback" not in log.read_text()
 
+    # An upgrade carries a changed SyncPolicy (a hook, recreated) and re-applies the CRD it owns.
+    helm(
+        plane,
+        *("upgrade", RELEASE, str(REPO / "charts" / "kubevec"), "--namespace", NS, "--reuse-values"),
+        *("--set", "syncPolicy.configMapKeys=true"),
+    )
+    policy = json.loads(plane.kubectl("get", "syncpolicy", "kv-kubevec", "-o", "json"))
+    assert policy["spec"] == {"configMapKeys": True}
+    crd = json.loads(plane.kubectl("get", "crd", "syncpolicies.kubevec.io", "-o", "json"))
+    assert crd["metadata"]["annotations"]["meta.helm.sh/release-name"] == RELEASE
+
     helm(plane, "uninstall", RELEASE, "--namespace", NS)
     crd = plane.kubectl("get", "crd", "syncpolicies.kubevec.io", "-o", "name", check=False)
     assert crd.strip() == "customresourcedefinition.apiextensions.k8s.io/syncpolicies.kubevec.io"  # kept
