@@ -16,7 +16,7 @@ import time
 import numpy as np
 import onnxruntime
 
-from inference.embedders.local import LocalEmbedder, default_model_path
+from inference.embedders.local import MAX_BATCH_COST, LocalEmbedder, default_model_path
 from inference.tokens import load_tokenizer
 from tests.bench.report import table
 
@@ -111,9 +111,9 @@ def mixed_texts(count: int = 384) -> list[str]:
     return out
 
 
-def measure(*, arena: bool, sort: bool, batch: int) -> dict[str, float]:
+def measure(*, arena: bool, sort: bool, batch: int, cost: int = MAX_BATCH_COST) -> dict[str, float]:
     """In this process: texts/s over ``mixed_texts`` and the peak RSS after it (MiB)."""
-    embedder = LocalEmbedder(batch_size=batch, arena=arena, sort_by_length=sort)
+    embedder = LocalEmbedder(batch_size=batch, arena=arena, sort_by_length=sort, max_batch_cost=cost)
     corpus = mixed_texts()
     embedder.encode(corpus[:batch])  # warm-up
     started = time.perf_counter()
@@ -124,17 +124,18 @@ def measure(*, arena: bool, sort: bool, batch: int) -> dict[str, float]:
 
 def memory() -> str:
     """Each configuration in a fresh process, so peak RSS is its own."""
+    unbounded = 1 << 40
     configs = [
-        ("before: arena on, input order", True, False, 32),
-        ("arena off, input order", False, False, 32),
-        ("kubevec default: arena off, sorted by length", False, True, 32),
-        ("arena on, sorted by length", True, True, 32),
+        ("before: arena on, input order, 32 per batch", True, False, unbounded),
+        ("arena off, input order, 32 per batch", False, False, unbounded),
+        ("arena off, sorted by length, 32 per batch", False, True, unbounded),
+        ("kubevec: arena off, sorted, cost-capped", False, True, MAX_BATCH_COST),
     ]
     rows = []
-    for label, arena, sort, batch in configs:
+    for label, arena, sort, cost in configs:
         code = (
             "import json; from tests.bench.embedder import measure; "
-            f"print(json.dumps(measure(arena={arena}, sort={sort}, batch={batch})))"
+            f"print(json.dumps(measure(arena={arena}, sort={sort}, batch=32, cost={cost})))"
         )
         proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
         rows.append((label, json.loads(proc.stdout.strip().splitlines()[-1])))
