@@ -81,6 +81,9 @@ test-e2e: setup controlplane ## End-to-end tests against a real etcd + kube-apis
 bench: setup ## Benchmarks: embedder, backends, retrieval quality and latency.
 	$(BIN)/python -m tests.bench
 
+bench-scale: setup controlplane ## `kubevec run` at scale on the real control plane (KUBEVEC_BENCH_CRDS/OBJECTS).
+	$(BIN)/python -m tests.bench.scale
+
 ##@ Running
 
 demo: setup controlplane ## Throwaway control plane + sample CRDs/objects + controller + example searches.
@@ -89,4 +92,4 @@ demo: setup controlplane ## Throwaway control plane + sample CRDs/objects + cont
 run: setup ## Run the controller against $$KUBECONFIG (settings from KUBEVEC_* variables).
 	$(BIN)/kubevec run
 
-.PHONY: lock chart-docs manifests help setup controlplane helm lint format typecheck chart-lint test test-unit test-integration test-e2e bench demo run
+.PHONY: bench-scale lock chart-docs manifests help setup controlplane helm lint format typecheck chart-lint test test-unit test-integration test-e2e bench demo run
