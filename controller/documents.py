@@ -6,6 +6,7 @@ A malformed object, CRD or built-in schema never stops anything else: it gets
 
 from __future__ import annotations
 
+import collections
 import logging
 from collections.abc import Mapping
 from typing import Any
@@ -20,11 +21,16 @@ from inference.instances import InstancePolicy, build_instance
 logger = logging.getLogger(__name__)
 
 
+#: capability documents remembered by (uid, resourceVersion); far more than clusters have CRDs.
+CAPABILITY_CACHE_SIZE = 4096
+
+
 class DocumentBuilder:
     def __init__(self, *, cluster: str, metrics: Metrics) -> None:
         self.cluster = cluster
         self._metrics = metrics
         self._reported: set[str] = set()
+        self._capabilities: collections.OrderedDict[tuple[str, str], Document] = collections.OrderedDict()
 
     def instance(self, body: Body, *, plural: str, policy: InstancePolicy) -> Document | None:
         try:
@@ -34,11 +40,27 @@ class DocumentBuilder:
             return None
 
     def capability(self, crd: Mapping[str, Any]) -> Document | None:
+        """The CRD's capability document; one CRD version is described once.
+
+        kopf's listing and the resync both see every CRD at start-up, and each resync sees it
+        again: describing a large schema is the costliest step of a restart, so the document is
+        kept per (uid, resourceVersion) (bounded, least recently used first out).
+        """
+        meta = metadata_of(crd)
+        key = (str(meta.get("uid") or ""), str(meta.get("resourceVersion") or ""))
+        if all(key) and (cached := self._capabilities.get(key)) is not None:
+            self._capabilities.move_to_end(key)
+            return cached
         try:
-            return describe_crd(crd, cluster=self.cluster).to_document()
+            document = describe_crd(crd, cluster=self.cluster).to_document()
         except InferenceError as exc:
-            self._report(f"crd/{metadata_of(crd).get('name')}", exc)
+            self._report(f"crd/{meta.get('name')}", exc)
             return None
+        if all(key):
+            self._capabilities[key] = document
+            if len(self._capabilities) > CAPABILITY_CACHE_SIZE:
+                self._capabilities.popitem(last=False)
+        return document
 
     def builtin(self, resource: ApiResource, *, components: Mapping[str, Any]) -> Document | None:
         schema = _find_schema(components, group=resource.group, version=resource.version, kind=resource.kind)

@@ -97,8 +97,47 @@ def connection_info(configuration: Any, *, trust_env: bool) -> kopf.ConnectionIn
     )
 
 
+class NoDiffBase(kopf.DiffBaseStorage):
+    """No last-handled state: kubevec has only ``on.event`` handlers, which never diff.
+
+    kopf's default builds an "essence" of every event's body (a deep copy, then a second one in
+    the progress storage) to compare with the last one it stored on the object; with event
+    handlers only nothing reads it, and at 20,000 objects those copies were ~9% of a restart.
+    """
+
+    def build(self, *, body: Any, extra_fields: Any = None) -> Any:
+        return None
+
+    def fetch(self, *, body: Any) -> Any:
+        return None
+
+    def store(self, *, body: Any, patch: Any, essence: Any) -> None:
+        pass
+
+
+class NoProgress(kopf.ProgressStorage):
+    """No handler progress on watched objects: nothing is stored, nothing is ever patched."""
+
+    def fetch(self, *, key: Any, body: Any) -> Any:
+        return None
+
+    def store(self, *, key: Any, record: Any, body: Any, patch: Any) -> None:
+        pass
+
+    def purge(self, *, key: Any, body: Any, patch: Any) -> None:
+        pass
+
+    def touch(self, *, body: Any, patch: Any, value: Any) -> None:
+        pass
+
+    def clear(self, *, essence: Any) -> Any:
+        return essence
+
+
 def configure(settings: kopf.OperatorSettings, *, peering: PeeringIdentity | None = None) -> None:
     """kopf settings that keep the controller read-only towards what it watches."""
+    settings.persistence.diffbase_storage = NoDiffBase()
+    settings.persistence.progress_storage = NoProgress()
     if peering is not None:
         settings.peering.lifetime = peering.lifetime
         settings.peering.mandatory = True  # never run unpeered by accident: a missing object is an error

@@ -27,8 +27,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from inference.manifests import is_crd, load_manifests
 from tests.bench.report import table
 from tests.conftest import CRD_CORPUS, SAMPLE_CRDS
 from tests.controlplane.cluster import ControlPlane, free_port, running
@@ -78,9 +77,9 @@ def corpus_crds() -> list[dict[str, Any]]:
     paths = sorted(CRD_CORPUS.rglob("*.yaml")) if CRD_CORPUS.is_dir() else [SAMPLE_CRDS]
     found = []
     for path in paths:
-        for doc in yaml.safe_load_all(path.read_text()):
-            if isinstance(doc, dict) and doc.get("kind") == "CustomResourceDefinition":
-                found.append(doc)
+        for doc in load_manifests(path.read_text(), source=str(path)):
+            if is_crd(doc):
+                found.append(dict(doc))
     return found
 
 
@@ -95,7 +94,10 @@ def scaled_crds(count: int) -> list[dict[str, Any]]:
         spec.pop("conversion", None)
         if copy_no:
             spec["group"] = f"c{copy_no}.{spec['group']}"
+        annotations = (crd.get("metadata") or {}).get("annotations") or {}
         crd["metadata"] = {"name": f"{spec['names']['plural']}.{spec['group']}"}
+        if "api-approved.kubernetes.io" in annotations:  # *.k8s.io groups need it
+            crd["metadata"]["annotations"] = {"api-approved.kubernetes.io": annotations["api-approved.kubernetes.io"]}
         crd.pop("status", None)
         out.append(crd)
     return out
@@ -165,7 +167,7 @@ def wait_established(api: Api, names: set[str], *, timeout: float = 600) -> None
             for item in listing["items"]
             if any(
                 c["type"] == "Established" and c["status"] == "True"
-                for c in item.get("status", {}).get("conditions", [])
+                for c in (item.get("status") or {}).get("conditions") or []
             )
         }
         if names <= ready:

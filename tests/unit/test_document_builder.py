@@ -1,0 +1,72 @@
+"""DocumentBuilder: one CRD version is described once, for events and resyncs alike (bounded)."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+import controller.documents as documents
+from controller.documents import DocumentBuilder
+from controller.metrics import Metrics
+from controller.operator import NoDiffBase, NoProgress, configure
+from inference.manifests import is_crd, load_manifests
+from tests.conftest import SAMPLE_CRDS
+
+
+def sample_crd() -> dict[str, Any]:
+    crd = next(d for d in load_manifests(SAMPLE_CRDS.read_text()) if is_crd(d))
+    body = copy.deepcopy(dict(crd))
+    body["metadata"] = {**body["metadata"], "uid": "u-1", "resourceVersion": "10"}
+    return body
+
+
+def test_a_crd_version_is_described_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = []
+    real = documents.describe_crd
+
+    def counting(crd: Any, *, cluster: str) -> Any:
+        calls.append(crd["metadata"]["resourceVersion"])
+        return real(crd, cluster=cluster)
+
+    monkeypatch.setattr(documents, "describe_crd", counting)
+    builder = DocumentBuilder(cluster="c", metrics=Metrics())
+    crd = sample_crd()
+    first = builder.capability(crd)
+    assert builder.capability(copy.deepcopy(crd)) == first  # the listing after the event
+    assert calls == ["10"]
+    changed = copy.deepcopy(crd)
+    changed["metadata"]["resourceVersion"] = "11"
+    changed["spec"]["names"]["shortNames"] = ["changed"]
+    assert builder.capability(changed) != first
+    assert calls == ["10", "11"]
+    anonymous = copy.deepcopy(crd)
+    del anonymous["metadata"]["uid"]  # no identity: never cached
+    builder.capability(anonymous)
+    builder.capability(anonymous)
+    assert calls == ["10", "11", "10", "10"]
+
+
+def test_the_cache_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(documents, "CAPABILITY_CACHE_SIZE", 3)
+    builder = DocumentBuilder(cluster="c", metrics=Metrics())
+    crd = sample_crd()
+    for version in range(10):
+        crd["metadata"]["resourceVersion"] = str(version)
+        builder.capability(crd)
+    assert len(builder._capabilities) == 3
+
+
+def test_kopf_keeps_no_state_on_watched_objects() -> None:
+    """No diff base and no progress: nothing to copy per event, nothing that could be patched."""
+    import kopf
+
+    settings = kopf.OperatorSettings()
+    configure(settings)
+    assert isinstance(settings.persistence.diffbase_storage, NoDiffBase)
+    assert isinstance(settings.persistence.progress_storage, NoProgress)
+    body = {"metadata": {"name": "x", "annotations": {"a": "b"}}, "spec": {"big": list(range(10))}}
+    assert settings.persistence.diffbase_storage.build(body=body) is None
+    essence = {"spec": {}}
+    assert settings.persistence.progress_storage.clear(essence=essence) is essence  # no copy
