@@ -13,7 +13,7 @@ import json
 import logging
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -242,21 +242,35 @@ class KubeReader:
 
     async def list_objects(self, resource: ApiResource, *, namespace: str | None = None) -> list[Body]:
         """Every object of a resource, all pages (raises on any failure: callers never act on partial lists)."""
-        path = resource.list_path(namespace)
         items: list[Body] = []
+        async for page in self.iter_pages(resource, namespace=namespace):
+            items.extend(page)
+        return items
+
+    async def iter_pages(
+        self, resource: ApiResource, *, namespace: str | None = None, page_size: int | None = None
+    ) -> AsyncIterator[list[Body]]:
+        """The objects of a resource a page at a time, so a caller can drop each page's bodies.
+
+        A failure on any page raises: whoever builds from the pages must discard what it built.
+        """
+        path = resource.list_path(namespace)
         token: str | None = None
         while True:
-            query: dict[str, Any] = {"limit": self._page_size}
+            query: dict[str, Any] = {"limit": page_size or self._page_size}
             if token:
                 query["continue"] = token
             page = await self.get(path, query=query)
+            items: list[Body] = []
             for item in page.get("items", []):
                 item.setdefault("apiVersion", resource.api_version)
                 item.setdefault("kind", resource.kind)
                 items.append(as_body(item))
             token = (page.get("metadata") or {}).get("continue")  # ListMeta
+            del page
+            yield items
             if not token:
-                return items
+                return
 
     async def openapi_components(self, group: str, version: str) -> Mapping[str, Any]:
         """``components.schemas`` of one group-version from ``/openapi/v3`` (empty if unavailable)."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import pytest
@@ -37,6 +37,7 @@ class FakeReader:
         self.apiservice_groups: list[str] = []
         self.forbidden: set[str] = set()
         self.failing: set[str] = set()
+        self.failing_later: set[str] = set()
         self.during_list: Callable[[], Awaitable[None]] | None = None  # events landing mid-listing
 
     async def discover(self) -> list[ApiResource]:
@@ -54,6 +55,16 @@ class FakeReader:
                 {"metadata": {"name": f"v1.{g}"}, "spec": {"group": g} if g else {}} for g in self.apiservice_groups
             ]
         return [dict(o) for o in self.objects.get(resource.plural, [])]
+
+    async def iter_pages(
+        self, resource: ApiResource, *, namespace: str | None = None, page_size: int | None = None
+    ) -> AsyncIterator[list[dict[str, Any]]]:
+        """Pages of two; a plural in ``failing_later`` fails after its first page."""
+        listed = await self.list_objects(resource, namespace=namespace)
+        for start in range(0, max(len(listed), 1), 2):
+            if start and resource.plural in self.failing_later:
+                raise KubeError(f"GET {resource.list_path()} failed: HTTP 500", reason="HTTP 500 Internal Server Error")
+            yield listed[start : start + 2]
 
     def close(self) -> None:
         pass
@@ -199,6 +210,23 @@ async def test_a_failed_list_aborts_garbage_collection() -> None:
     await app.resync()  # the next resync sees the truth: both are gone
     await app.engine.flush()
     assert dict(app.engine.known["instances"]) == {}
+
+
+async def test_a_list_failing_after_its_first_page_aborts_garbage_collection() -> None:
+    """Pages are built as they come; a later page failing must still leave the store untouched."""
+    reader = FakeReader()
+    app = await synced(reader, configmap("c1"), configmap("c2"), configmap("c3"))
+    reader.objects["configmaps"] = [configmap("c1"), configmap("c2")]  # c3 is gone, but...
+    reader.objects["configmaps"].append(configmap("c4"))
+    reader.failing_later = {"configmaps"}  # ...the second page fails
+    with pytest.raises(KubeError):
+        await app.resync()
+    await app.engine.flush()
+    assert sorted(app.engine.known["instances"]) == [cm_id("c1"), cm_id("c2"), cm_id("c3")]
+    reader.failing_later = set()
+    await app.resync()
+    await app.engine.flush()
+    assert sorted(app.engine.known["instances"]) == [cm_id("c1"), cm_id("c2"), cm_id("c4")]
 
 
 async def test_an_object_recreated_during_the_listing_is_not_deleted() -> None:
