@@ -31,6 +31,7 @@ from inference.manifests import is_crd, load_manifests
 from tests.bench.report import table
 from tests.conftest import CRD_CORPUS, SAMPLE_CRDS
 from tests.controlplane.cluster import ControlPlane, free_port, running
+from tests.e2e.controller_harness import namespaced_crd
 from tests.services import chroma_server
 
 CRDS = int(os.environ.get("KUBEVEC_BENCH_CRDS", "200"))
@@ -105,30 +106,12 @@ def scaled_crds(count: int) -> list[dict[str, Any]]:
 
 def widget_crd(index: int) -> dict[str, Any]:
     kind = f"Widget{index}"
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": f"widget{index}s.{WIDGET_GROUP}"},
-        "spec": {
-            "group": WIDGET_GROUP,
-            "scope": "Namespaced",
-            "names": {"plural": f"widget{index}s", "singular": f"widget{index}", "kind": kind},
-            "versions": [
-                {
-                    "name": "v1",
-                    "served": True,
-                    "storage": True,
-                    "schema": {
-                        "openAPIV3Schema": {
-                            "type": "object",
-                            "description": f"A {kind} runs one part of the shop's order pipeline.",
-                            "properties": {"spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}},
-                        }
-                    },
-                }
-            ],
-        },
+    schema = {
+        "type": "object",
+        "description": f"A {kind} runs one part of the shop's order pipeline.",
+        "properties": {"spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}},
     }
+    return namespaced_crd(group=WIDGET_GROUP, plural=f"widget{index}s", kind=kind, schema=schema)
 
 
 def objects(count: int) -> list[tuple[str, dict[str, Any]]]:
