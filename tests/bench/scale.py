@@ -141,10 +141,10 @@ def objects(count: int) -> list[tuple[str, dict[str, Any]]]:
     return out
 
 
-def wait_established(api: Api, names: set[str], *, timeout: float = 600) -> None:
+def wait_established(plane: ControlPlane, names: set[str], *, timeout: float = 600) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        listing = api.request("GET", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions")
+        listing = plane.get_json("/apis/apiextensions.k8s.io/v1/customresourcedefinitions")
         ready = {
             item["metadata"]["name"]
             for item in listing["items"]
@@ -248,7 +248,7 @@ def run() -> str:
             )
         crds = scaled_crds(max(0, CRDS - WIDGET_KINDS)) + [widget_crd(i) for i in range(WIDGET_KINDS)]
         api.create_all([("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", c) for c in crds], what="CRDs")
-        wait_established(api, {c["metadata"]["name"] for c in crds})
+        wait_established(plane, {c["metadata"]["name"] for c in crds})
         time.sleep(5)  # discovery catches up with the new groups
         api.create_all(objects(OBJECTS), what="objects")
         (workdir / "chroma").mkdir()

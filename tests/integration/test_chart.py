@@ -28,13 +28,13 @@ def helm() -> str:
     return proc.stdout.strip().splitlines()[-1]
 
 
+def template(helm: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """``helm template kv`` of the chart, whatever its outcome."""
+    return subprocess.run([helm, "template", "kv", str(CHART), *args], capture_output=True, text=True, check=False)
+
+
 def render(helm: str, *args: str) -> list[dict[str, Any]]:
-    proc = subprocess.run(
-        [helm, "template", "kv", str(CHART), "--namespace", "kubevec", *args],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    proc = template(helm, "--namespace", "kubevec", *args)
     assert proc.returncode == 0, proc.stderr
     return [d for d in yaml.safe_load_all(proc.stdout) if d]
 
@@ -58,17 +58,10 @@ def test_rbac_is_read_only_except_own_status(helm: str) -> None:
 
 
 def test_unknown_values_are_rejected(helm: str) -> None:
-    proc = subprocess.run(
-        [helm, "template", "kv", str(CHART), "--set", "bogus=1"], capture_output=True, text=True, check=False
-    )
+    proc = template(helm, "--set", "bogus=1")
     assert proc.returncode != 0
     assert "bogus" in proc.stderr
-    bad = subprocess.run(
-        [helm, "template", "kv", str(CHART), "--set", "store.backend=mongo"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    bad = template(helm, "--set", "store.backend=mongo")
     assert bad.returncode != 0
 
 
@@ -198,12 +191,7 @@ def test_production_knobs_render(helm: str, tmp_path: Path) -> None:
         == "ghcr.io/kubevec/kubevec:" + yaml.safe_load((CHART / "Chart.yaml").read_text())["appVersion"]
     )
     assert "priorityClassName" not in plain
-    bad = subprocess.run(
-        [helm, "template", "kv", str(CHART), "--set", "image.digest=latest"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    bad = template(helm, "--set", "image.digest=latest")
     assert bad.returncode != 0
 
 
@@ -227,7 +215,7 @@ def test_production_knobs_render(helm: str, tmp_path: Path) -> None:
     ],
 )
 def test_the_schema_refuses_what_cannot_work(helm: str, args: list[str], message: str, fix: list[str]) -> None:
-    refused = subprocess.run([helm, "template", "kv", str(CHART), *args], capture_output=True, text=True, check=False)
+    refused = template(helm, *args)
     assert refused.returncode != 0
     assert message in refused.stderr
     assert render(helm, *args, *fix)  # the same values with the fix render
