@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from backends.base import VectorStore
 from backends.config import StoreSettings
+from backends.errors import BackendError
 
 
 def open_store(settings: StoreSettings) -> VectorStore:
@@ -12,6 +13,19 @@ def open_store(settings: StoreSettings) -> VectorStore:
         from backends.memory import MemoryStore
 
         return MemoryStore()
+    if settings.backend == "pgvector":
+        from backends.pgvector import PgvectorStore
+
+        if not settings.url:
+            raise BackendError(
+                "The pgvector backend needs KUBEVEC_STORE__URL, e.g. postgresql://kubevec@postgres:5432/kubevec "
+                "(the password in KUBEVEC_STORE__PASSWORD)"
+            )
+        return PgvectorStore(
+            url=settings.url,
+            password=settings.password.get_secret_value() if settings.password else None,
+            timeout=settings.timeout_seconds,
+        )
     if settings.backend == "qdrant":
         from backends.qdrant import QdrantStore
 

@@ -91,12 +91,25 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def configuration_errors(exc: ValidationError) -> str:
+    """Each problem as ``KUBEVEC_<FIELD>: message``, without the values given.
+
+    pydantic's own text repeats the input, and for a check across fields that is every field of the
+    section: a password in the url or an API key would be printed with it.
+    """
+    lines = []
+    for error in exc.errors(include_input=False, include_url=False):
+        where = "__".join(str(part) for part in error["loc"] if not isinstance(part, int)).upper()
+        lines.append(f"KUBEVEC_{where}: {error['msg']}" if where else str(error["msg"]))
+    return "; ".join(lines)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         settings = Settings()
     except ValidationError as exc:
-        print(f"kubevec: invalid configuration: {exc}", file=sys.stderr)
+        print(f"kubevec: invalid configuration: {configuration_errors(exc)}", file=sys.stderr)
         return 2
     from controller.logs import install
 

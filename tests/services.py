@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import importlib.util
 import os
+import pwd
+import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -51,3 +56,95 @@ def chroma_server(data_dir: Path | None = None, *, port: int | None = None) -> I
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
+
+
+@dataclasses.dataclass(frozen=True)
+class Postgres:
+    """A running PostgreSQL with pgvector: connect with ``url`` (no password) and ``password``."""
+
+    url: str
+    password: str
+    port: int
+    data_dir: Path
+
+
+def postgres_binaries() -> Path:
+    """The PostgreSQL 16 + pgvector build inside the ``pgserver`` wheel (a dev dependency).
+
+    Only its files are used: importing ``pgserver`` would start its own server manager.
+    """
+    spec = importlib.util.find_spec("pgserver")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("the pgserver package (PostgreSQL + pgvector binaries) is not installed: run `make setup`")
+    return Path(next(iter(spec.submodule_search_locations))) / "pginstall" / "bin"
+
+
+@contextlib.contextmanager
+def postgres_server(data_dir: Path | None = None, *, port: int | None = None) -> Iterator[Postgres]:
+    """A real PostgreSQL with pgvector on a loopback port, password-protected, stopped on exit.
+
+    PostgreSQL refuses to run as root; as root (CI containers) the server runs as ``nobody``, so
+    its directory is made under the system temp directory (pytest's are private to root). Pass
+    ``data_dir=server.data_dir, port=server.port`` to restart a stopped server on its data; a
+    directory made here is removed on exit.
+    """
+    binaries = postgres_binaries()
+    base = data_dir or Path(tempfile.mkdtemp(prefix="kubevec-pg-"))
+    base.chmod(0o755)
+    owned = data_dir is None
+    data = base / "data"
+    password = "kubevec-test-password"
+    owner = pwd.getpwnam("nobody") if os.geteuid() == 0 else None
+    uid = owner.pw_uid if owner else None
+    if not (data / "PG_VERSION").exists():
+        data.mkdir(mode=0o700, exist_ok=True)
+        pwfile = base / "pwfile"
+        pwfile.write_text(password + "\n")
+        pwfile.chmod(0o600)
+        if owner:
+            os.chown(data, owner.pw_uid, owner.pw_gid)
+            os.chown(pwfile, owner.pw_uid, owner.pw_gid)
+        initdb = subprocess.run(
+            [str(binaries / "initdb"), "-D", str(data), "-U", "postgres", "--auth=scram-sha-256",
+             f"--pwfile={pwfile}", "-E", "UTF8", "--locale=C"],
+            capture_output=True, text=True, cwd=base, user=uid,
+        )  # fmt: skip
+        pwfile.unlink()
+        if initdb.returncode != 0:
+            raise RuntimeError(f"initdb failed ({initdb.returncode}): {initdb.stderr[-2000:]}")
+    port = port or free_port()
+    with open(base / "server.log", "ab") as log:
+        proc = subprocess.Popen(
+            [str(binaries / "postgres"), "-D", str(data), "-h", "127.0.0.1", "-p", str(port), "-k", str(data)],
+            stdout=log, stderr=subprocess.STDOUT, cwd=base, user=uid, start_new_session=True,
+        )  # fmt: skip
+    try:
+        url = f"postgresql://postgres@127.0.0.1:{port}/postgres"
+        _wait_for_postgres(proc, url=url, password=password, log=base / "server.log")
+        yield Postgres(url=url, password=password, port=port, data_dir=base)
+    finally:
+        proc.send_signal(signal.SIGINT)  # "fast" shutdown: SIGTERM would wait for every client to leave
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        if owned:
+            shutil.rmtree(base, ignore_errors=True)
+
+
+def _wait_for_postgres(proc: subprocess.Popen[bytes], *, url: str, password: str, log: Path) -> None:
+    """Until a real session opens: the port listens before recovery ends ("starting up")."""
+    import psycopg
+
+    deadline = time.monotonic() + 60
+    while True:
+        if proc.poll() is not None:
+            raise RuntimeError(f"postgres exited: {log.read_text(errors='replace')[-2000:]}")
+        try:
+            with psycopg.connect(url, password=password, connect_timeout=2):
+                return
+        except psycopg.OperationalError:
+            if time.monotonic() > deadline:
+                raise TimeoutError("postgres did not accept a session within 60s") from None
+            time.sleep(0.1)

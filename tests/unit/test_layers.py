@@ -1,7 +1,8 @@
 """Layer rules from DESIGN.md, checked on the source (import-linter covers the package graph).
 
-Here: only the controller imports kopf, only backends/chroma*.py import chromadb, and only
-backends/qdrant*.py import qdrant_client; nothing outside controller/settings.py reads os.environ.
+Here: only the controller imports kopf, only backends/chroma*.py import chromadb, only
+backends/qdrant*.py import qdrant_client, and only backends/pgvector*.py import psycopg and
+pgvector; nothing outside controller/settings.py reads os.environ.
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ def allowed(module: str, path: Path) -> bool:
         return rel.parts[0] == "backends" and rel.name.startswith("chroma")
     if module == "qdrant_client":
         return rel.parts[0] == "backends" and rel.name.startswith("qdrant")
+    if module in ("psycopg", "psycopg_pool", "pgvector"):
+        return rel.parts[0] == "backends" and rel.name.startswith("pgvector")
     return True
 
 

@@ -1,0 +1,29 @@
+"""A configuration error names the setting and the problem, never the values (which may be secrets)."""
+
+from __future__ import annotations
+
+import pytest
+
+from controller.cli import main
+
+
+def test_an_invalid_configuration_is_reported_without_its_secrets(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("KUBEVEC_STORE__BACKEND", "pgvector")
+    monkeypatch.setenv("KUBEVEC_STORE__URL", "mysql://kubevec:url-secret@db:3306/kubevec")
+    monkeypatch.setenv("KUBEVEC_STORE__PASSWORD", "password-secret")
+    monkeypatch.setenv("KUBEVEC_EMBEDDER__API_KEY", "api-key-secret")
+    assert main(["search", "postgres"]) == 2
+    err = capsys.readouterr().err
+    assert "KUBEVEC_STORE: Value error, store.backend=pgvector needs store.url=postgresql://" in err
+    for secret in ("url-secret", "password-secret", "api-key-secret"):
+        assert secret not in err
+
+
+def test_each_bad_field_is_named_as_its_variable(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("KUBEVEC_SYNC__BATCH_SIZE", "many")
+    assert main(["search", "postgres"]) == 2
+    assert "KUBEVEC_SYNC__BATCH_SIZE: Input should be a valid integer" in capsys.readouterr().err
