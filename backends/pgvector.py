@@ -47,6 +47,10 @@ CATALOG: Final = "kubevec_collections"
 #: still finds fewer than k rows is answered again by an exact scan, so nothing is missing.
 EF_SEARCH: Final = 200
 MAX_LEXEME_BYTES: Final = 2047
+#: How long a call waits for the pool's connection. With one worker thread nobody else holds it, so
+#: a wait means the pool is reconnecting: a server that is down is reported within this, not after
+#: the whole store timeout, and the sync engine marks itself degraded as quickly as with Chroma.
+POOL_WAIT_SECONDS: Final = 5.0
 _RANGE: Final = {Gt: ">", Gte: ">=", Lt: "<", Lte: "<="}
 _SLUG: Final = re.compile(r"[^a-z0-9]+")
 
@@ -113,10 +117,14 @@ class PgvectorStore(BaseStore):
                 open=False,
                 configure=register_vector,
                 check=psycopg_pool.ConnectionPool.check_connection,
-                timeout=self._timeout,
+                timeout=min(self._timeout, POOL_WAIT_SECONDS),
                 name="kubevec-pgvector",
             )
-            pool.open(wait=True, timeout=self._timeout)
+            try:
+                pool.open(wait=True, timeout=self._timeout)
+            except BaseException:
+                pool.close()  # its worker threads would otherwise keep reconnecting
+                raise
             self._pool = pool
         return self._pool
 

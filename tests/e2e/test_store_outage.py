@@ -1,17 +1,27 @@
-"""Store down under a running controller: readiness drops, nothing is lost, the store converges."""
+"""Store down under a running controller: readiness drops, nothing is lost, the store converges.
+
+Run against each server backend that can be started here: a `chroma run` server and PostgreSQL
+with pgvector (Qdrant has no server binary here; its local mode cannot go down).
+"""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import dataclasses
+import shutil
+import tempfile
 import urllib.error
 import urllib.request
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from kopf.testing import KopfRunner
 
-from backends.chroma import ChromaStore
+from backends import VectorStore
 from backends.config import StoreSettings
+from backends.factory import open_store
 from controller.app import App
 from controller.operator import build_registry
 from controller.settings import ServerSettings, Settings, SyncSettings
@@ -19,9 +29,40 @@ from tests.controlplane.cluster import ControlPlane, free_port
 from tests.e2e.controller_harness import eventually
 from tests.e2e.convergence import wait_converged
 from tests.fakes import CountingEmbedder
-from tests.services import chroma_server
+from tests.services import chroma_server, postgres_server
 
 pytestmark = pytest.mark.e2e
+
+
+@dataclasses.dataclass(frozen=True)
+class StoreServer:
+    """A store server the test can stop and start again on the same data and port."""
+
+    settings: StoreSettings
+    serve: Callable[[], contextlib.AbstractContextManager[object]]
+
+    def open(self) -> VectorStore:
+        return open_store(self.settings)
+
+
+@pytest.fixture(params=["chroma", "pgvector"])
+def store_server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[StoreServer]:
+    port = free_port()
+    prefix = "outage-"
+    if request.param == "chroma":
+        data = tmp_path / "chroma"
+        data.mkdir()
+        settings = StoreSettings(backend="chroma", url=f"http://127.0.0.1:{port}", path=None, collection_prefix=prefix)
+        yield StoreServer(settings=settings, serve=lambda: chroma_server(data, port=port))
+        return
+    base = Path(tempfile.mkdtemp(prefix="kubevec-pg-outage-"))  # not under pytest's root-only tmp: see postgres_server
+    with postgres_server(base, port=port) as first:  # initialise the data directory and learn the password
+        pass
+    settings = StoreSettings(
+        backend="pgvector", url=first.url, password=first.password, path=None, collection_prefix=prefix
+    )
+    yield StoreServer(settings=settings, serve=lambda: postgres_server(base, port=port))
+    shutil.rmtree(base, ignore_errors=True)
 
 
 def http_status(url: str) -> int:
@@ -32,9 +73,9 @@ def http_status(url: str) -> int:
         return exc.code
 
 
-def ids(url: str) -> set[str]:
+def ids(server: StoreServer) -> set[str]:
     async def read() -> set[str]:
-        store = ChromaStore(url=url)
+        store = server.open()
         try:
             return {i async for i, _ in store.iter_ids("outage-instances")}
         finally:
@@ -43,45 +84,43 @@ def ids(url: str) -> set[str]:
     return asyncio.run(read())
 
 
-def test_store_outage_degrades_then_converges(control_plane: ControlPlane, tmp_path: Path) -> None:
-    control_plane.kubectl("create", "namespace", "outage")
-    port = free_port()
+def test_store_outage_degrades_then_converges(control_plane: ControlPlane, store_server: StoreServer) -> None:
+    namespace = f"outage-{store_server.settings.backend}"
+    control_plane.kubectl("create", "namespace", namespace)
     health, metrics = free_port(), free_port()
     settings = Settings(
         kubeconfig=control_plane.kubeconfig,
         cluster_name="outage",
-        store=StoreSettings(backend="chroma", url=f"http://127.0.0.1:{port}", path=None, collection_prefix="outage-"),
+        store=store_server.settings,
         sync=SyncSettings(
             debounce_seconds=0.2, resync_interval_seconds=3600, max_backoff_seconds=1, builtin_capabilities=False
         ),
         server=ServerSettings(host="127.0.0.1", health_port=health, metrics_port=metrics),
     )
     app = App(settings=settings, embedder=CountingEmbedder())
-    data = tmp_path / "chroma"
-    data.mkdir()
     with KopfRunner(
         ["run", "--all-namespaces", "--standalone"], registry=build_registry(settings=settings, app=app), timeout=60
     ):
-        with chroma_server(data, port=port) as url:
+        with store_server.serve():
             eventually(lambda: app.ready, timeout=120)
             assert http_status(f"http://127.0.0.1:{health}/readyz") == 200
-            control_plane.kubectl("create", "configmap", "before", "-n", "outage", "--from-literal=a=1")
-            eventually(lambda: "outage/outage/core/v1/ConfigMap/before" in ids(url))
+            control_plane.kubectl("create", "configmap", "before", "-n", namespace, "--from-literal=a=1")
+            eventually(lambda: f"outage/{namespace}/core/v1/ConfigMap/before" in ids(store_server))
         # The store is down: changes keep arriving.
-        control_plane.kubectl("create", "configmap", "during", "-n", "outage", "--from-literal=a=1")
-        control_plane.kubectl("delete", "configmap", "before", "-n", "outage")
+        control_plane.kubectl("create", "configmap", "during", "-n", namespace, "--from-literal=a=1")
+        control_plane.kubectl("delete", "configmap", "before", "-n", namespace)
         eventually(lambda: app.engine.degraded, timeout=30, message="the controller never noticed the outage")
         assert http_status(f"http://127.0.0.1:{health}/readyz") == 503
         scrape = urllib.request.urlopen(f"http://127.0.0.1:{metrics}/metrics", timeout=5).read().decode()
         assert "kubevec_degraded 1.0" in scrape
         assert 'kubevec_errors_total{stage="store"}' in scrape
         # The store comes back (same data, same port): everything converges, nothing was lost.
-        with chroma_server(data, port=port) as url:
+        with store_server.serve():
             eventually(lambda: not app.engine.degraded, timeout=60, message="never recovered")
             eventually(
                 lambda: (
-                    "outage/outage/core/v1/ConfigMap/during" in ids(url)
-                    and "outage/outage/core/v1/ConfigMap/before" not in ids(url)
+                    f"outage/{namespace}/core/v1/ConfigMap/during" in ids(store_server)
+                    and f"outage/{namespace}/core/v1/ConfigMap/before" not in ids(store_server)
                 ),
                 timeout=30,
                 message="the store did not converge after the outage",
@@ -90,7 +129,7 @@ def test_store_outage_degrades_then_converges(control_plane: ControlPlane, tmp_p
             drift, _ = wait_converged(
                 kubeconfig=control_plane.kubeconfig,
                 cluster="outage",
-                open_store=lambda: ChromaStore(url=url),
+                open_store=store_server.open,
                 prefix="outage-",
                 timeout=60,
             )

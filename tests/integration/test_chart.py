@@ -203,6 +203,16 @@ def test_production_knobs_render(helm: str, tmp_path: Path) -> None:
         (["--set", "mcp.enabled=true"], "/mcp/tokenSecret", ["--set", "mcp.tokenSecret=mcp"]),  # never open
         (["--set", "llm.enabled=true"], "/llm/apiKeySecret", ["--set", "llm.apiKeySecret=llm"]),
         (
+            ["--set", "store.backend=pgvector"],
+            "/store/url",
+            ["--set", "store.url=postgresql://kubevec@pg:5432/kubevec"],
+        ),
+        (
+            ["--set", "store.backend=pgvector", "--set", "store.url=postgresql://kubevec:hunter2@pg:5432/kubevec"],
+            "/store/url",
+            ["--set", "store.url=postgresql://kubevec@pg:5432/kubevec", "--set", "store.passwordSecret=pg-app"],
+        ),
+        (
             ["--set", "mcp.enabled=true", "--set", "mcp.tokenSecret=t", "--set", "mcp.ingress.enabled=true"],
             "/mcp/ingress/hosts",
             ["--set", "mcp.ingress.hosts={kubevec.example.com}"],
@@ -295,6 +305,21 @@ def test_llm_describer_values(helm: str) -> None:
     (plain,) = [d for d in render(helm) if d["kind"] == "Deployment"]
     names = {e["name"] for e in plain["spec"]["template"]["spec"]["containers"][0]["env"]}
     assert not {n for n in names if "__LLM__" in n and n != "KUBEVEC_DESCRIBER__LLM__CACHE_DIR"}
+
+
+def test_pgvector_values(helm: str) -> None:
+    docs = render(
+        helm,
+        "--set", "store.backend=pgvector",
+        "--set", "store.url=postgresql://app@pg-rw.db:5432/app",
+        "--set", "store.passwordSecret=pg-app",
+    )  # fmt: skip
+    (deployment,) = [d for d in docs if d["kind"] == "Deployment"]
+    env = {e["name"]: e for e in deployment["spec"]["template"]["spec"]["containers"][0]["env"]}
+    assert env["KUBEVEC_STORE__BACKEND"]["value"] == "pgvector"
+    assert env["KUBEVEC_STORE__URL"]["value"] == "postgresql://app@pg-rw.db:5432/app"
+    assert env["KUBEVEC_STORE__PASSWORD"]["valueFrom"]["secretKeyRef"] == {"name": "pg-app", "key": "password"}
+    assert not [d for d in docs if d["kind"] == "PersistentVolumeClaim"]  # the store is elsewhere
 
 
 def test_chart_readme_is_generated_and_documents_every_value() -> None:
