@@ -16,9 +16,10 @@ from backends import Record, VectorStore
 from backends.chroma import ChromaStore
 from backends.filters import And, Eq, In
 from backends.memory import MemoryStore
+from backends.pgvector import PgvectorStore
 from backends.qdrant import QdrantStore
 from tests.bench.report import percentile, table
-from tests.services import chroma_server
+from tests.services import chroma_server, postgres_server
 
 SIZE = 20_000
 DIM = 384
@@ -67,7 +68,7 @@ async def measure(store: VectorStore, records: list[Record], queries: np.ndarray
         assert len(hits) == 10
     await store.drop_collection(name)
     return [
-        store.backend + " " + store.location.split("/")[-1],
+        f"{store.backend} {'server' if '://' in store.location else store.location.split('/')[-1]}",
         len(records),
         round(upsert_rate),
         percentile(latencies, 50),
@@ -87,12 +88,13 @@ async def opened(factory: Callable[[], VectorStore]) -> AsyncIterator[VectorStor
 async def run() -> str:
     records, queries = dataset()
     rows = []
-    with tempfile.TemporaryDirectory() as tmp, chroma_server(Path(tmp)) as url:
+    with tempfile.TemporaryDirectory() as tmp, chroma_server(Path(tmp)) as url, postgres_server() as postgres:
         factories: list[Callable[[], VectorStore]] = [
             MemoryStore,
             lambda: ChromaStore(path=f"{tmp}/chroma-embedded"),
             lambda: ChromaStore(url=url),
             lambda: QdrantStore(path=f"{tmp}/qdrant-local"),
+            lambda: PgvectorStore(url=postgres.url, password=postgres.password),
         ]
         for factory in factories:
             async with opened(factory) as store:
