@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import hashlib
 import importlib.util
 import os
 import pwd
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -76,7 +78,39 @@ def postgres_binaries() -> Path:
     spec = importlib.util.find_spec("pgserver")
     if spec is None or not spec.submodule_search_locations:
         raise RuntimeError("the pgserver package (PostgreSQL + pgvector binaries) is not installed: run `make setup`")
-    return Path(next(iter(spec.submodule_search_locations))) / "pginstall" / "bin"
+    install = Path(next(iter(spec.submodule_search_locations))) / "pginstall"
+    if os.geteuid() == 0 and not _others_can_reach(install):
+        install = _world_readable_copy(install)
+    return install / "bin"
+
+
+def _others_can_reach(path: Path) -> bool:
+    """Whether ``nobody`` can traverse every directory down to ``path`` (a checkout under /root cannot)."""
+    return all(parent.stat().st_mode & stat.S_IXOTH for parent in [path, *path.parents])
+
+
+def _world_readable_copy(install: Path) -> Path:
+    """The PostgreSQL install copied once under the system temp directory, where ``nobody`` can run it.
+
+    The binaries find their shared libraries in ``pgserver.libs`` beside the package (an rpath of
+    ``$ORIGIN/../../../pgserver.libs``), so both are copied with that layout.
+    """
+    package = install.parent
+    digest = hashlib.sha256(str(install).encode()).hexdigest()[:12]
+    target = Path(tempfile.gettempdir()) / f"kubevec-pgserver-{digest}"
+    if not (target / "pgserver" / "pginstall" / "bin" / "postgres").exists():
+        staging = Path(tempfile.mkdtemp(prefix="kubevec-pgserver-"))
+        shutil.copytree(install, staging / "pgserver" / "pginstall", symlinks=True)
+        shutil.copytree(package.with_name("pgserver.libs"), staging / "pgserver.libs", symlinks=True)
+        for root, dirs, _ in os.walk(staging):
+            for name in dirs:
+                (Path(root) / name).chmod(0o755)
+        staging.chmod(0o755)
+        try:
+            staging.rename(target)
+        except OSError:  # another run copied it first
+            shutil.rmtree(staging, ignore_errors=True)
+    return target / "pgserver" / "pginstall"
 
 
 @contextlib.contextmanager
@@ -90,47 +124,54 @@ def postgres_server(data_dir: Path | None = None, *, port: int | None = None) ->
     """
     binaries = postgres_binaries()
     base = data_dir or Path(tempfile.mkdtemp(prefix="kubevec-pg-"))
-    base.chmod(0o755)
-    owned = data_dir is None
-    data = base / "data"
-    password = "kubevec-test-password"
-    owner = pwd.getpwnam("nobody") if os.geteuid() == 0 else None
-    uid = owner.pw_uid if owner else None
-    if not (data / "PG_VERSION").exists():
-        data.mkdir(mode=0o700, exist_ok=True)
-        pwfile = base / "pwfile"
-        pwfile.write_text(password + "\n")
-        pwfile.chmod(0o600)
+    try:
+        base.chmod(0o755)
+        password = "kubevec-test-password"
+        owner = pwd.getpwnam("nobody") if os.geteuid() == 0 else None
+        uid = owner.pw_uid if owner else None
+        data = base / "data"
+        if not (data / "PG_VERSION").exists():
+            _initdb(binaries, data=data, password=password, owner=owner)
+        port = port or free_port()
+        with open(base / "server.log", "ab") as log:
+            proc = subprocess.Popen(
+                [str(binaries / "postgres"), "-D", str(data), "-h", "127.0.0.1", "-p", str(port), "-k", str(data)],
+                stdout=log, stderr=subprocess.STDOUT, cwd=base, user=uid, start_new_session=True,
+            )  # fmt: skip
+        try:
+            url = f"postgresql://postgres@127.0.0.1:{port}/postgres"
+            _wait_for_postgres(proc, url=url, password=password, log=base / "server.log")
+            yield Postgres(url=url, password=password, port=port, data_dir=base)
+        finally:
+            proc.send_signal(signal.SIGINT)  # "fast" shutdown: SIGTERM would wait for every client to leave
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+    finally:
+        if data_dir is None:
+            shutil.rmtree(base, ignore_errors=True)
+
+
+def _initdb(binaries: Path, *, data: Path, password: str, owner: pwd.struct_passwd | None) -> None:
+    data.mkdir(mode=0o700, exist_ok=True)
+    pwfile = data.parent / "pwfile"
+    pwfile.write_text(password + "\n")
+    pwfile.chmod(0o600)
+    try:
         if owner:
             os.chown(data, owner.pw_uid, owner.pw_gid)
             os.chown(pwfile, owner.pw_uid, owner.pw_gid)
         initdb = subprocess.run(
             [str(binaries / "initdb"), "-D", str(data), "-U", "postgres", "--auth=scram-sha-256",
              f"--pwfile={pwfile}", "-E", "UTF8", "--locale=C"],
-            capture_output=True, text=True, cwd=base, user=uid,
+            capture_output=True, text=True, cwd=data.parent, user=owner.pw_uid if owner else None,
         )  # fmt: skip
-        pwfile.unlink()
-        if initdb.returncode != 0:
-            raise RuntimeError(f"initdb failed ({initdb.returncode}): {initdb.stderr[-2000:]}")
-    port = port or free_port()
-    with open(base / "server.log", "ab") as log:
-        proc = subprocess.Popen(
-            [str(binaries / "postgres"), "-D", str(data), "-h", "127.0.0.1", "-p", str(port), "-k", str(data)],
-            stdout=log, stderr=subprocess.STDOUT, cwd=base, user=uid, start_new_session=True,
-        )  # fmt: skip
-    try:
-        url = f"postgresql://postgres@127.0.0.1:{port}/postgres"
-        _wait_for_postgres(proc, url=url, password=password, log=base / "server.log")
-        yield Postgres(url=url, password=password, port=port, data_dir=base)
     finally:
-        proc.send_signal(signal.SIGINT)  # "fast" shutdown: SIGTERM would wait for every client to leave
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        if owned:
-            shutil.rmtree(base, ignore_errors=True)
+        pwfile.unlink()
+    if initdb.returncode != 0:
+        raise RuntimeError(f"initdb failed ({initdb.returncode}): {initdb.stderr[-2000:]}")
 
 
 def _wait_for_postgres(proc: subprocess.Popen[bytes], *, url: str, password: str, log: Path) -> None:
