@@ -23,7 +23,7 @@ from controller.engine import SyncEngine
 from controller.events import EventRouter
 from controller.health import ClusterProbe, HealthServer
 from controller.kube import KubeReader
-from controller.metrics import Metrics
+from controller.metrics import InstrumentedStore, Metrics
 from controller.peering import PeeringIdentity
 from controller.peering import follow as follow_peering
 from controller.reconcile import ClusterState, Reconciler
@@ -54,8 +54,14 @@ class App:
         self.active = peering is None
         self.metrics = Metrics()
         self.metrics.active.set(1 if peering is None else 0)
-        self.store = store or open_store(settings.store)
+        self.store: VectorStore = InstrumentedStore(store or open_store(settings.store), metrics=self.metrics)
         self.embedder = embedder or make_embedder(settings.embedder)
+        self.metrics.describe_build(
+            embedder=settings.embedder.provider,
+            model=self.embedder.name,
+            dimension=self.embedder.dimension,
+            backend=self.store.backend,
+        )
         self.kube = kube or KubeReader(kubeconfig=settings.kubeconfig)
         self.engine = SyncEngine(
             store=self.store,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib.metadata
 import json
 import logging
 import sys
@@ -27,10 +26,9 @@ logger = logging.getLogger("kubevec")
 
 
 def _version() -> str:
-    try:
-        return importlib.metadata.version("kubevec")
-    except importlib.metadata.PackageNotFoundError:  # run from a source tree without installing
-        return "unknown"
+    from controller.metrics import kubevec_version
+
+    return kubevec_version()
 
 
 class CommandError(RuntimeError):

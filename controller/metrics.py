@@ -1,10 +1,79 @@
-"""Prometheus metrics, in a registry of their own (several controllers can live in one test process)."""
+"""Prometheus metrics, in a registry of their own (several controllers can live in one test process).
+
+Every labelled counter starts at 0 for each label value the controller can produce, so an alert on
+``increase(...) > 0`` sees 0 rather than "no data" before the first error. Labels are bounded:
+``collection`` (2), ``stage`` (:data:`ERROR_STAGES`), ``operation`` (:data:`STORE_OPERATIONS`),
+``backend`` and ``provider`` (one each per process); the one label that grows with the cluster is
+``kubevec_events_received_total{resource}``, at most one series per watched resource type and
+event type (3 x the number of CRD versions watched, plus the built-in kinds).
+"""
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+import importlib.metadata
+import time
+from collections.abc import AsyncIterator, Sequence
+from typing import Any, Final
+
+from prometheus_client import (
+    GC_COLLECTOR,
+    PLATFORM_COLLECTOR,
+    PROCESS_COLLECTOR,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    disable_created_metrics,
+    generate_latest,
+)
+
+from backends import CollectionInfo, Health, Hit, Record, StoredHashes, VectorStore
+from backends.base import DEFAULT_PAGE_SIZE, Distance
+from backends.filters import Filter
+from inference.documents import COLLECTIONS
 
 _LATENCY_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120)
+_STORE_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30)
+#: Every ``stage`` of ``kubevec_errors_total`` (a unit test checks the sources use no other).
+ERROR_STAGES: Final = (
+    "startup",
+    "store",
+    "store_record",
+    "embedder",
+    "inference",
+    "resync",
+    "forbidden",
+    "policy",
+    "cluster",
+    "discovery",
+)
+SKIP_REASONS: Final = ("unchanged", "vector_reused")
+STORE_OPERATIONS: Final = (
+    "ensure_collection",
+    "drop_collection",
+    "collection_info",
+    "upsert",
+    "delete",
+    "delete_where",
+    "get",
+    "count",
+    "iter_ids",
+    "iter_hashes",
+    "iter_records",
+    "search",
+    "keyword_search",
+    "health",
+)
+
+# The ``_created`` series double every counter and histogram and no alert or dashboard uses them.
+disable_created_metrics()  # type: ignore[no-untyped-call]
+
+
+def kubevec_version() -> str:
+    try:
+        return importlib.metadata.version("kubevec")
+    except importlib.metadata.PackageNotFoundError:  # run from a source tree without installing
+        return "unknown"
 
 
 class Metrics:
@@ -28,6 +97,22 @@ class Metrics:
         )
         self.embed_seconds = Histogram(
             "kubevec_embedding_duration_seconds", "Time to embed one batch", buckets=_LATENCY_BUCKETS, registry=r
+        )
+        self.build_info = Gauge(
+            "kubevec_build_info",
+            "Always 1: the running version, embedder, model, dimension and store backend",
+            ["version", "embedder", "model", "dimension", "backend"],
+            registry=r,
+        )
+        self.store_seconds = Histogram(
+            "kubevec_store_operation_duration_seconds",
+            "Time of one store operation (a whole listing for iter_*)",
+            ["backend", "operation"],
+            buckets=_STORE_BUCKETS,
+            registry=r,
+        )
+        self.store_errors = Counter(
+            "kubevec_store_operation_errors_total", "Store operations that failed", ["backend", "operation"], registry=r
         )
         self.event_to_store = Histogram(
             "kubevec_event_to_stored_seconds",
@@ -54,6 +139,153 @@ class Metrics:
             "1 when this replica syncs (always, without peering; the leading peer with it)",
             registry=r,
         )
+        for collector in (PROCESS_COLLECTOR, PLATFORM_COLLECTOR, GC_COLLECTOR):
+            r.register(collector)  # RSS, CPU, open fds, Python version, GC: the process's own health
+        for stage in ERROR_STAGES:
+            self.errors.labels(stage=stage)
+        for collection in COLLECTIONS:
+            for counter in (self.upserts, self.deletes, self.embeddings):
+                counter.labels(collection=collection)
+            for reason in SKIP_REASONS:
+                self.skipped.labels(collection=collection, reason=reason)
+
+    def describe_build(self, *, embedder: str, model: str, dimension: int, backend: str) -> None:
+        """Set ``kubevec_build_info`` (once per process) and start the store series at 0."""
+        self.build_info.labels(
+            version=kubevec_version(), embedder=embedder, model=model, dimension=str(dimension), backend=backend
+        ).set(1)
+        for operation in STORE_OPERATIONS:
+            self.store_errors.labels(backend=backend, operation=operation)
 
     def render(self) -> bytes:
         return generate_latest(self.registry)
+
+
+class InstrumentedStore:
+    """A :class:`VectorStore` that times every operation and counts failures, by backend and operation.
+
+    It wraps the store the controller uses, so backends stay free of Prometheus and the query side
+    (CLI, MCP) keeps its own plain store.
+    """
+
+    def __init__(self, store: VectorStore, *, metrics: Metrics) -> None:
+        self._store = store
+        self._seconds = metrics.store_seconds
+        self._errors = metrics.store_errors
+
+    @property
+    def backend(self) -> str:
+        return self._store.backend
+
+    @property
+    def location(self) -> str:
+        return self._store.location
+
+    @property
+    def wrapped(self) -> VectorStore:
+        return self._store
+
+    async def _timed(self, operation: str, call: Any) -> Any:
+        started = time.perf_counter()
+        try:
+            return await call
+        except Exception:
+            self._errors.labels(backend=self.backend, operation=operation).inc()
+            raise
+        finally:
+            self._seconds.labels(backend=self.backend, operation=operation).observe(time.perf_counter() - started)
+
+    async def _timed_iter(self, operation: str, items: AsyncIterator[Any]) -> AsyncIterator[Any]:
+        started = time.perf_counter()
+        try:
+            async for item in items:
+                yield item
+        except Exception:
+            self._errors.labels(backend=self.backend, operation=operation).inc()
+            raise
+        finally:
+            self._seconds.labels(backend=self.backend, operation=operation).observe(time.perf_counter() - started)
+
+    async def ensure_collection(
+        self,
+        name: str,
+        *,
+        dimension: int,
+        distance: Distance = "cosine",
+        embedder: str,
+        indexed: Sequence[str] = (),
+    ) -> None:
+        await self._timed(
+            "ensure_collection",
+            self._store.ensure_collection(
+                name, dimension=dimension, distance=distance, embedder=embedder, indexed=indexed
+            ),
+        )
+
+    async def drop_collection(self, name: str) -> None:
+        await self._timed("drop_collection", self._store.drop_collection(name))
+
+    async def collection_info(self, name: str) -> CollectionInfo | None:
+        info: CollectionInfo | None = await self._timed("collection_info", self._store.collection_info(name))
+        return info
+
+    async def upsert(self, name: str, records: Sequence[Record]) -> None:
+        await self._timed("upsert", self._store.upsert(name, records))
+
+    async def delete(self, name: str, ids: Sequence[str]) -> None:
+        await self._timed("delete", self._store.delete(name, ids))
+
+    async def delete_where(self, name: str, filter: Filter) -> None:
+        await self._timed("delete_where", self._store.delete_where(name, filter))
+
+    async def get(self, name: str, ids: Sequence[str], *, include_vectors: bool = False) -> list[Record]:
+        records: list[Record] = await self._timed("get", self._store.get(name, ids, include_vectors=include_vectors))
+        return records
+
+    async def count(self, name: str, filter: Filter | None = None) -> int:
+        count: int = await self._timed("count", self._store.count(name, filter))
+        return count
+
+    def iter_ids(
+        self, name: str, *, filter: Filter | None = None, page_size: int = DEFAULT_PAGE_SIZE
+    ) -> AsyncIterator[tuple[str, str]]:
+        return self._timed_iter("iter_ids", self._store.iter_ids(name, filter=filter, page_size=page_size))
+
+    def iter_hashes(
+        self, name: str, *, filter: Filter | None = None, page_size: int = DEFAULT_PAGE_SIZE
+    ) -> AsyncIterator[tuple[str, StoredHashes]]:
+        return self._timed_iter("iter_hashes", self._store.iter_hashes(name, filter=filter, page_size=page_size))
+
+    def iter_records(
+        self, name: str, *, filter: Filter | None = None, page_size: int = DEFAULT_PAGE_SIZE
+    ) -> AsyncIterator[Record]:
+        return self._timed_iter("iter_records", self._store.iter_records(name, filter=filter, page_size=page_size))
+
+    async def search(
+        self,
+        name: str,
+        *,
+        vector: Sequence[float],
+        k: int,
+        filter: Filter | None = None,
+        text_contains: str | None = None,
+    ) -> list[Hit]:
+        hits: list[Hit] = await self._timed(
+            "search", self._store.search(name, vector=vector, k=k, filter=filter, text_contains=text_contains)
+        )
+        return hits
+
+    async def keyword_search(self, name: str, *, text: str, filter: Filter | None = None, k: int) -> list[Hit]:
+        hits: list[Hit] = await self._timed(
+            "keyword_search", self._store.keyword_search(name, text=text, filter=filter, k=k)
+        )
+        return hits
+
+    async def health(self) -> Health:
+        health: Health = await self._timed("health", self._store.health())
+        if not health.ok:
+            self._errors.labels(backend=self.backend, operation="health").inc()
+        return health
+
+    async def close(self) -> None:
+        await self._store.close()
