@@ -355,3 +355,65 @@ def test_chart_readme_is_generated_and_documents_every_value() -> None:
         documented = [".".join(parts[:i]) for i in range(len(parts), 0, -1) if ".".join(parts[:i]) in rows]
         assert documented, f"{leaf} is not in the chart README: give it a `# --` comment in values.yaml"
         assert rows[documented[0]], f"{documented[0]} has no description"
+
+
+def exported_metric_names() -> set[str]:
+    """Every series name the controller's registry can export (counters with _total, histogram parts)."""
+    from controller.metrics import Metrics
+
+    metrics = Metrics()
+    metrics.describe_build(embedder="local", model="m", dimension=8, backend="chroma")
+    names: set[str] = set()
+    for family in metrics.registry.collect():
+        if family.type == "counter":
+            names.add(f"{family.name}_total")
+        elif family.type == "histogram":
+            names.update(f"{family.name}{suffix}" for suffix in ("_bucket", "_sum", "_count"))
+        else:
+            names.add(family.name)
+    return names
+
+
+def promql_metric_names(expr: str) -> set[str]:
+    """The metric names an expression selects, from a real PromQL parser (so a typo'd expression fails too)."""
+    import promql_parser
+
+    found: set[str] = set()
+
+    def walk(node: object) -> None:
+        if isinstance(node, promql_parser.VectorSelector):
+            assert node.name, f"selector without a metric name in {expr!r}"
+            found.add(node.name)
+            return
+        for attribute in ("lhs", "rhs", "expr", "param", "vector_selector"):
+            child = getattr(node, attribute, None)
+            if child is not None and not isinstance(child, str | int | float):
+                walk(child)
+        for child in getattr(node, "args", None) or []:
+            walk(child)
+
+    walk(promql_parser.parse(expr))
+    return found
+
+
+def test_alerts_and_dashboard_name_only_metrics_the_controller_exports(helm: str) -> None:
+    docs = render(helm, "--set", "metrics.prometheusRule.enabled=true", "--set", "metrics.dashboard.enabled=true")
+    (rule,) = [d for d in docs if d["kind"] == "PrometheusRule"]
+    (dashboard_cm,) = [d for d in docs if d["kind"] == "ConfigMap" and d["metadata"]["name"].endswith("-dashboard")]
+    alerts = rule["spec"]["groups"][0]["rules"]
+    assert {a["alert"] for a in alerts} >= {
+        "KubevecDegraded",
+        "KubevecResyncStale",
+        "KubevecNotExactlyOneActive",
+        "KubevecQueueGrowing",
+        "KubevecEmbeddingErrors",
+    }
+    dashboard = json.loads(dashboard_cm["data"]["kubevec.json"])
+    exprs = [a["expr"] for a in alerts] + [t["expr"] for p in dashboard["panels"] for t in p["targets"]]
+    exported = exported_metric_names()
+    for expr in exprs:
+        names = promql_metric_names(expr.replace("$job", ".*"))
+        assert names, expr
+        assert names <= exported, f"{expr!r} names {names - exported}, which the controller does not export"
+    assert promql_metric_names("rate(kubevec_not_a_metric_total[5m]) > 0") == {"kubevec_not_a_metric_total"}
+    assert 'job="kv-kubevec-metrics", namespace="kubevec"' in alerts[0]["expr"]  # this release's scrape job only
