@@ -111,7 +111,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     from controller.logs import install
 
-    install(level=settings.log_level)
+    install(level=settings.log_level, format=settings.log_format)
     try:
         if args.command == "run":
             return run(args, settings)

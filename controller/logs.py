@@ -1,5 +1,9 @@
 """Log hygiene: identical warnings and errors once per interval, with a count of what was held back.
 
+Output is text lines or, with ``KUBEVEC_LOG_FORMAT=json``, one JSON object per line (``time``,
+``level``, ``logger``, ``message``, and kopf's ``k8s_ref`` for lines about one object). kopf's
+"Handler ... succeeded." line for every event (20 a second under churn) is DEBUG, not INFO.
+
 While the API server is down, kopf retries every watch and logs each attempt; the resync, the
 probe and urllib3 add their own lines. A :class:`RepeatFilter` on the output handler lets the first
 line of a kind through, holds back repeats for ``interval`` seconds, and then lets one through
@@ -85,11 +89,46 @@ class WatchRestartFilter(logging.Filter):
         return record.levelno >= self.level
 
 
-def install(*, level: str, interval: float = DEFAULT_INTERVAL) -> None:
+class HandlerSuccessFilter(logging.Filter):
+    """kopf's per-event "Handler 'observe_instance' succeeded." lines, from INFO down to DEBUG.
+
+    Every watch event runs our handlers, so at INFO they are one line per event: noise that hides
+    what matters. Failures keep their level.
+    """
+
+    def __init__(self, *, level: int) -> None:
+        super().__init__()
+        self.level = level
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno == logging.INFO and record.getMessage().endswith(" succeeded."):
+            record.levelno, record.levelname = logging.DEBUG, "DEBUG"
+        return record.levelno >= self.level
+
+
+TEXT_FORMAT: Final = "%(asctime)s %(levelname)s %(name)s %(message)s"
+
+
+def formatter(format: str) -> logging.Formatter:
+    """Text lines, or JSON objects by python-json-logger (already kopf's own dependency)."""
+    if format == "json":
+        from pythonjsonlogger.json import JsonFormatter
+
+        return JsonFormatter(
+            TEXT_FORMAT, rename_fields={"asctime": "time", "levelname": "level", "name": "logger"}, timestamp=False
+        )
+    return logging.Formatter(TEXT_FORMAT)
+
+
+def install(*, level: str, format: str = "text", interval: float = DEFAULT_INTERVAL) -> None:
     """Root logging for the CLI: one stream handler with the repeat filter, noisy libraries quieted."""
-    logging.basicConfig(level=level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    logging.basicConfig(level=level.upper(), format=TEXT_FORMAT)
     for handler in logging.getLogger().handlers:
+        handler.setFormatter(formatter(format))
         handler.addFilter(RepeatFilter(interval=interval))
+    objects = logging.getLogger("kopf.objects")
+    objects.setLevel(logging.DEBUG)  # the filter decides: success lines count as DEBUG
+    objects.addFilter(HandlerSuccessFilter(level=logging.getLogger().getEffectiveLevel()))
     watching = logging.getLogger("kopf._cogs.clients.watching")
     watching.setLevel(logging.DEBUG)  # the filter below lets only its 410 lines (as INFO) and >= level through
     watching.addFilter(WatchRestartFilter(level=logging.getLogger().getEffectiveLevel(), interval=interval))

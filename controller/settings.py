@@ -6,6 +6,7 @@ Loaded once at start-up (``Settings()``) and passed down; nothing else reads the
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -62,6 +63,9 @@ class Settings(BaseSettings):
     peering_priority: int | None = Field(default=None, description="this replica's peering priority (default: random)")
     peering_lifetime_seconds: int = Field(default=60, ge=5, description="how long a silent peer counts as alive")
     log_level: str = Field(default="INFO")
+    log_format: Literal["text", "json"] = Field(
+        default="text", description="text lines, or one JSON object per line (time, level, logger, message)"
+    )
     mcp_token: SecretStr | None = Field(
         default=None, description="bearer token required by the MCP server over HTTP (`kubevec mcp`, `kubevec run`)"
     )

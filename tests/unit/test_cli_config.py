@@ -27,3 +27,9 @@ def test_each_bad_field_is_named_as_its_variable(
     monkeypatch.setenv("KUBEVEC_SYNC__BATCH_SIZE", "many")
     assert main(["search", "postgres"]) == 2
     assert "KUBEVEC_SYNC__BATCH_SIZE: Input should be a valid integer" in capsys.readouterr().err
+
+
+def test_an_unknown_log_format_is_named(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("KUBEVEC_LOG_FORMAT", "yaml")
+    assert main(["search", "postgres"]) == 2
+    assert "KUBEVEC_LOG_FORMAT: Input should be 'text' or 'json'" in capsys.readouterr().err
