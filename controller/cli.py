@@ -9,7 +9,7 @@ import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -64,6 +64,19 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--mmr", action="store_true", help="diversify results (maximal marginal relevance)")
     search.add_argument("--min-score", type=float)
     search.add_argument("--json", action="store_true", help="print JSON (id, score, label, metadata, text) only")
+
+    get = sub.add_parser("get", help="print one stored document (text and metadata) by its id")
+    get.add_argument("id", help="a document id, as search prints it")
+    get.add_argument(
+        "--collection", choices=COLLECTIONS, default=None, help="where to look (default: both, instances first)"
+    )
+    get.add_argument("-o", "--output", choices=["text", "json", "yaml"], default="text", help="output format")
+
+    facets = sub.add_parser("facets", help="distinct values of a metadata field with their counts")
+    facets.add_argument("field", help="kind, group, namespace, labels, scope, capabilities, providers ...")
+    facets.add_argument("--collection", choices=COLLECTIONS, default="instances", help="which collection")
+    facets.add_argument("--limit", type=int, default=100, help="most frequent values to print (default 100)")
+    facets.add_argument("-o", "--output", choices=["text", "json", "yaml"], default="text", help="output format")
 
     mcp = sub.add_parser("mcp", help="serve the search tools over the Model Context Protocol")
     mcp.add_argument("--transport", choices=["stdio", "http"], default="stdio")
@@ -123,6 +136,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return asyncio.run(search_command(args, settings))
         if args.command == "mcp":
             return mcp_command(args, settings)
+        if args.command == "get":
+            return asyncio.run(get_command(args, settings))
+        if args.command == "facets":
+            return asyncio.run(facets_command(args, settings))
     except CommandError as exc:
         print(f"kubevec {args.command}: {exc}", file=sys.stderr)
         return 1
@@ -225,6 +242,73 @@ async def search_command(args: argparse.Namespace, settings: Settings) -> int:
         await store.close()
     print(as_json(results) if args.json else compact(results))
     return 0
+
+
+async def get_command(args: argparse.Namespace, settings: Settings) -> int:
+    """One document by id, from the collection named or from both (the id says which, but not always to us)."""
+    from backends import BackendError
+    from query.search import SearchError, SearchService
+
+    store = _open_store(settings, existing=True)
+    service = SearchService(store=store, embedder=None, collections={c: settings.collection(c) for c in COLLECTIONS})
+    try:
+        for collection in [args.collection] if args.collection else ["instances", "capabilities"]:
+            try:
+                result = await service.get_document(collection, args.id)
+            except BackendError as exc:
+                if args.collection or "does not exist" not in str(exc):
+                    raise
+                continue  # a store indexed by `kubevec index crds` has no instances collection
+            if result is not None:
+                document = {"id": result.id, "collection": collection, "metadata": dict(result.metadata)}
+                _print(args.output, {**document, "text": result.text}, text=_document_text(document, result.text))
+                return 0
+    except (SearchError, BackendError) as exc:
+        raise CommandError(str(exc).splitlines()[0]) from exc
+    finally:
+        await store.close()
+    where = args.collection or "instances or capabilities"
+    raise CommandError(f"no document {args.id!r} in {where}; ids are what `kubevec search` prints")
+
+
+async def facets_command(args: argparse.Namespace, settings: Settings) -> int:
+    from backends import BackendError
+    from query.search import SearchError, SearchService
+
+    if args.limit < 1:
+        raise CommandError(f"--limit must be at least 1, got {args.limit}")
+    store = _open_store(settings, existing=True)
+    service = SearchService(store=store, embedder=None, collections={c: settings.collection(c) for c in COLLECTIONS})
+    try:
+        counts = await service.facets(args.collection, args.field, limit=args.limit)
+    except (SearchError, BackendError) as exc:
+        raise CommandError(str(exc).splitlines()[0]) from exc
+    finally:
+        await store.close()
+    width = max((len(str(n)) for n in counts.values()), default=1)
+    lines = [f"{count:>{width}}  {value}" for value, count in counts.items()]
+    _print(args.output, counts, text="\n".join(lines) if lines else f"(no document has a {args.field!r} field)")
+    return 0
+
+
+def _document_text(document: dict[str, Any], text: str) -> str:
+    lines = [f"id: {document['id']}", f"collection: {document['collection']}"]
+    lines += [
+        f"{key}: {', '.join(map(str, value)) if isinstance(value, list) else value}"
+        for key, value in sorted(document["metadata"].items())
+    ]
+    return "\n".join([*lines, "", text])
+
+
+def _print(output: str, data: Any, *, text: str) -> None:
+    if output == "json":
+        print(json.dumps(data, indent=2, sort_keys=True))
+    elif output == "yaml":
+        import yaml
+
+        print(yaml.safe_dump(data, sort_keys=True, allow_unicode=True), end="")
+    else:
+        print(text)
 
 
 def mcp_command(args: argparse.Namespace, settings: Settings) -> int:

@@ -76,3 +76,37 @@ def test_a_filter_nested_1000_deep_is_one_line(tmp_path: Path) -> None:
     result = kubevec("search", "--keyword", "x", "--filter", deep, env=env)
     assert result.returncode == 1
     assert result.stderr.strip() == "kubevec search: --filter: Filter is nested deeper than 8 levels"
+
+
+def test_get_and_facets(tmp_path: Path) -> None:
+    env = {**os.environ, "KUBEVEC_STORE__PATH": str(tmp_path / "store"), "KUBEVEC_LOG_LEVEL": "WARNING"}
+    assert kubevec("index", "crds", str(SAMPLE_CRDS), env=env).returncode == 0
+    crd = "backupschedules.backup.samples.kubevec.io"
+    # Only capabilities exist in this store: get looks in both and says where it found the id.
+    text = kubevec("get", crd, env=env)
+    assert text.returncode == 0, text.stderr
+    assert text.stdout.startswith(f"id: {crd}\ncollection: capabilities\n")
+    assert "capabilities: backup and restore, " in text.stdout
+    document = json.loads(kubevec("get", crd, "-o", "json", env=env).stdout)
+    assert (document["id"], document["collection"], document["metadata"]["kind"]) == (
+        crd,
+        "capabilities",
+        "BackupSchedule",
+    )
+    assert "cron schedule" in document["text"]
+    missing = kubevec("get", "no/such/id", env=env)
+    assert (missing.returncode, missing.stdout) == (1, "")
+    assert "no document 'no/such/id' in instances or capabilities" in missing.stderr
+    facets = kubevec("facets", "group", "--collection", "capabilities", "-o", "json", env=env)
+    assert json.loads(facets.stdout) == {
+        "databases.samples.kubevec.io": 2,
+        "pki.samples.kubevec.io": 2,
+        "autoscaling.samples.kubevec.io": 1,
+        "backup.samples.kubevec.io": 1,
+        "messaging.samples.kubevec.io": 1,
+    }
+    lines = kubevec("facets", "group", "--collection", "capabilities", "--limit", "1", env=env).stdout.splitlines()
+    assert lines == ["2  databases.samples.kubevec.io"]
+    no_instances = kubevec("facets", "kind", env=env)
+    assert no_instances.returncode == 1
+    assert "does not exist" in no_instances.stderr
