@@ -46,23 +46,25 @@ def build_parser() -> argparse.ArgumentParser:
     index = sub.add_parser("index", help="index resources without a cluster")
     index_sub = index.add_subparsers(dest="what", required=True)
     crds = index_sub.add_parser("crds", help="describe, embed and store CRD YAML files or folders")
-    crds.add_argument("paths", nargs="+", type=Path)
+    crds.add_argument("paths", nargs="+", type=Path, help="CRD YAML files or folders (multi-document OK)")
 
     search = sub.add_parser("search", help="search the capabilities or instances collection")
     search.add_argument(
         "query", nargs="?", default=None, help="natural-language question (optional with --keyword/--filter)"
     )
-    search.add_argument("--collection", choices=COLLECTIONS, default="capabilities")
-    search.add_argument("--kind")
-    search.add_argument("--group")
-    search.add_argument("--namespace")
+    search.add_argument(
+        "--collection", choices=COLLECTIONS, default="capabilities", help="resource types (default) or live objects"
+    )
+    search.add_argument("--kind", help="only this kind, e.g. Certificate")
+    search.add_argument("--group", help="only this API group, e.g. cert-manager.io")
+    search.add_argument("--namespace", help="only objects in this namespace (instances)")
     search.add_argument("--label", action="append", default=[], help="k=v, repeatable (all must match)")
     search.add_argument("--filter", help='portable filter JSON, e.g. \'{"kind": "Deployment"}\'')
     search.add_argument("--keyword", help="words the documents must contain (alone: keyword search, no embedding)")
     search.add_argument("-k", type=int, default=5, help=f"how many results (1-{MAX_K})")
     search.add_argument("--no-hybrid", action="store_true", help="dense only, no BM25 fusion")
     search.add_argument("--mmr", action="store_true", help="diversify results (maximal marginal relevance)")
-    search.add_argument("--min-score", type=float)
+    search.add_argument("--min-score", type=float, help="drop results scoring below this (0-1)")
     search.add_argument("--json", action="store_true", help="print JSON (id, score, label, metadata, text) only")
 
     get = sub.add_parser("get", help="print one stored document (text and metadata) by its id")
@@ -79,9 +81,11 @@ def build_parser() -> argparse.ArgumentParser:
     facets.add_argument("-o", "--output", choices=["text", "json", "yaml"], default="text", help="output format")
 
     mcp = sub.add_parser("mcp", help="serve the search tools over the Model Context Protocol")
-    mcp.add_argument("--transport", choices=["stdio", "http"], default="stdio")
-    mcp.add_argument("--host", default="127.0.0.1")
-    mcp.add_argument("--port", type=int, default=8765)
+    mcp.add_argument(
+        "--transport", choices=["stdio", "http"], default="stdio", help="stdio (default) or streamable HTTP at /mcp"
+    )
+    mcp.add_argument("--host", default="127.0.0.1", help="HTTP bind address (default loopback)")
+    mcp.add_argument("--port", type=int, default=8765, help="HTTP port (default 8765)")
     mcp.add_argument(
         "--allowed-host",
         action="append",

@@ -33,3 +33,22 @@ def test_an_unknown_log_format_is_named(monkeypatch: pytest.MonkeyPatch, capsys:
     monkeypatch.setenv("KUBEVEC_LOG_FORMAT", "yaml")
     assert main(["search", "postgres"]) == 2
     assert "KUBEVEC_LOG_FORMAT: Input should be 'text' or 'json'" in capsys.readouterr().err
+
+
+def test_every_flag_and_argument_has_help_text() -> None:
+    import argparse
+
+    from controller.cli import build_parser
+
+    missing: list[str] = []
+
+    def walk(parser: argparse.ArgumentParser, path: str) -> None:
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in action.choices.items():
+                    walk(sub, f"{path} {name}")
+            elif not action.help and not isinstance(action, argparse._HelpAction):
+                missing.append(f"{path} {'/'.join(action.option_strings) or action.dest}")
+
+    walk(build_parser(), "kubevec")
+    assert not missing
