@@ -15,6 +15,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
+from collections.abc import Iterator
+from typing import Any
 
 from backends import VectorStore
 from backends.factory import open_store
@@ -34,7 +37,7 @@ from inference.documents import COLLECTIONS
 from inference.embedders.base import Embedder
 from inference.llm import LLMDescriber
 from query.mcp_server import EmbeddedHttpServer, http_app
-from query.search import SearchService
+from query.search import Result, SearchRequest, SearchService
 
 logger = logging.getLogger(__name__)
 
@@ -74,6 +77,7 @@ class App:
         )
         self.engine.set_active(self.active)
         self.llm = _llm(settings)
+        self.metrics.watch_counts(embedder=self.embedder, llm=self.llm)
         self.documents = DocumentBuilder(cluster=settings.cluster_name, metrics=self.metrics)
         self.events = EventRouter(
             cluster=settings.cluster_name,
@@ -104,7 +108,7 @@ class App:
             interval=settings.sync.cluster_probe_seconds,
             on_recovered=self.request_resync,
         )
-        self.mcp = _mcp_server(settings, store=self.store, embedder=self.embedder)
+        self.mcp = _mcp_server(settings, store=self.store, embedder=self.embedder, metrics=self.metrics)
         self.last_resync_error: str | None = None
         self._resync_now = asyncio.Event()
         self._resync_lock = asyncio.Lock()
@@ -253,15 +257,48 @@ def _llm(settings: Settings) -> LLMDescriber | None:
     )
 
 
-def _mcp_server(settings: Settings, *, store: VectorStore, embedder: Embedder) -> EmbeddedHttpServer | None:
+class InstrumentedSearch(SearchService):
+    """The search service behind the controller's MCP tools, timed and counted by tool."""
+
+    def __init__(self, *, metrics: Metrics, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._metrics = metrics
+
+    @contextlib.contextmanager
+    def _measured(self, tool: str) -> Iterator[None]:
+        started = time.perf_counter()
+        try:
+            yield
+        except Exception:
+            self._metrics.search_errors.labels(tool=tool).inc()
+            raise
+        finally:
+            self._metrics.search_seconds.labels(tool=tool).observe(time.perf_counter() - started)
+
+    async def search(self, request: SearchRequest) -> list[Result]:
+        with self._measured("vector_search"):
+            return await super().search(request)
+
+    async def get_document(self, collection: str, id: str) -> Result | None:
+        with self._measured("get_document"):
+            return await super().get_document(collection, id)
+
+    async def facets(self, collection: str, field: str, *, limit: int = 100) -> dict[str, int]:
+        with self._measured("list_facets"):
+            return await super().facets(collection, field, limit=limit)
+
+
+def _mcp_server(
+    settings: Settings, *, store: VectorStore, embedder: Embedder, metrics: Metrics
+) -> EmbeddedHttpServer | None:
     """The agents' MCP endpoint inside the controller (``KUBEVEC_MCP_PORT``), over the same store.
 
     Raises :class:`UnsafeBind` for a public bind without a token, before anything starts.
     """
     if not settings.mcp_port:
         return None
-    service = SearchService(
-        store=store, embedder=embedder, collections={c: settings.collection(c) for c in COLLECTIONS}
+    service = InstrumentedSearch(
+        metrics=metrics, store=store, embedder=embedder, collections={c: settings.collection(c) for c in COLLECTIONS}
     )
     app = http_app(
         service,

@@ -303,6 +303,8 @@ class SyncEngine:
     def _set_degraded(self, exc: Exception, *, stage: str | None = None) -> None:
         stage = stage or ("store" if isinstance(exc, BackendError) else "embedder")
         self.metrics.errors.labels(stage=stage).inc()
+        if stage == "embedder":
+            self.metrics.embed_errors.labels(provider=self.metrics.provider).inc()
         self.metrics.degraded.set(1)
         message = f"{type(exc).__name__}: {exc}"
         if not self._degraded or message != self._last_error:
@@ -371,7 +373,7 @@ class SyncEngine:
             unique_texts = list(dict.fromkeys(d.text for d in to_embed))
             started = time.perf_counter()
             embedded = await self.embedder.embed_documents(unique_texts)
-            self.metrics.embed_seconds.observe(time.perf_counter() - started)
+            self.metrics.embed_seconds.labels(provider=self.metrics.provider).observe(time.perf_counter() - started)
             self.metrics.embeddings.labels(collection=collection).inc(len(unique_texts))
             by_text = dict(zip(unique_texts, embedded, strict=True))
             vectors.update({d.id: by_text[d.text] for d in to_embed})

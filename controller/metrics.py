@@ -26,6 +26,8 @@ from prometheus_client import (
     disable_created_metrics,
     generate_latest,
 )
+from prometheus_client.core import CounterMetricFamily
+from prometheus_client.registry import Collector
 
 from backends import CollectionInfo, Health, Hit, Record, StoredHashes, VectorStore
 from backends.base import DEFAULT_PAGE_SIZE, Distance
@@ -48,6 +50,7 @@ ERROR_STAGES: Final = (
     "discovery",
 )
 SKIP_REASONS: Final = ("unchanged", "vector_reused")
+MCP_TOOLS: Final = ("vector_search", "get_document", "list_facets")
 STORE_OPERATIONS: Final = (
     "ensure_collection",
     "drop_collection",
@@ -95,8 +98,26 @@ class Metrics:
             ["collection", "reason"],
             registry=r,
         )
+        self.provider = "unknown"  # the embedder's provider, set by describe_build
         self.embed_seconds = Histogram(
-            "kubevec_embedding_duration_seconds", "Time to embed one batch", buckets=_LATENCY_BUCKETS, registry=r
+            "kubevec_embedding_duration_seconds",
+            "Time to embed one batch",
+            ["provider"],
+            buckets=_LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.embed_errors = Counter(
+            "kubevec_embedding_errors_total", "Embedding calls that failed (after retries)", ["provider"], registry=r
+        )
+        self.search_seconds = Histogram(
+            "kubevec_mcp_request_duration_seconds",
+            "Time to answer one MCP tool call served by the controller",
+            ["tool"],
+            buckets=_STORE_BUCKETS,
+            registry=r,
+        )
+        self.search_errors = Counter(
+            "kubevec_mcp_request_errors_total", "MCP tool calls that failed, by tool", ["tool"], registry=r
         )
         self.build_info = Gauge(
             "kubevec_build_info",
@@ -143,6 +164,8 @@ class Metrics:
             r.register(collector)  # RSS, CPU, open fds, Python version, GC: the process's own health
         for stage in ERROR_STAGES:
             self.errors.labels(stage=stage)
+        for tool in MCP_TOOLS:
+            self.search_errors.labels(tool=tool)
         for collection in COLLECTIONS:
             for counter in (self.upserts, self.deletes, self.embeddings):
                 counter.labels(collection=collection)
@@ -154,8 +177,14 @@ class Metrics:
         self.build_info.labels(
             version=kubevec_version(), embedder=embedder, model=model, dimension=str(dimension), backend=backend
         ).set(1)
+        self.provider = embedder
+        self.embed_errors.labels(provider=embedder)
         for operation in STORE_OPERATIONS:
             self.store_errors.labels(backend=backend, operation=operation)
+
+    def watch_counts(self, *, embedder: object, llm: object | None) -> None:
+        """Export the retry and LLM counts the inference objects keep (they know nothing of Prometheus)."""
+        self.registry.register(_InferenceCounts(embedder=embedder, llm=llm, provider=self.provider))
 
     def render(self) -> bytes:
         return generate_latest(self.registry)
@@ -289,3 +318,25 @@ class InstrumentedStore:
 
     async def close(self) -> None:
         await self._store.close()
+
+
+class _InferenceCounts(Collector):
+    """``kubevec_embedding_retries_total{provider}`` and the LLM describer's request, cache-hit and failure counts."""
+
+    def __init__(self, *, embedder: object, llm: object | None, provider: str) -> None:
+        self._embedder = embedder
+        self._llm = llm
+        self._provider = provider
+
+    def collect(self) -> Any:
+        retries = CounterMetricFamily(
+            "kubevec_embedding_retries", "Embedding calls retried (rate limits, 5xx, timeouts)", labels=["provider"]
+        )
+        retries.add_metric([self._provider], float(getattr(self._embedder, "retries", 0)))
+        yield retries
+        for name, attribute, help in (
+            ("kubevec_llm_requests", "requests_made", "Requests sent to the LLM describer's API"),
+            ("kubevec_llm_cache_hits", "cache_hits", "Capability texts refined from the LLM answer cache"),
+            ("kubevec_llm_failures", "failures", "LLM refinements that failed (the schema text is kept)"),
+        ):
+            yield CounterMetricFamily(name, help, value=float(getattr(self._llm, attribute, 0)) if self._llm else 0.0)

@@ -78,6 +78,8 @@ class LLMDescriber:
         self._lock = asyncio.Lock()
         self._client = httpx.AsyncClient(timeout=timeout, transport=transport)
         self.requests_made = 0
+        self.cache_hits = 0
+        self.failures = 0
 
     async def close(self) -> None:
         await self._client.aclose()
@@ -86,9 +88,12 @@ class LLMDescriber:
         prompt = _prompt(doc)
         key = hashlib.sha256(json.dumps([PROMPT_VERSION, self._provider, self._model, prompt]).encode()).hexdigest()
         cached = self._read_cache(key)
+        if cached is not None:
+            self.cache_hits += 1
         try:
             refinement = cached or await self._ask(prompt)
         except (LLMError, httpx.HTTPError, ValidationError, ValueError) as exc:
+            self.failures += 1
             logger.warning("Fell back to the schema description resource=%s error=%s", doc.id, exc)
             return doc
         if cached is None:

@@ -76,6 +76,8 @@ class VoyageEmbedder:
         self._output_dimension = dimension  # only sent when asked for: the model's default otherwise
         self._batch_size = max(1, min(batch_size, MAX_TEXTS_PER_REQUEST))
         self._max_attempts = max(1, max_attempts)
+        #: Calls retried so far (the controller exports it as kubevec_embedding_retries_total).
+        self.retries = 0
         self._max_backoff = max_backoff
         self._backoff = wait_exponential_jitter(multiplier=0.5, max=max_backoff)
         self._client = AsyncClient(api_key=api_key, max_retries=0, timeout=timeout, base_url=base_url)
@@ -116,6 +118,7 @@ class VoyageEmbedder:
             stop=stop_after_attempt(self._max_attempts),
             wait=self._wait,
             retry=retry_if_exception(lambda exc: isinstance(exc, _Retryable)),
+            before_sleep=self._count_retry,
             reraise=True,
         )
         try:
@@ -127,6 +130,9 @@ class VoyageEmbedder:
                 f"Voyage did not answer after {self._max_attempts} attempts (model={self._model}): {exc.cause}"
             ) from exc.cause
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _count_retry(self, state: RetryCallState) -> None:
+        self.retries += 1
 
     async def _call(self, texts: list[str], *, input_type: str) -> list[list[float]]:
         try:

@@ -42,6 +42,7 @@ async def test_server_errors_are_retried_then_succeed() -> None:
         embedder = VoyageEmbedder(api_key="k", base_url=fake.url, max_backoff=0.01)
         assert len(await embedder.embed_documents(["a", "b"])) == 2
     assert len(fake.requests) == 4
+    assert embedder.retries == 3  # exported as kubevec_embedding_retries_total
 
 
 async def test_persistent_failure_is_unavailable_after_max_attempts() -> None:

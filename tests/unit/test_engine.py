@@ -160,6 +160,7 @@ async def test_embedder_outage_is_retried() -> None:
     engine.submit(doc("a"))
     assert not await engine.flush()
     assert engine.pending("instances", "c/ns/core/v1/ConfigMap/a")
+    assert engine.metrics.embed_errors.labels(provider=engine.metrics.provider)._value.get() == 1
     embedder.failing = False
     assert await engine.flush()
     assert await stored(store) == {"c/ns/core/v1/ConfigMap/a": doc("a").content_hash}

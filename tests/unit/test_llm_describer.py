@@ -81,10 +81,13 @@ async def test_anthropic_answer_refines_and_is_cached(tmp_path: Path, certificat
         seen.append({"body": json.loads(request.content), "key": request.headers.get("x-api-key")})
         return httpx.Response(200, json={"content": [{"type": "text", "text": "Here:\n" + json.dumps(ANSWER)}]})
 
+    counts = []
     for _ in range(2):  # a second describer instance reads the disk cache
         llm = describer(tmp_path, handler, model="claude-x")
         refined = await llm.refine(certificate)
         await llm.close()
+        counts.append((llm.requests_made, llm.cache_hits, llm.failures))
+    assert counts == [(1, 0, 0), (0, 1, 0)]  # exported as kubevec_llm_requests_total / _cache_hits_total
     assert len(seen) == 1
     assert seen[0]["key"] == "k"
     assert seen[0]["body"]["model"] == "claude-x"

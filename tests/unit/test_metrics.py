@@ -82,3 +82,41 @@ async def test_the_instrumented_store_times_operations_and_counts_failures() -> 
     )
     assert got[("kubevec_store_operation_errors_total", (("backend", "memory"), ("operation", "count")))] == 1.0
     assert got[("kubevec_store_operation_errors_total", key)] == 0.0
+
+
+def test_embedder_retries_and_llm_counts_are_exported_by_provider() -> None:
+    import types
+
+    metrics = Metrics()
+    metrics.describe_build(embedder="voyage", model="voyage-4", dimension=1024, backend="qdrant")
+    metrics.watch_counts(
+        embedder=types.SimpleNamespace(retries=3),
+        llm=types.SimpleNamespace(requests_made=2, cache_hits=5, failures=1),
+    )
+    got = samples(metrics)
+    assert got[("kubevec_embedding_retries_total", (("provider", "voyage"),))] == 3.0
+    assert got[("kubevec_embedding_errors_total", (("provider", "voyage"),))] == 0.0
+    assert got[("kubevec_llm_requests_total", ())] == 2.0
+    assert got[("kubevec_llm_cache_hits_total", ())] == 5.0
+    assert got[("kubevec_llm_failures_total", ())] == 1.0
+    for tool in ("vector_search", "get_document", "list_facets"):
+        assert got[("kubevec_mcp_request_errors_total", (("tool", tool),))] == 0.0
+
+
+async def test_mcp_tools_served_by_the_controller_are_timed_and_counted() -> None:
+    from controller.app import InstrumentedSearch
+
+    metrics = Metrics()
+    store = MemoryStore()
+    await store.ensure_collection("instances", dimension=2, embedder="m")
+    await store.upsert("instances", [Record(id="a", vector=[1.0, 0.0], text="t", metadata={"content_hash": "h"})])
+    service = InstrumentedSearch(
+        metrics=metrics, store=store, embedder=None, collections={"instances": "instances", "capabilities": "caps"}
+    )
+    assert (await service.get_document("instances", "a")) is not None
+    with pytest.raises(BackendError):
+        await service.facets("capabilities", "kind")  # that collection was never created
+    got = samples(metrics)
+    assert got[("kubevec_mcp_request_duration_seconds_count", (("tool", "get_document"),))] == 1.0
+    assert got[("kubevec_mcp_request_errors_total", (("tool", "list_facets"),))] == 1.0
+    assert got[("kubevec_mcp_request_errors_total", (("tool", "get_document"),))] == 0.0
