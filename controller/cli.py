@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import json
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -66,6 +67,11 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--mmr", action="store_true", help="diversify results (maximal marginal relevance)")
     search.add_argument("--min-score", type=float, help="drop results scoring below this (0-1)")
     search.add_argument("--json", action="store_true", help="print JSON (id, score, label, metadata, text) only")
+
+    status = sub.add_parser(
+        "status", help="store, embedder, document counts per collection and kind, SyncPolicy status"
+    )
+    status.add_argument("-o", "--output", choices=["text", "json", "yaml"], default="text", help="output format")
 
     get = sub.add_parser("get", help="print one stored document (text and metadata) by its id")
     get.add_argument("id", help="a document id, as search prints it")
@@ -140,6 +146,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return asyncio.run(search_command(args, settings))
         if args.command == "mcp":
             return mcp_command(args, settings)
+        if args.command == "status":
+            return asyncio.run(status_command(args, settings))
         if args.command == "get":
             return asyncio.run(get_command(args, settings))
         if args.command == "facets":
@@ -149,6 +157,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # `kubevec ... | head`: the reader is gone, which is not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     raise AssertionError(f"unhandled command {args.command}")  # pragma: no cover
 
 
@@ -293,6 +304,112 @@ async def facets_command(args: argparse.Namespace, settings: Settings) -> int:
     lines = [f"{count:>{width}}  {value}" for value, count in counts.items()]
     _print(args.output, counts, text="\n".join(lines) if lines else f"(no document has a {args.field!r} field)")
     return 0
+
+
+async def status_command(args: argparse.Namespace, settings: Settings) -> int:
+    """What an operator checks first: is the store there and healthy, built with which model, how full, in sync?"""
+    from backends import BackendError
+    from query.search import SearchService
+
+    store = _open_store(settings, existing=True)
+    service = SearchService(store=store, embedder=None, collections={c: settings.collection(c) for c in COLLECTIONS})
+    report: dict[str, Any] = {}
+    try:
+        health = await store.health()
+        report["store"] = {"backend": store.backend, "location": store.location, "healthy": health.ok}
+        if not health.ok:
+            report["store"]["error"] = health.detail.splitlines()[0]
+        report["embedder"] = {"provider": settings.embedder.provider, "model": _configured_model(settings)}
+        report["collections"] = {}
+        for collection in COLLECTIONS if health.ok else ():
+            name = settings.collection(collection)
+            info = await store.collection_info(name)
+            if info is None:
+                report["collections"][collection] = {"name": name, "exists": False}
+                continue
+            kinds = await service.facets(collection, "kind", limit=1000)
+            report["collections"][collection] = {
+                "name": name,
+                "exists": True,
+                "documents": await store.count(name),
+                "embedder": info.embedder,
+                "dimension": info.dimension,
+                "kinds": kinds,
+            }
+    except BackendError as exc:
+        raise CommandError(str(exc).splitlines()[0]) from exc
+    finally:
+        await store.close()
+    report["cluster"] = await _sync_policies(settings)
+    _print(args.output, report, text=_status_text(report))
+    return 0 if report["store"]["healthy"] else 1
+
+
+def _configured_model(settings: Settings) -> str:
+    if settings.embedder.provider == "voyage":
+        return settings.embedder.model or "voyage-4 (default)"
+    return str(settings.embedder.model_path or "all-MiniLM-L6-v2 (packaged int8 ONNX)")
+
+
+async def _sync_policies(settings: Settings) -> dict[str, Any]:
+    """The SyncPolicies' status as the controller last wrote it; the cluster may be unreachable from here."""
+    from controller.kube import KubeReader, short_reason
+    from controller.policy import GROUP, PLURAL, VERSION
+
+    try:
+        kube = KubeReader(kubeconfig=settings.kubeconfig)
+        try:
+            listing = await kube.get(f"/apis/{GROUP}/{VERSION}/{PLURAL}", request_timeout=10)
+        finally:
+            kube.close()
+    except Exception as exc:  # no kubeconfig, API server down, CRD not installed, forbidden: all just reported
+        return {"reachable": False, "error": short_reason(exc)}
+    policies = []
+    for item in listing.get("items", []):
+        status = item.get("status") or {}
+        policies.append(
+            {
+                "name": item["metadata"]["name"],
+                "conditions": {c["type"]: c["status"] for c in status.get("conditions", [])},
+                "lastSyncTime": status.get("lastSyncTime"),
+                "lastFullResyncTime": status.get("lastFullResyncTime"),
+                "documents": status.get("documents", {}),
+                "lastError": status.get("lastError"),
+            }
+        )
+    return {"reachable": True, "syncPolicies": policies}
+
+
+def _status_text(report: dict[str, Any]) -> str:
+    store, embedder = report["store"], report["embedder"]
+    lines = [
+        f"Store:        {store['backend']} at {store['location']} "
+        + ("(healthy)" if store["healthy"] else f"(NOT healthy: {store.get('error', '')})"),
+        f"Embedder:     {embedder['provider']}, {embedder['model']}",
+    ]
+    for collection, info in report["collections"].items():
+        if not info["exists"]:
+            lines.append(f"{collection + ':':<14}not created yet ({info['name']})")
+            continue
+        lines.append(
+            f"{collection + ':':<14}{info['documents']} documents, built with {info['embedder']} "
+            f"({info['dimension']} dimensions)"
+        )
+        kinds = ", ".join(f"{kind} {count}" for kind, count in info["kinds"].items())
+        lines.append(f"{'':14}{kinds}" if kinds else f"{'':14}(no kinds)")
+    cluster = report["cluster"]
+    if not cluster["reachable"]:
+        lines.append(f"Cluster:      not reachable from here ({cluster['error']}); SyncPolicy status unknown")
+    elif not cluster["syncPolicies"]:
+        lines.append("SyncPolicy:   none (the defaults apply)")
+    for policy in cluster.get("syncPolicies", []):
+        conditions = " ".join(f"{k}={v}" for k, v in sorted(policy["conditions"].items())) or "no status yet"
+        documents = " ".join(f"{k}={v}" for k, v in sorted(policy["documents"].items()))
+        lines.append(f"SyncPolicy:   {policy['name']} {conditions} documents: {documents or '-'}")
+        lines.append(f"{'':14}last sync {policy['lastSyncTime']}, last full resync {policy['lastFullResyncTime']}")
+        if policy["lastError"]:
+            lines.append(f"{'':14}last error: {policy['lastError']}")
+    return "\n".join(lines)
 
 
 def _document_text(document: dict[str, Any], text: str) -> str:

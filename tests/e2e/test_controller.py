@@ -8,6 +8,9 @@ itself (``pytest tests/e2e/test_controller.py::test_...``). The CRDs are the tes
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -336,6 +339,18 @@ def test_a_sync_policy_excludes_and_reports_status(
             status = eventually(ready, timeout=60, message="SyncPolicy status never became Ready")
             assert status["documents"]["instances"] > 0
             assert status["observedGeneration"] == 1
+            # What an operator sees with `kubevec status`, from another process: the store and the policy.
+            env = {**os.environ, "KUBECONFIG": str(cluster.kubeconfig), "KUBEVEC_STORE__PATH": str(store_path)}
+            shown = subprocess.run(
+                [str(Path(sys.executable).with_name("kubevec")), "status", "-o", "json"],
+                env=env, capture_output=True, text=True, timeout=120, check=True,
+            )  # fmt: skip
+            report = json.loads(shown.stdout)
+            assert report["collections"]["instances"]["documents"] > 0
+            assert report["collections"]["instances"]["kinds"]["Deployment"] >= 1
+            (shown_policy,) = [p for p in report["cluster"]["syncPolicies"] if p["name"] == name]
+            assert shown_policy["conditions"]["Ready"] == "True"
+            assert shown_policy["documents"]["instances"] > 0
         finally:
             cluster.kubectl("delete", "syncpolicy", name, check=False)
         eventually(configmaps, timeout=60, message="ConfigMaps not back after the policy was deleted")

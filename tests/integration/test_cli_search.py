@@ -110,3 +110,28 @@ def test_get_and_facets(tmp_path: Path) -> None:
     no_instances = kubevec("facets", "kind", env=env)
     assert no_instances.returncode == 1
     assert "does not exist" in no_instances.stderr
+
+
+def test_status_without_a_cluster(tmp_path: Path) -> None:
+    env = {
+        **os.environ,
+        "KUBEVEC_STORE__PATH": str(tmp_path / "store"),
+        "KUBEVEC_LOG_LEVEL": "WARNING",
+        "KUBECONFIG": str(tmp_path / "no-kubeconfig"),
+    }
+    assert kubevec("index", "crds", str(SAMPLE_CRDS), env=env).returncode == 0
+    text = kubevec("status", env=env)
+    assert text.returncode == 0, text.stderr
+    lines = text.stdout.splitlines()
+    assert lines[0] == f"Store:        chroma at {tmp_path / 'store'} (healthy)"
+    assert lines[2] == "capabilities: 7 documents, built with all-MiniLM-L6-v2-int8 (384 dimensions)"
+    assert "PostgresCluster 1" in lines[3]
+    assert lines[4] == "instances:    not created yet (instances)"
+    assert lines[5].startswith("Cluster:      not reachable from here (")
+    report = json.loads(kubevec("status", "-o", "json", env=env).stdout)
+    assert report["collections"]["capabilities"]["documents"] == 7
+    assert report["collections"]["capabilities"]["kinds"]["Certificate"] == 1
+    assert report["cluster"]["reachable"] is False
+    down = kubevec("status", env={**env, "KUBEVEC_STORE__URL": f"http://127.0.0.1:{free_port()}"})
+    assert down.returncode == 1
+    assert "(NOT healthy: " in down.stdout
