@@ -16,6 +16,15 @@ def as_json(results: Sequence[Result]) -> str:
     return json.dumps([r.to_json() for r in results], indent=2, ensure_ascii=False)
 
 
+def scores(result: Result) -> str:
+    """``similar, cosine 0.62`` or, when the order comes from another score, ``similar 0.62, fused 0.95``."""
+    if result.similarity is None:
+        return f"{result.score_kind} {result.score:.2f}"
+    if result.score_kind == "cosine":
+        return f"{result.label}, cosine {result.similarity:.2f}"
+    return f"{result.label} {result.similarity:.2f}, {result.score_kind} {result.score:.2f}"
+
+
 def compact(results: Sequence[Result], *, token_budget: int = 1500) -> str:
     """One block per result, best first; the budget is shared so every result shows, texts cut to fit."""
     if not results:
@@ -29,7 +38,7 @@ def compact(results: Sequence[Result], *, token_budget: int = 1500) -> str:
             if value in (None, "", []):
                 continue
             facts.append(f"{key}={','.join(map(str, value)) if isinstance(value, list) else value}")
-        head = f"{rank}. {result.id} [{result.label}, {result.score:.2f}] {' '.join(facts)}"[:share]
+        head = f"{rank}. {result.id} [{scores(result)}] {' '.join(facts)}"[:share]
         room = share - len(head) - 4
         text = result.text if len(result.text) <= room else result.text[: max(0, room - 4)].rstrip() + " ..."
         blocks.append(f"{head}\n   {text}" if room > 20 else head)

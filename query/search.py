@@ -11,10 +11,16 @@ Paths, cheapest first:
 - ``mmr``: the fused candidates (``fetch_k``, default 4*k) are re-ranked for diversity by maximal
   marginal relevance over cosine similarity, ``mmr_lambda`` trading relevance (1) for diversity (0).
 
-Scores are similarities in [0, 1]: the cosine similarity of the query and the document when a
-query was given, the keyword coverage otherwise. Labels: ``very similar`` at 0.70 or more,
-``similar`` at 0.50 or more, ``somewhat related`` below (all-MiniLM-L6-v2 puts good matches of a
-short question around 0.5-0.7).
+Every result has a ``score`` in [0, 1] that never increases down the list (it is what the list is
+ordered by) and says what it is in ``score_kind``: ``cosine`` (dense only), ``fused`` (hybrid: the
+weighted reciprocal-rank score divided by its maximum, 1.0 for a document first in both rankings),
+``mmr`` (the diversity gain, rescaled to [0, 1]), ``keyword`` (the share of the keyword's words
+found) or ``filter`` (1.0). With a query, ``similarity`` is the cosine similarity of the query and
+the document, whatever the order: a hybrid list ordered by fused score can show similarities
+that go down and up again, which is why the order's own score is shown beside it. Labels come from
+the similarity (the score without a query): ``very similar`` at 0.70 or more, ``similar`` at 0.50
+or more, ``somewhat related`` below (all-MiniLM-L6-v2 puts good matches of a short question around
+0.5-0.7). ``min_score`` keeps results whose similarity (without a query: score) reaches it.
 """
 
 from __future__ import annotations
@@ -52,11 +58,20 @@ class Result:
     label: str
     metadata: Mapping[str, Any]
     text: str
+    score_kind: str = "cosine"
+    similarity: float | None = None
+
+    @property
+    def relevance(self) -> float:
+        """What labels and ``min_score`` use: the similarity to the query, else the score."""
+        return self.score if self.similarity is None else self.similarity
 
     def to_json(self) -> dict[str, Any]:
         return {
             "id": self.id,
             "score": round(self.score, 4),
+            "score_kind": self.score_kind,
+            "similarity": None if self.similarity is None else round(self.similarity, 4),
             "label": self.label,
             "metadata": dict(self.metadata),
             "text": self.text,
@@ -100,7 +115,7 @@ class SearchService:
         try:
             if request.query is None and request.keyword is not None:
                 hits = await self.store.keyword_search(name, text=request.keyword, filter=conditions, k=request.k)
-                results = [self._result(h.id, h.score, h.text, h.metadata) for h in hits]
+                results = [self._result(h.id, h.score, h.text, h.metadata, kind="keyword") for h in hits]
             elif request.query is None:
                 results = await self._filtered(name, conditions, request.k)
             else:
@@ -108,7 +123,7 @@ class SearchService:
         except InvalidFilter as exc:
             raise SearchError(str(exc)) from exc
         if request.min_score is not None:
-            results = [r for r in results if r.score >= request.min_score]
+            results = [r for r in results if r.relevance >= request.min_score]
         return results[: request.k]
 
     # -- paths -------------------------------------------------------------------------------------
@@ -116,7 +131,7 @@ class SearchService:
     async def _filtered(self, name: str, combined: Filter | None, k: int) -> list[Result]:
         out = []
         async for record in self.store.iter_records(name, filter=combined, page_size=max(k, 10)):
-            out.append(self._result(record.id, 1.0, record.text, record.metadata))
+            out.append(self._result(record.id, 1.0, record.text, record.metadata, kind="filter"))
             if len(out) >= k:
                 break
         return out
@@ -135,13 +150,18 @@ class SearchService:
         pool, conditions, k = request.pool, request.conditions, request.k
         vector = await self.embedder.embed_query(query)
         dense = await self.store.search(name, vector=vector, k=pool, filter=conditions, text_contains=request.keyword)
-        fused = dense
+        ranked = [(h, h.score) for h in dense]  # (hit with its similarity as score, the order's score)
+        kind = "cosine"
         if request.hybrid:
             lexical = await self._lexical(name, query=query, keyword=request.keyword, filter=conditions, k=pool)
-            fused = await self._fuse(name, vector=vector, dense=dense, lexical=lexical)
+            ranked, kind = await self._fuse(name, vector=vector, dense=dense, lexical=lexical), "fused"
         if request.mmr:
-            fused = await self._mmr(name, vector=vector, hits=fused[:pool], k=k, mmr_lambda=request.mmr_lambda)
-        return [self._result(h.id, h.score, h.text, h.metadata) for h in fused[:k]]
+            hits = [hit for hit, _ in ranked[:pool]]
+            ranked, kind = await self._mmr(name, vector=vector, hits=hits, k=k, mmr_lambda=request.mmr_lambda), "mmr"
+        return [
+            self._result(h.id, order_score, h.text, h.metadata, kind=kind, similarity=h.score)
+            for h, order_score in ranked[:k]
+        ]
 
     async def _lexical(self, name: str, *, query: str, keyword: str | None, filter: Filter | None, k: int) -> list[Hit]:
         ranked = await self.lexical.rank(name, text=query, k=max(k * 4, 50))
@@ -154,8 +174,10 @@ class SearchService:
         ]
         return hits[:k]
 
-    async def _fuse(self, name: str, *, vector: list[float], dense: list[Hit], lexical: list[Hit]) -> list[Hit]:
-        """Reciprocal rank fusion; the displayed score stays the cosine similarity to the query."""
+    async def _fuse(
+        self, name: str, *, vector: list[float], dense: list[Hit], lexical: list[Hit]
+    ) -> list[tuple[Hit, float]]:
+        """Weighted reciprocal rank fusion: (hit carrying its cosine similarity, fused score in [0, 1])."""
         rrf: dict[str, float] = {}
         for weight, ranking in ((1.0, dense), (self.lexical_weight, lexical)):
             for rank, hit in enumerate(ranking):
@@ -167,33 +189,53 @@ class SearchService:
             for record in await self.store.get(name, missing, include_vectors=True):
                 similarity[record.id] = max(0.0, _cosine(vector, record.vector))
         ordered = sorted(rrf, key=lambda i: (-rrf[i], i))
-        return [dataclasses.replace(by_id[i], score=min(1.0, similarity.get(i, 0.0))) for i in ordered]
+        best = (1.0 + self.lexical_weight) / (self.rrf_k + 1)  # first in both rankings
+        return [
+            (dataclasses.replace(by_id[i], score=min(1.0, similarity.get(i, 0.0))), min(1.0, rrf[i] / best))
+            for i in ordered
+        ]
 
-    async def _mmr(self, name: str, *, vector: list[float], hits: list[Hit], k: int, mmr_lambda: float) -> list[Hit]:
+    async def _mmr(
+        self, name: str, *, vector: list[float], hits: list[Hit], k: int, mmr_lambda: float
+    ) -> list[tuple[Hit, float]]:
+        """Greedy maximal marginal relevance; each pick's gain, rescaled from [-1, 1] to [0, 1].
+
+        The gains never increase: a candidate's redundancy can only grow as more are chosen.
+        """
         vectors = {r.id: r.vector for r in await self.store.get(name, [h.id for h in hits], include_vectors=True)}
         candidates = [h for h in hits if vectors.get(h.id)]
-        chosen: list[Hit] = []
+        chosen: list[tuple[Hit, float]] = []
         while candidates and len(chosen) < k:
 
             def gain(hit: Hit) -> float:
                 relevance = _cosine(vector, vectors[hit.id])
-                redundancy = max((_cosine(vectors[hit.id], vectors[c.id]) for c in chosen), default=0.0)
+                redundancy = max((_cosine(vectors[hit.id], vectors[c.id]) for c, _ in chosen), default=0.0)
                 return mmr_lambda * relevance - (1 - mmr_lambda) * redundancy
 
             best = max(candidates, key=gain)
-            chosen.append(best)
+            chosen.append((best, min(1.0, max(0.0, (gain(best) + 1) / 2))))
             candidates.remove(best)
         return chosen
 
     # -- helpers -----------------------------------------------------------------------------------
 
     @staticmethod
-    def _result(id: str, score: float, text: str, metadata: Mapping[str, Any]) -> Result:
-        return Result(id=id, score=score, label=label_for(score), metadata=metadata, text=text)
+    def _result(
+        id: str, score: float, text: str, metadata: Mapping[str, Any], *, kind: str, similarity: float | None = None
+    ) -> Result:
+        return Result(
+            id=id,
+            score=score,
+            label=label_for(score if similarity is None else similarity),
+            metadata=metadata,
+            text=text,
+            score_kind=kind,
+            similarity=similarity,
+        )
 
     async def get_document(self, collection: str, id: str) -> Result | None:
         records = await self.store.get(self.collection_name(collection), [id])
-        return self._result(records[0].id, 1.0, records[0].text, records[0].metadata) if records else None
+        return self._result(records[0].id, 1.0, records[0].text, records[0].metadata, kind="id") if records else None
 
     async def facets(self, collection: str, field: str, *, limit: int = 100) -> dict[str, int]:
         """Distinct values of a metadata field with their counts (lists count each element)."""

@@ -32,7 +32,9 @@ def test_index_then_search(tmp_path: Path) -> None:
     assert found.returncode == 0, found.stderr
     results = json.loads(found.stdout)  # nothing but JSON on stdout
     assert found.stderr == ""  # and no library chatter on stderr (bm25s logs at DEBUG on its own)
-    assert [set(r) for r in results] == [{"id", "score", "label", "metadata", "text"}] * 3
+    keys = {"id", "score", "score_kind", "similarity", "label", "metadata", "text"}
+    assert [set(r) for r in results] == [keys] * 3
+    assert {r["score_kind"] for r in results} == {"fused"}
     assert "backupschedules.backup.samples.kubevec.io" in [r["id"] for r in results]
     keyword = kubevec("search", "--keyword", "snapshot", "--json", env=env)
     assert [r["id"] for r in json.loads(keyword.stdout)] == ["backupschedules.backup.samples.kubevec.io"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from backends import Record
@@ -119,11 +121,12 @@ def test_labels_and_compact_rendering_budget() -> None:
     assert label_for(0.55) == "similar"
     assert label_for(0.2) == "somewhat related"
     results = [
-        Result(id=f"r{i}", score=0.6, label="similar", metadata={"kind": "K"}, text="word " * 200) for i in range(10)
+        Result(id=f"r{i}", score=0.6, similarity=0.6, label="similar", metadata={"kind": "K"}, text="word " * 200)
+        for i in range(10)
     ]
     text = compact(results, token_budget=300)
     assert len(text) <= 300 * 4 + 10 * len(results)
-    assert text.startswith("1. r0 [similar, 0.60] kind=K")
+    assert text.startswith("1. r0 [similar, cosine 0.60] kind=K")
     assert "10. r9" in text  # the budget is shared: every result shows
     assert compact([]) == "No results."
 
@@ -182,3 +185,37 @@ async def test_the_mcp_tool_schema_is_the_search_request() -> None:
     expected = SearchRequest.model_json_schema()["properties"]
     assert {name: properties[name] for name in expected} == expected
     assert set(properties) - set(expected) == {"format"}
+
+
+def monotone(values: list[float]) -> bool:
+    return all(a >= b for a, b in itertools.pairwise(values))
+
+
+QUERIES = ["PgBouncer connection pooling", "highly available PostgreSQL", "network endpoint", "failover pods"]
+
+
+async def test_every_list_is_ordered_by_the_score_it_shows(service: SearchService) -> None:
+    """Hybrid lists are ordered by fusion, so their cosine similarities may go down and up: the shown
+    score is the fused one (named), the similarity sits beside it and sets the label."""
+    similarities_wander = False
+    for query in QUERIES:
+        hybrid = await search(service, collection="capabilities", query=query, k=5)
+        assert {r.score_kind for r in hybrid} == {"fused"}
+        assert monotone([r.score for r in hybrid]), query
+        assert all(0.0 <= r.score <= 1.0 and r.similarity is not None for r in hybrid)
+        assert all(r.label == label_for(r.similarity or 0.0) for r in hybrid)
+        similarities_wander |= not monotone([r.similarity or 0.0 for r in hybrid])
+        dense = await search(service, collection="capabilities", query=query, k=5, hybrid=False)
+        assert {r.score_kind for r in dense} == {"cosine"}
+        assert [r.score for r in dense] == [r.similarity for r in dense]
+        assert monotone([r.score for r in dense])
+        diverse = await search(service, collection="capabilities", query=query, k=4, mmr=True, mmr_lambda=0.5)
+        assert {r.score_kind for r in diverse} == {"mmr"}
+        assert monotone([r.score for r in diverse]), query
+    assert similarities_wander  # the case this guards against does occur with these documents
+    keyword = await search(service, collection="capabilities", keyword="PostgreSQL pooling")
+    assert {(r.score_kind, r.similarity) for r in keyword} == {("keyword", None)}
+    assert compact(keyword).startswith("1. poolers.postgresql.cnpg.io [keyword 1.00]")
+    top = (await search(service, collection="capabilities", query=QUERIES[0], k=1))[0]
+    assert compact([top]).startswith(f"1. {top.id} [{top.label} {top.similarity:.2f}, fused {top.score:.2f}]")
+    assert set(top.to_json()) == {"id", "score", "score_kind", "similarity", "label", "metadata", "text"}
