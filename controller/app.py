@@ -65,7 +65,7 @@ class App:
             dimension=self.embedder.dimension,
             backend=self.store.backend,
         )
-        self.kube = kube or KubeReader(kubeconfig=settings.kubeconfig)
+        self.kube = kube or KubeReader(kubeconfig=settings.kubeconfig, context=settings.kube_context)
         self.engine = SyncEngine(
             store=self.store,
             embedder=self.embedder,

@@ -39,10 +39,15 @@ class CommandError(RuntimeError):
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="kubevec", description="Keep a vector database in sync with Kubernetes.")
     parser.add_argument("--version", action="version", version=f"kubevec {_version()}")
+    parser.add_argument(
+        "--kubeconfig", type=Path, help="kubeconfig file (default: KUBECONFIG, in-cluster, ~/.kube/config)"
+    )
+    parser.add_argument("--context", help="kubeconfig context to use (default: its current-context)")
     sub = parser.add_subparsers(dest="command", required=True)
 
     run = sub.add_parser("run", help="run the controller against the current cluster (KUBECONFIG or in-cluster)")
     run.add_argument("--reindex", action="store_true", help="drop both collections first and rebuild them")
+    run.add_argument("-n", "--namespace", help="watch this namespace only (default: all, as KUBEVEC_NAMESPACE)")
 
     index = sub.add_parser("index", help="index resources without a cluster")
     index_sub = index.add_subparsers(dest="what", required=True)
@@ -58,15 +63,26 @@ def build_parser() -> argparse.ArgumentParser:
     )
     search.add_argument("--kind", help="only this kind, e.g. Certificate")
     search.add_argument("--group", help="only this API group, e.g. cert-manager.io")
-    search.add_argument("--namespace", help="only objects in this namespace (instances)")
-    search.add_argument("--label", action="append", default=[], help="k=v, repeatable (all must match)")
+    where = search.add_mutually_exclusive_group()
+    where.add_argument("-n", "--namespace", help="only objects in this namespace (instances)")
+    where.add_argument("-A", "--all-namespaces", action="store_true", help="every namespace (the default)")
+    search.add_argument(
+        "-l", "--label", action="append", default=[], help="k=v, comma-separated or repeated (all must match)"
+    )
     search.add_argument("--filter", help='portable filter JSON, e.g. \'{"kind": "Deployment"}\'')
     search.add_argument("--keyword", help="words the documents must contain (alone: keyword search, no embedding)")
     search.add_argument("-k", type=int, default=5, help=f"how many results (1-{MAX_K})")
     search.add_argument("--no-hybrid", action="store_true", help="dense only, no BM25 fusion")
     search.add_argument("--mmr", action="store_true", help="diversify results (maximal marginal relevance)")
     search.add_argument("--min-score", type=float, help="drop results scoring below this (0-1)")
-    search.add_argument("--json", action="store_true", help="print JSON (id, score, label, metadata, text) only")
+    search.add_argument(
+        "-o",
+        "--output",
+        choices=["text", "wide", "json", "yaml", "name"],
+        default="text",
+        help="text (compact, within a token budget), wide (whole texts), json, yaml, or name (ids only)",
+    )
+    search.add_argument("--json", action="store_true", help="the same as -o json")
 
     status = sub.add_parser(
         "status", help="store, embedder, document counts per collection and kind, SyncPolicy status"
@@ -112,6 +128,11 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def label_selector(values: Sequence[str]) -> list[str]:
+    """``-l a=b,c=d -l e=f`` as kubectl reads it: every ``k=v`` must match."""
+    return [label.strip() for value in values for label in value.split(",") if label.strip()]
+
+
 def configuration_errors(exc: ValidationError) -> str:
     """Each problem as ``KUBEVEC_<FIELD>: message``, without the values given.
 
@@ -132,6 +153,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValidationError as exc:
         print(f"kubevec: invalid configuration: {configuration_errors(exc)}", file=sys.stderr)
         return 2
+    flags = {"kubeconfig": args.kubeconfig, "kube_context": args.context}
+    if args.command == "run":
+        flags["namespace"] = args.namespace
+    settings = settings.model_copy(update={key: value for key, value in flags.items() if value is not None})
     from controller.logs import install
 
     install(level=settings.log_level, format=settings.log_format)
@@ -219,7 +244,7 @@ async def search_command(args: argparse.Namespace, settings: Settings) -> int:
     from backends import BackendError, InvalidFilter
     from backends.filters import load_json_text
     from inference.embedders.base import EmbedderError
-    from query.render import as_json, compact
+    from query.render import DEFAULT_TOKEN_BUDGET, as_json, compact
     from query.request import SearchError, SearchRequest
     from query.search import SearchService
 
@@ -236,7 +261,7 @@ async def search_command(args: argparse.Namespace, settings: Settings) -> int:
             kind=args.kind,
             group=args.group,
             namespace=args.namespace,
-            labels=args.label,
+            labels=label_selector(args.label),
             k=args.k,
             hybrid=not args.no_hybrid,
             mmr=args.mmr,
@@ -255,7 +280,17 @@ async def search_command(args: argparse.Namespace, settings: Settings) -> int:
         raise CommandError(str(exc).splitlines()[0]) from exc
     finally:
         await store.close()
-    print(as_json(results) if args.json else compact(results))
+    output = "json" if args.json else args.output
+    if output == "json":
+        print(as_json(results))
+    elif output == "yaml":
+        import yaml
+
+        print(yaml.safe_dump([r.to_json() for r in results], sort_keys=False, allow_unicode=True), end="")
+    elif output == "name":
+        print("\n".join(r.id for r in results))
+    else:
+        print(compact(results, token_budget=None if output == "wide" else DEFAULT_TOKEN_BUDGET))
     return 0
 
 
@@ -357,7 +392,7 @@ async def _sync_policies(settings: Settings) -> dict[str, Any]:
     from controller.policy import GROUP, PLURAL, VERSION
 
     try:
-        kube = KubeReader(kubeconfig=settings.kubeconfig)
+        kube = KubeReader(kubeconfig=settings.kubeconfig, context=settings.kube_context)
         try:
             listing = await kube.get(f"/apis/{GROUP}/{VERSION}/{PLURAL}", request_timeout=10)
         finally:
@@ -474,7 +509,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
             "set KUBEVEC_MCP_TOKEN (or KUBEVEC_SERVER__HOST=127.0.0.1)"
         )
     try:  # one clear line for a missing kubeconfig or an unreachable API server, before kopf starts
-        server_version = preflight(load_configuration(settings.kubeconfig))
+        server_version = preflight(load_configuration(settings.kubeconfig, context=settings.kube_context))
     except KubeError as exc:
         raise CommandError(str(exc)) from exc
 

@@ -75,14 +75,14 @@ class ApiResource:
         return f"{prefix}{scope}/{self.plural}"
 
 
-def load_configuration(kubeconfig: Path | None = None) -> client.Configuration:
-    """Credentials for this process: the service account in a pod, else the kubeconfig.
+def load_configuration(kubeconfig: Path | None = None, *, context: str | None = None) -> client.Configuration:
+    """Credentials for this process: the service account in a pod, else the kubeconfig (and its ``context``).
 
     Loaded into a private Configuration (never the client library's global default), with the
     kubeconfig path given explicitly: the library resolves $KUBECONFIG once at import time.
     """
     configuration = client.Configuration()
-    if kubeconfig is None:
+    if kubeconfig is None and context is None:
         try:
             config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
             return configuration
@@ -90,15 +90,15 @@ def load_configuration(kubeconfig: Path | None = None) -> client.Configuration:
             pass
     try:
         config.load_kube_config(  # type: ignore[no-untyped-call]
-            config_file=str(kubeconfig) if kubeconfig else None, client_configuration=configuration
+            config_file=str(kubeconfig) if kubeconfig else None, context=context, client_configuration=configuration
         )
     except (config.ConfigException, OSError) as exc:
         raise KubeError(f"Cannot authenticate: not in a pod, and no usable kubeconfig ({exc})") from exc
     return configuration
 
 
-def load_api_client(kubeconfig: Path | None = None) -> client.ApiClient:
-    return client.ApiClient(load_configuration(kubeconfig))
+def load_api_client(kubeconfig: Path | None = None, *, context: str | None = None) -> client.ApiClient:
+    return client.ApiClient(load_configuration(kubeconfig, context=context))
 
 
 def _status_message(payload: bytes) -> str:
@@ -150,15 +150,23 @@ class KubeReader:
     so the App can hold a reader from its constructor while unit tests never touch a cluster.
     """
 
-    def __init__(self, *, api: client.ApiClient | None = None, kubeconfig: Path | None = None, page_size: int = 500):
+    def __init__(
+        self,
+        *,
+        api: client.ApiClient | None = None,
+        kubeconfig: Path | None = None,
+        context: str | None = None,
+        page_size: int = 500,
+    ):
         self._client = api
         self._kubeconfig = kubeconfig
+        self._context = context
         self._page_size = page_size
 
     @property
     def _api(self) -> client.ApiClient:
         if self._client is None:
-            self._client = load_api_client(self._kubeconfig)
+            self._client = load_api_client(self._kubeconfig, context=self._context)
         return self._client
 
     def close(self) -> None:

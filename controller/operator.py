@@ -37,7 +37,10 @@ def build_registry(*, settings: Settings, app: App | None = None) -> kopf.Operat
 
     @kopf.on.login(registry=registry)
     async def login(settings: kopf.OperatorSettings, **_: Any) -> kopf.ConnectionInfo:
-        return connection_info(load_configuration(kubevec_settings.kubeconfig), trust_env=settings.networking.trust_env)
+        return connection_info(
+            load_configuration(kubevec_settings.kubeconfig, context=kubevec_settings.kube_context),
+            trust_env=settings.networking.trust_env,
+        )
 
     @kopf.on.startup(registry=registry)
     async def startup(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) -> None:

@@ -57,6 +57,7 @@ class Settings(BaseSettings):
         validation_alias=AliasChoices("KUBEVEC_KUBECONFIG", "KUBECONFIG"),
         description="kubeconfig path (default: in-cluster service account, else ~/.kube/config)",
     )
+    kube_context: str | None = Field(default=None, description="kubeconfig context (default: its current-context)")
     cluster_name: str = Field(default="default", min_length=1, description="recorded in every id and payload")
     namespace: str | None = Field(default=None, description="watch one namespace only (default: all)")
     peering: str | None = Field(default=None, description="kopf peering name for one-active HA (default: off)")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Sequence
 
 from query.search import Result
@@ -25,11 +26,17 @@ def scores(result: Result) -> str:
     return f"{result.label} {result.similarity:.2f}, {result.score_kind} {result.score:.2f}"
 
 
-def compact(results: Sequence[Result], *, token_budget: int = 1500) -> str:
-    """One block per result, best first; the budget is shared so every result shows, texts cut to fit."""
+DEFAULT_TOKEN_BUDGET = 1500
+
+
+def compact(results: Sequence[Result], *, token_budget: int | None = DEFAULT_TOKEN_BUDGET) -> str:
+    """One block per result, best first; the budget is shared so every result shows, texts cut to fit.
+
+    ``token_budget=None`` shows every text whole (``kubevec search -o wide``).
+    """
     if not results:
         return "No results."
-    share = token_budget * CHARS_PER_TOKEN // len(results)
+    share = token_budget * CHARS_PER_TOKEN // len(results) if token_budget is not None else sys.maxsize
     blocks: list[str] = []
     for rank, result in enumerate(results, start=1):
         facts = []

@@ -340,9 +340,10 @@ def test_a_sync_policy_excludes_and_reports_status(
             assert status["documents"]["instances"] > 0
             assert status["observedGeneration"] == 1
             # What an operator sees with `kubevec status`, from another process: the store and the policy.
-            env = {**os.environ, "KUBECONFIG": str(cluster.kubeconfig), "KUBEVEC_STORE__PATH": str(store_path)}
+            env = {**os.environ, "KUBECONFIG": "/nonexistent", "KUBEVEC_STORE__PATH": str(store_path)}
             shown = subprocess.run(
-                [str(Path(sys.executable).with_name("kubevec")), "status", "-o", "json"],
+                [str(Path(sys.executable).with_name("kubevec")), "--kubeconfig", str(cluster.kubeconfig),
+                 "--context", "kubevec-test", "status", "-o", "json"],
                 env=env, capture_output=True, text=True, timeout=120, check=True,
             )  # fmt: skip
             report = json.loads(shown.stdout)

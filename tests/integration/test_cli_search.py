@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.conftest import SAMPLE_CRDS
 from tests.controlplane.cluster import free_port
@@ -112,6 +113,28 @@ def test_get_and_facets(tmp_path: Path) -> None:
     no_instances = kubevec("facets", "kind", env=env)
     assert no_instances.returncode == 1
     assert "does not exist" in no_instances.stderr
+
+
+def test_kubectl_habits(tmp_path: Path) -> None:
+    env = {**os.environ, "KUBEVEC_STORE__PATH": str(tmp_path / "store"), "KUBEVEC_LOG_LEVEL": "WARNING"}
+    assert kubevec("index", "crds", str(SAMPLE_CRDS), env=env).returncode == 0
+    names = kubevec("search", "managed postgres database", "-o", "name", "-k", "3", env=env)
+    assert names.stdout.splitlines()[0] == "postgresclusters.databases.samples.kubevec.io"
+    assert len(names.stdout.splitlines()) == 3
+    as_yaml = yaml.safe_load(kubevec("search", "managed postgres database", "-o", "yaml", "-k", "2", env=env).stdout)
+    assert [r["id"] for r in as_yaml] == names.stdout.splitlines()[:2]
+    assert as_yaml[0]["score_kind"] == "fused"
+    wide = kubevec("search", "managed postgres database", "-o", "wide", "-k", "5", env=env).stdout
+    compact = kubevec("search", "managed postgres database", "-k", "5", env=env).stdout
+    assert len(wide) > len(compact)  # whole texts, no token budget
+    assert " ..." not in wide
+    # -l takes kubectl's comma-separated selector; --json is -o json
+    by_filter = kubevec("search", "--filter", '{"kind": "Certificate"}', "-l", "x=1,y=2", "--json", env=env)
+    assert by_filter.returncode == 0, by_filter.stderr
+    assert json.loads(by_filter.stdout) == []  # no sample CRD has both labels: both conditions applied
+    both = kubevec("search", "x", "-n", "a", "-A", env=env)
+    assert both.returncode == 2
+    assert "not allowed with argument -n/--namespace" in both.stderr
 
 
 def test_status_without_a_cluster(tmp_path: Path) -> None:

@@ -52,3 +52,13 @@ def test_every_flag_and_argument_has_help_text() -> None:
 
     walk(build_parser(), "kubevec")
     assert not missing
+
+
+def test_label_selectors_are_read_as_kubectl_reads_them() -> None:
+    from controller.cli import build_parser, label_selector
+
+    args = build_parser().parse_args(["search", "x", "-l", "app=web,tier=db", "-l", " team=a ", "-n", "prod"])
+    assert label_selector(args.label) == ["app=web", "tier=db", "team=a"]
+    assert args.namespace == "prod"
+    top = build_parser().parse_args(["--kubeconfig", "/k", "--context", "prod", "run", "-n", "shop"])
+    assert (str(top.kubeconfig), top.context, top.namespace) == ("/k", "prod", "shop")
