@@ -32,6 +32,7 @@ from controller.peering import follow as follow_peering
 from controller.reconcile import ClusterState, Reconciler
 from controller.settings import Settings
 from controller.status import SyncStatus, write_status
+from controller.tracing import tracer
 from inference.config import make_embedder
 from inference.documents import COLLECTIONS
 from inference.embedders.base import Embedder
@@ -268,7 +269,8 @@ class InstrumentedSearch(SearchService):
     def _measured(self, tool: str) -> Iterator[None]:
         started = time.perf_counter()
         try:
-            yield
+            with tracer().start_as_current_span(f"kubevec.mcp.{tool}"):
+                yield
         except Exception:
             self._metrics.search_errors.labels(tool=tool).inc()
             raise

@@ -534,7 +534,22 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         app.embedder.name,
     )
     registry = build_registry(settings=settings, app=app)
-    asyncio.run(kopf.operator(registry=registry, **operator_kwargs(settings, peering=peering)))
+    from controller.tracing import configure as configure_tracing
+
+    tracing = settings.tracing
+    provider = configure_tracing(
+        endpoint=tracing.endpoint,
+        service_name=tracing.service_name,
+        sample_ratio=tracing.sample_ratio,
+        cluster=settings.cluster_name,
+    )
+    if provider is not None:
+        logger.info("Tracing to an OTLP collector endpoint=%s sample_ratio=%s", tracing.endpoint, tracing.sample_ratio)
+    try:
+        asyncio.run(kopf.operator(registry=registry, **operator_kwargs(settings, peering=peering)))
+    finally:
+        if provider is not None:
+            provider.shutdown()  # flushes the spans still batched
     return 0
 
 

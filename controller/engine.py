@@ -27,9 +27,13 @@ from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
 from typing import Final
 
+from opentelemetry import trace
+from opentelemetry.trace import Link, SpanContext
+
 from backends import BackendError, InvalidRecord, Record, StoredHashes, VectorStore
 from backends.filters import And, Eq
 from controller.metrics import Metrics
+from controller.tracing import tracer
 from inference.documents import COLLECTIONS, INDEXED_FIELDS, Collection, Document
 from inference.embedders.base import Embedder, EmbedderError
 from inference.identity import CORE, parse_instance_id
@@ -66,6 +70,7 @@ class Pending:
     id: str
     document: Document | None  # None: delete
     received: float  # monotonic time the triggering event arrived
+    trace: SpanContext | None = None  # the event's span, linked from the flush that writes it
 
 
 class SyncEngine:
@@ -204,12 +209,24 @@ class SyncEngine:
     def submit(self, document: Document, *, received: float | None = None) -> None:
         self._put(
             Pending(
-                collection=document.collection, id=document.id, document=document, received=received or time.monotonic()
+                collection=document.collection,
+                id=document.id,
+                document=document,
+                received=received or time.monotonic(),
+                trace=_current_span_context(),
             )
         )
 
     def submit_delete(self, collection: Collection, document_id: str, *, received: float | None = None) -> None:
-        self._put(Pending(collection=collection, id=document_id, document=None, received=received or time.monotonic()))
+        self._put(
+            Pending(
+                collection=collection,
+                id=document_id,
+                document=None,
+                received=received or time.monotonic(),
+                trace=_current_span_context(),
+            )
+        )
 
     def set_active(self, active: bool) -> None:
         """Leader election outcome: a standby only queues; becoming active flushes what queued up."""
@@ -278,8 +295,12 @@ class SyncEngine:
             async with self._lock:
                 batch = [self._queue.popitem(last=False)[1] for _ in range(min(self.batch_size, len(self._queue)))]
                 self.metrics.queue_depth.set(len(self._queue))
+                links = [Link(item.trace) for item in batch if item.trace is not None]
                 try:
-                    await self._write(batch)
+                    with tracer().start_as_current_span(
+                        "kubevec.flush", links=links, attributes={"kubevec.documents": len(batch)}
+                    ):
+                        await self._write(batch)
                 except (BackendError, EmbedderError) as exc:
                     self._requeue(batch)
                     self._set_degraded(exc)
@@ -329,7 +350,10 @@ class SyncEngine:
             if upserts:
                 await self._apply(collection, self._plan(collection, [p.document for p in upserts if p.document]))
             if deletes:
-                await self.store.delete(self.names[collection], deletes)
+                with tracer().start_as_current_span(
+                    "kubevec.delete", attributes={"kubevec.collection": collection, "kubevec.documents": len(deletes)}
+                ):
+                    await self.store.delete(self.names[collection], deletes)
                 for document_id in deletes:
                     self._known[collection].pop(document_id, None)
                 self.metrics.deletes.labels(collection=collection).inc(len(deletes))
@@ -372,7 +396,10 @@ class SyncEngine:
         if to_embed:
             unique_texts = list(dict.fromkeys(d.text for d in to_embed))
             started = time.perf_counter()
-            embedded = await self.embedder.embed_documents(unique_texts)
+            with tracer().start_as_current_span(
+                "kubevec.embed", attributes={"kubevec.collection": collection, "kubevec.texts": len(unique_texts)}
+            ):
+                embedded = await self.embedder.embed_documents(unique_texts)
             self.metrics.embed_seconds.labels(provider=self.metrics.provider).observe(time.perf_counter() - started)
             self.metrics.embeddings.labels(collection=collection).inc(len(unique_texts))
             by_text = dict(zip(unique_texts, embedded, strict=True))
@@ -384,7 +411,17 @@ class SyncEngine:
             return
         records = [Record(id=d.id, vector=vectors[d.id], text=d.text, metadata=d.metadata) for d in changed]
         try:
-            await self.store.upsert(name, records)
+            with tracer().start_as_current_span(
+                "kubevec.upsert",
+                attributes={
+                    "kubevec.collection": collection,
+                    "kubevec.documents": len(records),
+                    "kubevec.embedded": len(to_embed),
+                    "kubevec.reused": reused,
+                    "kubevec.skipped": plan.skipped,
+                },
+            ):
+                await self.store.upsert(name, records)
         except InvalidRecord as exc:  # a contract bug, not an outage: do not retry forever
             self.metrics.errors.labels(stage="store_record").inc()
             logger.error("Dropped invalid records collection=%s error=%s", collection, exc)
@@ -410,3 +447,8 @@ class SyncEngine:
 def _id_kind(document_id: str) -> tuple[str, str] | None:
     parsed = parse_instance_id(document_id)
     return None if parsed is None else (parsed.group, parsed.kind)
+
+
+def _current_span_context() -> SpanContext | None:
+    context = trace.get_current_span().get_span_context()
+    return context if context.is_valid else None

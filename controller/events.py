@@ -20,6 +20,7 @@ from controller.engine import SyncEngine
 from controller.metrics import Metrics
 from controller.policy import EffectivePolicy, PolicyError, SyncPolicy
 from controller.reconcile import CRD_RESOURCE
+from controller.tracing import tracer
 from inference.bodies import Body, metadata_of
 from inference.documents import CAPABILITIES, INSTANCES
 from inference.identity import ResourceRef
@@ -52,6 +53,21 @@ class EventRouter:
     def observe_object(
         self, *, group: str, version: str, plural: str, kind: str, event_type: str | None, body: Body
     ) -> None:
+        meta = metadata_of(body)
+        attributes = {
+            "k8s.resource": f"{plural}.{group}" if group else plural,
+            "k8s.event.type": event_type or "LIST",
+            "k8s.namespace": str(meta.get("namespace") or ""),
+            "k8s.name": str(meta.get("name", "")),
+        }
+        with tracer().start_as_current_span("kubevec.event", attributes=attributes):
+            self._observe_object(
+                group=group, version=version, plural=plural, kind=kind, event_type=event_type, body=body
+            )
+
+    def _observe_object(
+        self, *, group: str, version: str, plural: str, kind: str, event_type: str | None, body: Body
+    ) -> None:
         received = time.monotonic()
         ref = ResourceRef(group=group, version=version, plural=plural, kind=kind)
         self._metrics.events.labels(resource=ref.resource_id, type=event_type or "LIST").inc()
@@ -69,6 +85,15 @@ class EventRouter:
             self._engine.submit(document, received=received)
 
     def observe_crd(self, *, event_type: str | None, body: Body) -> None:
+        attributes = {
+            "k8s.resource": CRD_RESOURCE.name,
+            "k8s.event.type": event_type or "LIST",
+            "k8s.name": str(metadata_of(body).get("name", "")),
+        }
+        with tracer().start_as_current_span("kubevec.event", attributes=attributes):
+            self._observe_crd(event_type=event_type, body=body)
+
+    def _observe_crd(self, *, event_type: str | None, body: Body) -> None:
         received = time.monotonic()
         self._metrics.events.labels(resource=CRD_RESOURCE.name, type=event_type or "LIST").inc()
         name = str(metadata_of(body).get("name", ""))

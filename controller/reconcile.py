@@ -18,12 +18,15 @@ import time
 from collections.abc import Mapping
 from typing import Any, Final
 
+from opentelemetry.trace import Span
+
 from controller.documents import DocumentBuilder
 from controller.engine import SyncEngine
 from controller.kube import ApiResource, KubeError, KubeReader
 from controller.metrics import Metrics
 from controller.policy import GROUP, PLURAL, EffectivePolicy, PolicyError, SyncPolicy, listable
 from controller.settings import Settings
+from controller.tracing import tracer
 from inference.capabilities import describe_crd
 from inference.documents import CAPABILITIES, COLLECTIONS, INSTANCES, Collection, Document, InferenceError
 from inference.identity import CORE, ResourceRef, group_of_resource_id, parse_instance_id
@@ -197,10 +200,24 @@ class Reconciler:
         self.last_full_resync: float | None = None
 
     async def resync(self) -> None:
+        with tracer().start_as_current_span("kubevec.resync") as span:
+            await self._resync(span)
+
+    async def _resync(self, span: Span) -> None:
         started = time.monotonic()
         snapshot = await self._engine.snapshot()  # before listing: see the module docstring
-        desired = await self._cluster.desired()
-        result = await self._engine.reconcile(snapshot=snapshot, desired=desired.documents, keep=desired.unseen.covers)
+        with tracer().start_as_current_span("kubevec.resync.list") as listing:
+            desired = await self._cluster.desired()
+            listing.set_attribute("kubevec.capabilities", len(desired.documents[CAPABILITIES]))
+            listing.set_attribute("kubevec.instances", len(desired.documents[INSTANCES]))
+        with tracer().start_as_current_span("kubevec.resync.diff") as diff:
+            result = await self._engine.reconcile(
+                snapshot=snapshot, desired=desired.documents, keep=desired.unseen.covers
+            )
+            diff.set_attributes(
+                {"kubevec.upserts": result.upserts, "kubevec.deletes": result.deletes, "kubevec.kept": result.kept}
+            )
+        span.set_attribute("kubevec.documents", sum(len(d) for d in desired.documents.values()))
         self.last_full_resync = time.time()
         self._metrics.last_resync.set(self.last_full_resync)
         self._metrics.resync_seconds.observe(time.monotonic() - started)

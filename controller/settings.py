@@ -45,6 +45,16 @@ class ServerSettings(BaseModel):
     health_port: int = Field(default=8080, ge=0, le=65535, description="/healthz and /readyz; 0 disables")
 
 
+class TracingSettings(BaseModel):
+    """``KUBEVEC_TRACING__*``: OpenTelemetry spans over OTLP/gRPC, off by default."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    endpoint: str | None = Field(default=None, description="OTLP gRPC collector, e.g. http://otel-collector:4317")
+    service_name: str = Field(default="kubevec", min_length=1, description="service.name of every span")
+    sample_ratio: float = Field(default=1.0, ge=0, le=1, description="share of traces kept")
+
+
 class Settings(BaseSettings):
     """Everything kubevec can be told. See the configuration reference in README.md."""
 
@@ -82,6 +92,7 @@ class Settings(BaseSettings):
     )
     mcp_allowed_origins: list[str] = Field(default_factory=list, description="Origin headers it accepts")
     store: StoreSettings = Field(default_factory=StoreSettings)
+    tracing: TracingSettings = Field(default_factory=TracingSettings)
     embedder: EmbedderSettings = Field(default_factory=EmbedderSettings)
     describer: DescriberSettings = Field(default_factory=DescriberSettings)
     sync: SyncSettings = Field(default_factory=SyncSettings)

@@ -307,6 +307,18 @@ def test_llm_describer_values(helm: str) -> None:
     assert not {n for n in names if "__LLM__" in n and n != "KUBEVEC_DESCRIBER__LLM__CACHE_DIR"}
 
 
+def test_tracing_values(helm: str) -> None:
+    (deployment,) = [
+        d
+        for d in render(helm, "--set", "tracing.endpoint=http://otel:4317", "--set-json", "tracing.sampleRatio=0.25")
+        if d["kind"] == "Deployment"
+    ]
+    env = {e["name"]: e.get("value") for e in deployment["spec"]["template"]["spec"]["containers"][0]["env"]}
+    assert (env["KUBEVEC_TRACING__ENDPOINT"], env["KUBEVEC_TRACING__SAMPLE_RATIO"]) == ("http://otel:4317", "0.25")
+    (plain,) = [d for d in render(helm) if d["kind"] == "Deployment"]
+    assert not [e for e in plain["spec"]["template"]["spec"]["containers"][0]["env"] if "TRACING" in e["name"]]
+
+
 def test_pgvector_values(helm: str) -> None:
     docs = render(
         helm,
