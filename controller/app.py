@@ -26,12 +26,12 @@ from controller.engine import SyncEngine
 from controller.events import EventRouter
 from controller.health import ClusterProbe, HealthServer
 from controller.kube import KubeReader
-from controller.metrics import InstrumentedStore, Metrics
+from controller.metrics import InstrumentedStore, Metrics, kubevec_version
 from controller.peering import PeeringIdentity
 from controller.peering import follow as follow_peering
 from controller.reconcile import ClusterState, Reconciler
 from controller.settings import Settings
-from controller.status import SyncStatus, write_status
+from controller.status import STATUS_COLLECTION, SyncStatus, status_record, write_status, write_store_status
 from controller.tracing import tracer
 from inference.config import make_embedder
 from inference.documents import COLLECTIONS
@@ -213,10 +213,10 @@ class App:
     # -- status and readiness ----------------------------------------------------------------------
 
     async def _report_status(self) -> None:
-        """SyncPolicy status, from the active replica only."""
-        policies = list(self.events.policies.values())
-        if not policies or not self.active:
+        """SyncPolicy status and the store's status record, from the active replica only."""
+        if not self.active:
             return
+        policies = list(self.events.policies.values())
         sync = SyncStatus(
             documents={c: len(self.engine.known[c]) for c in COLLECTIONS},
             ready=self.ready,
@@ -226,7 +226,12 @@ class App:
             last_flush=self.engine.last_flush,
             last_full_resync=self.last_full_resync,
         )
-        await write_status(kube=self.kube, policies=policies, sync=sync)
+        if policies:
+            await write_status(kube=self.kube, policies=policies, sync=sync)
+        record = status_record(sync, cluster=self.settings.cluster_name, version=kubevec_version(), now=time.time())
+        await write_store_status(
+            store=self.store, collection=self.settings.collection(STATUS_COLLECTION), record=record
+        )
 
     def not_ready(self) -> str | None:
         """None when ready (initial sync done, store and embedder working, API server answering), else why not."""

@@ -344,6 +344,7 @@ async def facets_command(args: argparse.Namespace, settings: Settings) -> int:
 async def status_command(args: argparse.Namespace, settings: Settings) -> int:
     """What an operator checks first: is the store there and healthy, built with which model, how full, in sync?"""
     from backends import BackendError
+    from controller.status import STATUS_COLLECTION
     from query.search import SearchService
 
     store = _open_store(settings, existing=True)
@@ -371,6 +372,8 @@ async def status_command(args: argparse.Namespace, settings: Settings) -> int:
                 "dimension": info.dimension,
                 "kinds": kinds,
             }
+        if health.ok:
+            report["controllers"] = await _reported_status(store, settings.collection(STATUS_COLLECTION))
     except BackendError as exc:
         raise CommandError(str(exc).splitlines()[0]) from exc
     finally:
@@ -384,6 +387,16 @@ def _configured_model(settings: Settings) -> str:
     if settings.embedder.provider == "voyage":
         return settings.embedder.model or "voyage-4 (default)"
     return str(settings.embedder.model_path or "all-MiniLM-L6-v2 (packaged int8 ONNX)")
+
+
+async def _reported_status(store: VectorStore, collection: str) -> list[dict[str, Any]]:
+    """What each controller writing this store last reported there (one record per cluster name)."""
+    if await store.collection_info(collection) is None:
+        return []
+    return [
+        {key: value for key, value in record.metadata.items() if key != "content_hash"}
+        async for record in store.iter_records(collection)
+    ]
 
 
 async def _sync_policies(settings: Settings) -> dict[str, Any]:
@@ -432,6 +445,26 @@ def _status_text(report: dict[str, Any]) -> str:
         )
         kinds = ", ".join(f"{kind} {count}" for kind, count in info["kinds"].items())
         lines.append(f"{'':14}{kinds}" if kinds else f"{'':14}(no kinds)")
+    for controller in report.get("controllers", []):
+        state = "ready" if controller["ready"] else "not ready"
+        state += ", DEGRADED" if controller["degraded"] else ""
+        documents = " ".join(
+            f"{key.removeprefix('documents_')}={value}"
+            for key, value in sorted(controller.items())
+            if key.startswith("documents_")
+        )
+        lines.append(
+            f"Controller:   cluster {controller['cluster']} {state} (reported {controller['reported_at']}, "
+            f"kubevec {controller['version']}) documents: {documents}"
+        )
+        lines.append(
+            f"{'':14}last sync {controller['last_sync_time']}, "
+            f"last full resync {controller['last_full_resync_time'] or 'not yet'}"
+        )
+        if controller["last_error"]:
+            lines.append(f"{'':14}last error: {controller['last_error']}")
+    if "controllers" in report and not report["controllers"]:
+        lines.append("Controller:   no status record in the store (no controller has written to it yet)")
     cluster = report["cluster"]
     if not cluster["reachable"]:
         lines.append(f"Cluster:      not reachable from here ({cluster['error']}); SyncPolicy status unknown")

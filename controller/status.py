@@ -1,13 +1,18 @@
-"""The status of kubevec's own SyncPolicy objects: the only writes the controller makes."""
+"""The controller's status: on its own SyncPolicy objects (the only writes it makes to the cluster), and
+as one record per cluster in the store's ``status`` collection, so ``kubevec status`` can show it
+where the cluster cannot be reached."""
 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 import logging
 import time
 from collections.abc import Iterable
 from typing import Any
 
+from backends import BackendError, Record, VectorStore
 from controller.kube import KubeError, KubeReader
 from controller.policy import GROUP, PLURAL, VERSION, SyncPolicy
 
@@ -60,3 +65,40 @@ async def write_status(*, kube: KubeReader, policies: Iterable[SyncPolicy], sync
             )
         except KubeError as exc:
             logger.warning("Failed to write SyncPolicy status name=%s error=%s", policy.name, exc.reason)
+
+
+#: The store collection (before the prefix) holding one status record per cluster; outside the
+#: document contract and never searched, so a 1-d vector and no embedder.
+STATUS_COLLECTION = "status"
+STATUS_EMBEDDER = "kubevec-status"
+
+
+def status_record_id(cluster: str) -> str:
+    return f"status/{cluster}"
+
+
+def status_record(sync: SyncStatus, *, cluster: str, version: str, now: float) -> Record:
+    metadata: dict[str, str | int | float | bool] = {
+        "cluster": cluster,
+        "ready": sync.ready,
+        "degraded": sync.error is not None,
+        "last_error": sync.error or "",
+        "last_sync_time": _timestamp(sync.last_flush or now),
+        "last_full_resync_time": _timestamp(sync.last_full_resync) if sync.last_full_resync else "",
+        "reported_at": _timestamp(now),
+        "version": version,
+        **{f"documents_{collection}": count for collection, count in sync.documents.items()},
+    }
+    metadata["content_hash"] = hashlib.sha256(json.dumps(metadata, sort_keys=True).encode()).hexdigest()
+    return Record(
+        id=status_record_id(cluster), vector=[1.0], text=f"kubevec status of cluster {cluster}", metadata=metadata
+    )
+
+
+async def write_store_status(*, store: VectorStore, collection: str, record: Record) -> None:
+    """Upsert the status record; a failure is logged (the store's own errors already degrade the sync)."""
+    try:
+        await store.ensure_collection(collection, dimension=1, embedder=STATUS_EMBEDDER)
+        await store.upsert(collection, [record])
+    except BackendError as exc:
+        logger.warning("Failed to write the status record collection=%s error=%s", collection, exc)

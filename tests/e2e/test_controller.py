@@ -22,6 +22,7 @@ from inference.embedders.local import LocalEmbedder
 from tests.conftest import SYNCPOLICY_CRD
 from tests.controlplane.cluster import ControlPlane
 from tests.e2e.controller_harness import (
+    CLUSTER,
     apply,
     counter,
     embedded,
@@ -352,6 +353,9 @@ def test_a_sync_policy_excludes_and_reports_status(
             (shown_policy,) = [p for p in report["cluster"]["syncPolicies"] if p["name"] == name]
             assert shown_policy["conditions"]["Ready"] == "True"
             assert shown_policy["documents"]["instances"] > 0
+            (reported,) = [c for c in report["controllers"] if c["cluster"] == CLUSTER]
+            assert reported["ready"] is True
+            assert reported["documents_instances"] > 0
         finally:
             cluster.kubectl("delete", "syncpolicy", name, check=False)
         eventually(configmaps, timeout=60, message="ConfigMaps not back after the policy was deleted")

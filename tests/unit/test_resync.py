@@ -255,3 +255,19 @@ async def test_the_resync_applies_the_policies_it_lists_before_any_policy_event(
     await app.resync()
     await app.engine.flush()
     assert sorted(app.engine.known["instances"]) == ["u/a/rbac.authorization.k8s.io/v1/Role/r1"]
+
+
+async def test_the_active_controller_reports_its_status_into_the_store() -> None:
+    """`kubevec status` reads this record where the cluster cannot be reached."""
+    app = await synced(FakeReader(), configmap("a"))
+    await app._report_status()
+    (record,) = await app.store.get("status", ["status/u"])
+    assert record.metadata["ready"] is False  # the resync ran, but the App's loop never marked it ready
+    assert record.metadata["documents_instances"] == 1
+    assert record.metadata["last_full_resync_time"] != ""
+    assert record.metadata["degraded"] is False
+    app.engine.set_active(False)
+    app.active = False
+    await app.store.delete("status", ["status/u"])
+    await app._report_status()
+    assert await app.store.get("status", ["status/u"]) == []  # a standby reports nothing
