@@ -443,8 +443,7 @@ def _status_text(report: dict[str, Any]) -> str:
             f"{collection + ':':<14}{info['documents']} documents, built with {info['embedder']} "
             f"({info['dimension']} dimensions)"
         )
-        kinds = ", ".join(f"{kind} {count}" for kind, count in info["kinds"].items())
-        lines.append(f"{'':14}{kinds}" if kinds else f"{'':14}(no kinds)")
+        lines.append(f"{'':14}{_kinds_line(info['kinds'])}")
     for controller in report.get("controllers", []):
         state = "ready" if controller["ready"] else "not ready"
         state += ", DEGRADED" if controller["degraded"] else ""
@@ -478,6 +477,19 @@ def _status_text(report: dict[str, Any]) -> str:
         if policy["lastError"]:
             lines.append(f"{'':14}last error: {policy['lastError']}")
     return "\n".join(lines)
+
+
+def _kinds_line(kinds: dict[str, int], *, width: int = 90) -> str:
+    """The most frequent kinds that fit in ``width`` characters, then how many more (``-o json`` has all)."""
+    if not kinds:
+        return "(no kinds)"
+    shown: list[str] = []
+    for kind, count in kinds.items():
+        if shown and len(", ".join([*shown, f"{kind} {count}"])) > width:
+            break
+        shown.append(f"{kind} {count}")
+    more = len(kinds) - len(shown)
+    return ", ".join(shown) + (f", ... (+{more} kinds)" if more else "")
 
 
 def _document_text(document: dict[str, Any], text: str) -> str:

@@ -62,3 +62,13 @@ def test_label_selectors_are_read_as_kubectl_reads_them() -> None:
     assert args.namespace == "prod"
     top = build_parser().parse_args(["--kubeconfig", "/k", "--context", "prod", "run", "-n", "shop"])
     assert (str(top.kubeconfig), top.context, top.namespace) == ("/k", "prod", "shop")
+
+
+def test_status_shows_the_most_frequent_kinds_that_fit_and_counts_the_rest() -> None:
+    from controller.cli import _kinds_line
+
+    assert _kinds_line({}) == "(no kinds)"
+    assert _kinds_line({"Pod": 12, "Service": 3}) == "Pod 12, Service 3"
+    many = {f"Kind{i:02d}": 100 - i for i in range(30)}
+    line = _kinds_line(many, width=40)
+    assert line == "Kind00 100, Kind01 99, Kind02 98, ... (+27 kinds)"
