@@ -302,21 +302,16 @@ async def get_command(args: argparse.Namespace, settings: Settings) -> int:
     store = _open_store(settings, existing=True)
     service = SearchService(store=store, embedder=None, collections={c: settings.collection(c) for c in COLLECTIONS})
     try:
-        for collection in [args.collection] if args.collection else ["instances", "capabilities"]:
-            try:
-                result = await service.get_document(collection, args.id)
-            except BackendError as exc:
-                if args.collection or "does not exist" not in str(exc):
-                    raise
-                continue  # a store indexed by `kubevec index crds` has no instances collection
-            if result is not None:
-                document = {"id": result.id, "collection": collection, "metadata": dict(result.metadata)}
-                _print(args.output, {**document, "text": result.text}, text=_document_text(document, result.text))
-                return 0
+        found = await service.find_document(args.id, collection=args.collection)
     except (SearchError, BackendError) as exc:
         raise CommandError(str(exc).splitlines()[0]) from exc
     finally:
         await store.close()
+    if found is not None:
+        result, collection = found
+        document = {"id": result.id, "collection": collection, "metadata": dict(result.metadata)}
+        _print(args.output, {**document, "text": result.text}, text=_document_text(document, result.text))
+        return 0
     where = args.collection or "instances or capabilities"
     raise CommandError(f"no document {args.id!r} in {where}; ids are what `kubevec search` prints")
 

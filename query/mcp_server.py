@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hmac
+import importlib.metadata
 import inspect
 import ipaddress
 import json
@@ -29,6 +30,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.stdio import stdio_server
 from mcp.server.transport_security import TransportSecuritySettings
+from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from backends import BackendError
@@ -39,7 +41,6 @@ from query.render import as_json, compact
 from query.request import SearchError, SearchRequest
 from query.search import SearchService
 
-CollectionName = Annotated[Collection, Field(description=SearchRequest.model_fields["collection"].description)]
 OutputFormat = Annotated[Literal["compact", "json"], Field(description="compact text (few tokens) or JSON.")]
 
 logger = logging.getLogger(__name__)
@@ -73,8 +74,21 @@ def request_signature() -> inspect.Signature:
     return inspect.Signature(parameters, return_annotation=str)
 
 
+#: Every tool only reads kubevec's own index: clients may run them without asking.
+READ_ONLY: Final = ToolAnnotations(
+    read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
+
+
+def server_version() -> str:
+    try:
+        return importlib.metadata.version("kubevec")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
 def build_server(service: SearchService) -> MCPServer:
-    server: MCPServer = MCPServer(name="kubevec", instructions=INSTRUCTIONS)
+    server: MCPServer = MCPServer(name="kubevec", instructions=INSTRUCTIONS, version=server_version())
 
     async def vector_search(**arguments: Any) -> str:
         output = arguments.pop("format", "compact")
@@ -85,24 +99,46 @@ def build_server(service: SearchService) -> MCPServer:
         return as_json(results) if output == "json" else compact(results)
 
     vector_search.__signature__ = request_signature()  # type: ignore[attr-defined]
-    server.add_tool(vector_search, description="Search the cluster index by meaning, words and metadata, in one call.")
+    server.add_tool(
+        vector_search,
+        description="Search the cluster index by meaning, words and metadata, in one call.",
+        annotations=READ_ONLY,
+    )
 
-    @server.tool(description="Read one document (text and metadata) by its id, as returned by vector_search.")
+    @server.tool(
+        description="Read one document (text and metadata) by its id, as returned by vector_search.",
+        annotations=READ_ONLY,
+    )
     async def get_document(
-        collection: CollectionName, id: Annotated[str, Field(description="The document id.")]
+        id: Annotated[str, Field(description="The document id.")],
+        collection: Annotated[
+            Collection | None,
+            Field(description="capabilities or instances; by default taken from the id's shape"),
+        ] = None,
     ) -> str:
         try:
-            result = await service.get_document(collection, id)
+            found = await service.find_document(id, collection=collection)
         except (SearchError, BackendError) as exc:
             raise ToolError(str(exc).splitlines()[0]) from exc
-        if result is None:
-            raise ToolError(f"No document {id!r} in {collection}; ids come from vector_search results")
-        return json.dumps({"id": result.id, "metadata": dict(result.metadata), "text": result.text}, indent=2)
+        if found is None:
+            searched = collection or "capabilities or instances"
+            raise ToolError(f"No document {id!r} in {searched}; ids come from vector_search results")
+        result, where = found
+        return json.dumps(
+            {"id": result.id, "collection": where, "metadata": dict(result.metadata), "text": result.text}, indent=2
+        )
 
-    @server.tool(description="Distinct values of a metadata field with counts, e.g. field='kind' or 'namespace'.")
+    @server.tool(
+        description="Distinct values of a metadata field with counts, e.g. field='kind' or 'namespace'.",
+        annotations=READ_ONLY,
+    )
     async def list_facets(
-        collection: CollectionName,
-        field: Annotated[str, Field(description="kind, group, namespace, labels, scope, capabilities, providers ...")],
+        collection: Annotated[
+            Collection, Field(description=SearchRequest.model_fields["collection"].description)
+        ] = "instances",
+        field: Annotated[
+            str, Field(description="kind (default), group, namespace, labels, scope, capabilities, providers ...")
+        ] = "kind",
     ) -> dict[str, int]:
         try:
             return await service.facets(collection, field)

@@ -30,9 +30,10 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from backends import Hit, InvalidFilter, VectorStore
+from backends import BackendError, Hit, InvalidFilter, VectorStore
 from backends.filters import Contains, Filter, all_of, matches
 from inference.embedders.base import Embedder
+from inference.identity import parse_instance_id
 from query.lexical import LexicalIndex
 from query.request import SearchError, SearchRequest
 
@@ -236,6 +237,28 @@ class SearchService:
     async def get_document(self, collection: str, id: str) -> Result | None:
         records = await self.store.get(self.collection_name(collection), [id])
         return self._result(records[0].id, 1.0, records[0].text, records[0].metadata, kind="id") if records else None
+
+    async def find_document(self, id: str, *, collection: str | None = None) -> tuple[Result, str] | None:
+        """The document and its collection: the one named, else the one the id's shape points to, then the other.
+
+        Instance ids are ``cluster/namespace/group/version/kind/name``; capability ids ``plural.group``.
+        """
+        if collection is not None:
+            result = await self.get_document(collection, id)
+            return (result, collection) if result is not None else None
+        first = "instances" if parse_instance_id(id) is not None else "capabilities"
+        for where in (first, "capabilities" if first == "instances" else "instances"):
+            if where not in self.collections:
+                continue
+            try:
+                result = await self.get_document(where, id)
+            except BackendError as exc:
+                if "does not exist" in str(exc):
+                    continue  # a store indexed by `kubevec index crds` has no instances collection
+                raise
+            if result is not None:
+                return result, where
+        return None
 
     async def facets(self, collection: str, field: str, *, limit: int = 100) -> dict[str, int]:
         """Distinct values of a metadata field with their counts (lists count each element)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import importlib.metadata
 import json
 import os
 import queue
@@ -66,6 +67,15 @@ async def exercise(client: Client) -> None:
         else tools["vector_search"].inputSchema
     )
     assert set(schema["properties"]) == {*SearchRequest.model_fields, "format"}
+    for tool in tools.values():  # read-only, idempotent, closed world: clients may auto-approve them
+        hints = tool.annotations
+        assert hints is not None
+        assert (hints.read_only_hint, hints.destructive_hint, hints.idempotent_hint, hints.open_world_hint) == (
+            True,
+            False,
+            True,
+            False,
+        )
     assert schema["properties"]["k"]["maximum"] == MAX_K
     found = await client.call_tool(
         "vector_search",
@@ -91,6 +101,15 @@ async def exercise(client: Client) -> None:
     assert f"less than or equal to {MAX_K}" in text_of(too_many)
     missing = await client.call_tool("get_document", {"collection": "capabilities", "id": "nope"})
     assert "No document" in text_of(missing)
+    # The collection is optional: a capability id is found without it (this store has no instances).
+    inferred = json.loads(
+        text_of(await client.call_tool("get_document", {"id": "topics.messaging.samples.kubevec.io"}))
+    )
+    assert (inferred["collection"], inferred["metadata"]["kind"]) == ("capabilities", "Topic")
+    nowhere = await client.call_tool("get_document", {"id": "mcp/a/core/v1/ConfigMap/x"})
+    assert "No document 'mcp/a/core/v1/ConfigMap/x' in capabilities or instances" in text_of(nowhere)
+    by_kind = json.loads(text_of(await client.call_tool("list_facets", {"collection": "capabilities"})))
+    assert by_kind["PostgresCluster"] == 1  # field defaults to kind
 
 
 def test_stdio_transport(store_env: dict[str, str]) -> None:
@@ -176,7 +195,10 @@ def test_stdio_answers_every_request_even_a_hostile_one(store_env: dict[str, str
             )
         )
         proc.stdin.flush()
-        assert answers.get(timeout=60)["id"] == 1
+        initialized = answers.get(timeout=60)
+        assert initialized["id"] == 1
+        server = initialized["result"]["serverInfo"]
+        assert (server["name"], server["version"]) == ("kubevec", importlib.metadata.version("kubevec"))
         proc.stdin.write(_rpc("notifications/initialized"))
         deep = '{"$and": [' * 1000 + '{"kind": "x"}' + "]}" * 1000  # json.dumps itself cannot nest this deep
         proc.stdin.write(
