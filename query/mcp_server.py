@@ -31,7 +31,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.stdio import stdio_server
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.types import ToolAnnotations
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from backends import BackendError
 from backends.filters import json_too_deep
@@ -87,8 +87,28 @@ def server_version() -> str:
         return "unknown"
 
 
+class KubevecServer(MCPServer):
+    """The SDK's server, with argument errors an agent can act on: one line per field, no dump.
+
+    The SDK reports a bad argument with pydantic's text: the input repeated, a documentation URL per
+    error. That costs tokens and can echo back whatever the caller sent.
+    """
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if not isinstance(exc.__cause__, ValidationError):
+                raise
+            problems = "; ".join(
+                f"{'.'.join(str(part) for part in error['loc']) or 'arguments'}: {error['msg']}"
+                for error in exc.__cause__.errors(include_input=False, include_url=False)
+            )
+            raise ToolError(f"Invalid arguments for {name}: {problems}") from None
+
+
 def build_server(service: SearchService) -> MCPServer:
-    server: MCPServer = MCPServer(name="kubevec", instructions=INSTRUCTIONS, version=server_version())
+    server: MCPServer = KubevecServer(name="kubevec", instructions=INSTRUCTIONS, version=server_version())
 
     async def vector_search(**arguments: Any) -> str:
         output = arguments.pop("format", "compact")

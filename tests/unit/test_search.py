@@ -219,3 +219,32 @@ async def test_every_list_is_ordered_by_the_score_it_shows(service: SearchServic
     top = (await search(service, collection="capabilities", query=QUERIES[0], k=1))[0]
     assert compact([top]).startswith(f"1. {top.id} [{top.label} {top.similarity:.2f}, fused {top.score:.2f}]")
     assert set(top.to_json()) == {"id", "score", "score_kind", "similarity", "label", "metadata", "text"}
+
+
+async def test_bad_tool_arguments_are_one_line_per_field_without_dumps(service: SearchService) -> None:
+    from mcp.client import Client
+
+    from query.mcp_server import build_server
+
+    async with Client(build_server(service)) as client:
+        for name, arguments, expected in [
+            (
+                "vector_search",
+                {"query": "x", "k": "many"},
+                "Invalid arguments for vector_search: k: Input should be a valid integer",
+            ),
+            (
+                "list_facets",
+                {"collection": "secret-value-xyz"},
+                "collection: Input should be 'capabilities' or 'instances'",
+            ),
+            ("get_document", {}, "Invalid arguments for get_document: id: Field required"),
+        ]:
+            result = await client.call_tool(name, arguments)
+            text = "".join(getattr(block, "text", "") for block in result.content)
+            assert result.is_error
+            assert expected in text
+            assert "errors.pydantic.dev" not in text
+            assert "input_value" not in text
+            assert "secret-value-xyz" not in text
+            assert "\n" not in text
