@@ -290,6 +290,10 @@ class InstrumentedSearch(SearchService):
         with self._measured("get_document"):
             return await super().get_document(collection, id)
 
+    async def resolve_kind(self, name: str, *, limit: int = 5) -> list[dict[str, Any]]:
+        with self._measured("resolve_kind"):
+            return await super().resolve_kind(name, limit=limit)
+
     async def facets(self, collection: str, field: str, *, limit: int = 100) -> dict[str, int]:
         with self._measured("list_facets"):
             return await super().facets(collection, field, limit=limit)

@@ -96,6 +96,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     get.add_argument("-o", "--output", choices=["text", "json", "yaml"], default="text", help="output format")
 
+    resolve = sub.add_parser("resolve", help="a kind's group, apiVersion, versions, scope and top fields")
+    resolve.add_argument("name", help="kind, plural, short name, plural.group, or a phrase")
+    resolve.add_argument("-o", "--output", choices=["text", "json", "yaml"], default="text", help="output format")
+
     facets = sub.add_parser("facets", help="distinct values of a metadata field with their counts")
     facets.add_argument("field", help="kind, group, namespace, labels, scope, capabilities, providers ...")
     facets.add_argument("--collection", choices=COLLECTIONS, default="instances", help="which collection")
@@ -175,6 +179,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return asyncio.run(status_command(args, settings))
         if args.command == "get":
             return asyncio.run(get_command(args, settings))
+        if args.command == "resolve":
+            return asyncio.run(resolve_command(args, settings))
         if args.command == "facets":
             return asyncio.run(facets_command(args, settings))
     except CommandError as exc:
@@ -314,6 +320,62 @@ async def get_command(args: argparse.Namespace, settings: Settings) -> int:
         return 0
     where = args.collection or "instances or capabilities"
     raise CommandError(f"no document {args.id!r} in {where}; ids are what `kubevec search` prints")
+
+
+async def resolve_command(args: argparse.Namespace, settings: Settings) -> int:
+    from backends import BackendError
+    from inference.embedders.base import EmbedderError
+    from query.search import SearchError, SearchService
+
+    store = _open_store(settings, existing=True)
+    service = SearchService(
+        store=store,
+        embedder=_LazyEmbedder(settings),
+        collections={c: settings.collection(c) for c in COLLECTIONS},
+    )
+    try:
+        answers = await service.resolve_kind(args.name)
+    except (SearchError, BackendError, EmbedderError) as exc:
+        raise CommandError(str(exc).splitlines()[0]) from exc
+    finally:
+        await store.close()
+    if not answers:
+        raise CommandError(f"no resource type matches {args.name!r}")
+    lines = [
+        f"{a['kind']}  {a['apiVersion']}  resource={a['resource']}  scope={a['scope']}  "
+        f"served={','.join(a['servedVersions'])}  short={','.join(a['shortNames']) or '-'}  [{a['match']}"
+        + (f" {a['similarity']:.2f}]" if "similarity" in a else "]")
+        for a in answers
+    ]
+    _print(args.output, answers, text="\n".join(lines))
+    return 0
+
+
+class _LazyEmbedder:
+    """The configured embedder, loaded only if an exact name lookup finds nothing (the model takes a second)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self._settings = settings
+        self._embedder: Embedder | None = None
+
+    def _load(self) -> Embedder:
+        if self._embedder is None:
+            self._embedder = _open_embedder(self._settings)
+        return self._embedder
+
+    @property
+    def name(self) -> str:
+        return self._load().name
+
+    @property
+    def dimension(self) -> int:
+        return self._load().dimension
+
+    async def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        return await self._load().embed_documents(texts)
+
+    async def embed_query(self, text: str) -> list[float]:
+        return await self._load().embed_query(text)
 
 
 async def facets_command(args: argparse.Namespace, settings: Settings) -> int:

@@ -50,7 +50,7 @@ ERROR_STAGES: Final = (
     "discovery",
 )
 SKIP_REASONS: Final = ("unchanged", "vector_reused")
-MCP_TOOLS: Final = ("vector_search", "get_document", "list_facets")
+MCP_TOOLS: Final = ("vector_search", "get_document", "resolve_kind", "list_facets")
 STORE_OPERATIONS: Final = (
     "ensure_collection",
     "drop_collection",

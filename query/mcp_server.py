@@ -1,7 +1,7 @@
 """``kubevec mcp``: the search tools for agents, over stdio or streamable HTTP (official ``mcp`` SDK).
 
-Tools: ``vector_search`` (semantic, keyword and metadata filters in one call), ``get_document``
-and ``list_facets``. Bad input comes back as a tool error whose message says what to change.
+Tools: ``vector_search`` (semantic, keyword and metadata filters in one call), ``get_document``,
+``resolve_kind`` (a kind's group, apiVersion, versions and top fields) and ``list_facets``. Bad input comes back as a tool error whose message says what to change.
 Over HTTP a bearer token (``KUBEVEC_MCP_TOKEN``) is required on every request but ``/healthz``; a
 non-loopback bind without one is refused unless ``--allow-unauthenticated`` is given, and Host/Origin
 headers are checked against loopback, the bind address and ``KUBEVEC_MCP_ALLOWED_HOSTS``.
@@ -147,6 +147,27 @@ def build_server(service: SearchService) -> MCPServer:
         return json.dumps(
             {"id": result.id, "collection": where, "metadata": dict(result.metadata), "text": result.text}, indent=2
         )
+
+    @server.tool(
+        description=(
+            "Resolve a kind, plural, short name or loose phrase to its API: group, apiVersion, resource, scope, "
+            "served and storage versions, short names and top spec fields. Exact names first, then by meaning. "
+            "Use it before writing a manifest: never guess a CRD's apiVersion."
+        ),
+        annotations=READ_ONLY,
+    )
+    async def resolve_kind(
+        name: Annotated[str, Field(description="e.g. Certificate, certificates, cert, certificates.cert-manager.io")],
+    ) -> str:
+        try:
+            answers = await service.resolve_kind(name)
+        except (SearchError, BackendError, EmbedderError) as exc:
+            raise ToolError(str(exc).splitlines()[0]) from exc
+        if not answers:
+            raise ToolError(
+                f"No resource type matches {name!r}; list_facets(collection='capabilities') shows the kinds"
+            )
+        return json.dumps(answers, indent=2)
 
     @server.tool(
         description="Distinct values of a metadata field with counts, e.g. field='kind' or 'namespace'.",

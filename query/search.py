@@ -260,6 +260,40 @@ class SearchService:
                 return result, where
         return None
 
+    async def resolve_kind(self, name: str, *, limit: int = 5) -> list[dict[str, Any]]:
+        """What an agent needs to write a manifest for a kind it only knows by name.
+
+        Exact first: the kind, plural, short name, ``plural.group`` or ``Kind.group``, case-insensitive,
+        over the capabilities collection (one document per resource type, so a scan is cheap); every
+        exact match is returned (``Certificate`` can exist in several groups). Without one, the
+        closest types by meaning (``match: semantic`` with their similarity).
+        """
+        wanted = name.strip().lower()
+        if not wanted:
+            raise SearchError("resolve_kind needs a kind, a plural, a short name or a phrase")
+        collection = self.collection_name("capabilities")
+        exact = []
+        async for record in self.store.iter_records(collection, page_size=1000):
+            metadata = record.metadata
+            resource = str(metadata.get("resource", record.id))
+            kind, group = str(metadata.get("kind", "")), str(metadata.get("group", ""))
+            short_names = metadata.get("short_names", [])
+            names = {
+                kind.lower(),
+                resource.lower(),
+                resource.split(".", 1)[0].lower(),
+                f"{kind}.{group}".lower(),
+                *(str(n).lower() for n in (short_names if isinstance(short_names, list) else [short_names])),
+            }
+            if wanted in names:
+                exact.append(_kind_answer(record.id, metadata, match="exact", similarity=None))
+        if exact:
+            return sorted(exact, key=lambda a: (a["group"] not in ("", "core"), a["group"], a["kind"]))[:limit]
+        if self.embedder is None:
+            return []
+        results = await self.search(SearchRequest.build(collection="capabilities", query=name, k=limit, hybrid=False))
+        return [_kind_answer(r.id, r.metadata, match="semantic", similarity=r.similarity) for r in results]
+
     async def facets(self, collection: str, field: str, *, limit: int = 100) -> dict[str, int]:
         """Distinct values of a metadata field with their counts (lists count each element)."""
         counts: dict[str, int] = {}
@@ -275,3 +309,24 @@ def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
     na = math.sqrt(sum(x * x for x in a)) or 1.0
     nb = math.sqrt(sum(y * y for y in b)) or 1.0
     return dot / (na * nb)
+
+
+def _kind_answer(id: str, metadata: Mapping[str, Any], *, match: str, similarity: float | None) -> dict[str, Any]:
+    resource = str(metadata.get("resource", id))
+    fields = metadata.get("fields", [])
+    answer = {
+        "kind": metadata.get("kind"),
+        "group": metadata.get("group", ""),
+        "apiVersion": metadata.get("api_version"),
+        "resource": resource.split(".", 1)[0],
+        "scope": metadata.get("scope"),
+        "servedVersions": metadata.get("served_versions", []),
+        "storageVersion": metadata.get("version"),
+        "shortNames": metadata.get("short_names", []),
+        "topFields": list(fields[:8]) if isinstance(fields, list) else [],
+        "id": id,
+        "match": match,
+    }
+    if similarity is not None:
+        answer["similarity"] = round(similarity, 4)
+    return answer

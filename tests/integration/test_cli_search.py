@@ -110,6 +110,9 @@ def test_get_and_facets(tmp_path: Path) -> None:
     }
     lines = kubevec("facets", "group", "--collection", "capabilities", "--limit", "1", env=env).stdout.splitlines()
     assert lines == ["2  databases.samples.kubevec.io"]
+    resolved = kubevec("resolve", "PGC", env=env)
+    assert resolved.stdout.startswith("PostgresCluster  databases.samples.kubevec.io/v1  resource=postgresclusters")
+    assert "[exact]" in resolved.stdout
     no_instances = kubevec("facets", "kind", env=env)
     assert no_instances.returncode == 1
     assert "does not exist" in no_instances.stderr

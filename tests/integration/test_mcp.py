@@ -60,7 +60,7 @@ def text_of(result: Any) -> str:
 
 async def exercise(client: Client) -> None:
     tools = {tool.name: tool for tool in (await client.list_tools()).tools}
-    assert set(tools) >= {"vector_search", "get_document", "list_facets"}
+    assert set(tools) >= {"vector_search", "get_document", "resolve_kind", "list_facets"}
     schema = (
         tools["vector_search"].input_schema
         if hasattr(tools["vector_search"], "input_schema")
@@ -108,6 +108,10 @@ async def exercise(client: Client) -> None:
     assert (inferred["collection"], inferred["metadata"]["kind"]) == ("capabilities", "Topic")
     nowhere = await client.call_tool("get_document", {"id": "mcp/a/core/v1/ConfigMap/x"})
     assert "No document 'mcp/a/core/v1/ConfigMap/x' in capabilities or instances" in text_of(nowhere)
+    resolved = json.loads(text_of(await client.call_tool("resolve_kind", {"name": "pgc"})))
+    assert [(r["kind"], r["apiVersion"], r["match"]) for r in resolved] == [
+        ("PostgresCluster", "databases.samples.kubevec.io/v1", "exact")
+    ]
     by_kind = json.loads(text_of(await client.call_tool("list_facets", {"collection": "capabilities"})))
     assert by_kind["PostgresCluster"] == 1  # field defaults to kind
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from typing import Any
 
 import pytest
 
@@ -248,3 +249,47 @@ async def test_bad_tool_arguments_are_one_line_per_field_without_dumps(service: 
             assert "input_value" not in text
             assert "secret-value-xyz" not in text
             assert "\n" not in text
+
+
+async def test_resolve_kind_exact_names_first_then_meaning() -> None:
+    store, embedder = MemoryStore(), CountingEmbedder()
+    await store.ensure_collection("capabilities", dimension=embedder.dimension, embedder=embedder.name)
+
+    def capability(kind: str, group: str, plural: str, short: list[str]) -> Record:
+        text = f"{kind} ({group})"
+        metadata: dict[str, Any] = {
+            "kind": kind,
+            "group": group,
+            "resource": f"{plural}.{group}",
+            "api_version": f"{group}/v1",
+            "scope": "Namespaced",
+            "served_versions": ["v1", "v1beta1"],
+            "version": "v1",
+            "short_names": short,
+            "fields": [f"field{i}: something" for i in range(12)],
+            "content_hash": plural + group,
+        }
+        return Record(id=f"{plural}.{group}", vector=embedder.vector(text), text=text, metadata=metadata)
+
+    await store.upsert(
+        "capabilities",
+        [
+            capability("Certificate", "cert-manager.io", "certificates", ["cert", "certs"]),
+            capability("Certificate", "pki.example.com", "certificates", []),
+            capability("Issuer", "cert-manager.io", "issuers", []),
+        ],
+    )
+    service = SearchService(store=store, embedder=embedder, collections={"capabilities": "capabilities"})
+    by_kind = await service.resolve_kind("certificate")
+    assert [(a["group"], a["match"]) for a in by_kind] == [("cert-manager.io", "exact"), ("pki.example.com", "exact")]
+    assert by_kind[0]["apiVersion"] == "cert-manager.io/v1"
+    assert by_kind[0]["servedVersions"] == ["v1", "v1beta1"]
+    assert len(by_kind[0]["topFields"]) == 8
+    for name in ("CERTS", "certificates.cert-manager.io", "Certificate.cert-manager.io"):
+        assert [a["id"] for a in await service.resolve_kind(name)] == ["certificates.cert-manager.io"], name
+    assert embedder_of(service).queries == []  # exact answers need no embedding
+    loose = await service.resolve_kind("who signs my TLS certificates")
+    assert {a["match"] for a in loose} == {"semantic"}
+    assert all(0.0 <= a["similarity"] <= 1.0 for a in loose)
+    with pytest.raises(SearchError, match="needs a kind"):
+        await service.resolve_kind("  ")
