@@ -286,17 +286,21 @@ class InstrumentedSearch(SearchService):
         with self._measured("vector_search"):
             return await super().search(request)
 
-    async def get_document(self, collection: str, id: str) -> Result | None:
+    async def find_document(
+        self, id: str, *, collection: str | None = None, cluster: str | None = None
+    ) -> tuple[Result, str] | None:
         with self._measured("get_document"):
-            return await super().get_document(collection, id)
+            return await super().find_document(id, collection=collection, cluster=cluster)
 
-    async def resolve_kind(self, name: str, *, limit: int = 5) -> list[dict[str, Any]]:
+    async def resolve_kind(self, name: str, *, limit: int = 5, cluster: str | None = None) -> list[dict[str, Any]]:
         with self._measured("resolve_kind"):
-            return await super().resolve_kind(name, limit=limit)
+            return await super().resolve_kind(name, limit=limit, cluster=cluster)
 
-    async def facets(self, collection: str, field: str, *, limit: int = 100) -> dict[str, int]:
+    async def facets(
+        self, collection: str, field: str, *, limit: int = 100, cluster: str | None = None
+    ) -> dict[str, int]:
         with self._measured("list_facets"):
-            return await super().facets(collection, field, limit=limit)
+            return await super().facets(collection, field, limit=limit, cluster=cluster)
 
 
 def _mcp_server(

@@ -63,6 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     search.add_argument("--kind", help="only this kind, e.g. Certificate")
     search.add_argument("--group", help="only this API group, e.g. cert-manager.io")
+    search.add_argument("--cluster", help="only this cluster's documents (several controllers can share a store)")
     where = search.add_mutually_exclusive_group()
     where.add_argument("-n", "--namespace", help="only objects in this namespace (instances)")
     where.add_argument("-A", "--all-namespaces", action="store_true", help="every namespace (the default)")
@@ -104,6 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
     facets.add_argument("field", help="kind, group, namespace, labels, scope, capabilities, providers ...")
     facets.add_argument("--collection", choices=COLLECTIONS, default="instances", help="which collection")
     facets.add_argument("--limit", type=int, default=100, help="most frequent values to print (default 100)")
+    facets.add_argument("--cluster", help="only this cluster's documents")
     facets.add_argument("-o", "--output", choices=["text", "json", "yaml"], default="text", help="output format")
 
     mcp = sub.add_parser("mcp", help="serve the search tools over the Model Context Protocol")
@@ -268,6 +270,7 @@ async def search_command(args: argparse.Namespace, settings: Settings) -> int:
             group=args.group,
             namespace=args.namespace,
             labels=label_selector(args.label),
+            cluster=args.cluster,
             k=args.k,
             hybrid=not args.no_hybrid,
             mmr=args.mmr,
@@ -387,7 +390,7 @@ async def facets_command(args: argparse.Namespace, settings: Settings) -> int:
     store = _open_store(settings, existing=True)
     service = SearchService(store=store, embedder=None, collections={c: settings.collection(c) for c in COLLECTIONS})
     try:
-        counts = await service.facets(args.collection, args.field, limit=args.limit)
+        counts = await service.facets(args.collection, args.field, limit=args.limit, cluster=args.cluster)
     except (SearchError, BackendError) as exc:
         raise CommandError(str(exc).splitlines()[0]) from exc
     finally:

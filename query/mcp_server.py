@@ -41,6 +41,7 @@ from query.render import as_json, compact
 from query.request import SearchError, SearchRequest
 from query.search import SearchService
 
+ClusterName = Annotated[str | None, Field(description=SearchRequest.model_fields["cluster"].description)]
 OutputFormat = Annotated[Literal["compact", "json"], Field(description="compact text (few tokens) or JSON.")]
 
 logger = logging.getLogger(__name__)
@@ -135,9 +136,10 @@ def build_server(service: SearchService) -> MCPServer:
             Collection | None,
             Field(description="capabilities or instances; by default taken from the id's shape"),
         ] = None,
+        cluster: ClusterName = None,
     ) -> str:
         try:
-            found = await service.find_document(id, collection=collection)
+            found = await service.find_document(id, collection=collection, cluster=cluster)
         except (SearchError, BackendError) as exc:
             raise ToolError(str(exc).splitlines()[0]) from exc
         if found is None:
@@ -158,9 +160,10 @@ def build_server(service: SearchService) -> MCPServer:
     )
     async def resolve_kind(
         name: Annotated[str, Field(description="e.g. Certificate, certificates, cert, certificates.cert-manager.io")],
+        cluster: ClusterName = None,
     ) -> str:
         try:
-            answers = await service.resolve_kind(name)
+            answers = await service.resolve_kind(name, cluster=cluster)
         except (SearchError, BackendError, EmbedderError) as exc:
             raise ToolError(str(exc).splitlines()[0]) from exc
         if not answers:
@@ -180,9 +183,10 @@ def build_server(service: SearchService) -> MCPServer:
         field: Annotated[
             str, Field(description="kind (default), group, namespace, labels, scope, capabilities, providers ...")
         ] = "kind",
+        cluster: ClusterName = None,
     ) -> dict[str, int]:
         try:
-            return await service.facets(collection, field)
+            return await service.facets(collection, field, cluster=cluster)
         except (SearchError, BackendError) as exc:
             raise ToolError(str(exc).splitlines()[0]) from exc
 

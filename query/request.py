@@ -59,6 +59,10 @@ class SearchRequest(BaseModel):
         str | None, Field(description="Only this API group, e.g. apps or cert-manager.io ('core' for v1).")
     ] = None
     namespace: Annotated[str | None, Field(description="Only this namespace (instances).")] = None
+    cluster: Annotated[
+        str | None,
+        Field(description="Only this cluster's documents (several controllers can write one store); default: all."),
+    ] = None
     labels: Annotated[tuple[str, ...], Field(description="Labels as k=v; all must match (instances).")] = ()
     k: Annotated[int, Field(ge=1, le=MAX_K, description="How many results.")] = 5
     hybrid: Annotated[bool, Field(description="Fuse the meaning ranking with a BM25 word ranking.")] = True
@@ -79,7 +83,7 @@ class SearchRequest(BaseModel):
         except ValidationError as exc:
             raise SearchError(describe(exc)) from None
 
-    @field_validator("query", "keyword", "kind", "group", "namespace")
+    @field_validator("query", "keyword", "kind", "group", "namespace", "cluster")
     @classmethod
     def _blank_is_none(cls, value: str | None) -> str | None:
         return (value or "").strip() or None
@@ -106,12 +110,12 @@ class SearchRequest(BaseModel):
         if isinstance(combined, And) and len(combined.filters) > MAX_CONDITIONS:
             raise ValueError(f"Too many conditions (at most {MAX_CONDITIONS})")
         if self.query is None and self.keyword is None and combined is None:
-            raise ValueError("Give a query, a keyword or a filter (kind, group, namespace, labels or filter)")
+            raise ValueError("Give a query, a keyword or a filter (kind, group, namespace, cluster, labels or filter)")
         self._conditions = combined
         return self
 
     def _equalities(self) -> tuple[tuple[str, str | None], ...]:
-        return (("kind", self.kind), ("group", self.group), ("namespace", self.namespace))
+        return (("kind", self.kind), ("group", self.group), ("namespace", self.namespace), ("cluster", self.cluster))
 
     @property
     def conditions(self) -> Filter | None:

@@ -31,7 +31,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from backends import BackendError, Hit, InvalidFilter, VectorStore
-from backends.filters import Contains, Filter, all_of, matches
+from backends.filters import Contains, Eq, Filter, all_of, matches
 from inference.embedders.base import Embedder
 from inference.identity import parse_instance_id
 from query.lexical import LexicalIndex
@@ -238,14 +238,19 @@ class SearchService:
         records = await self.store.get(self.collection_name(collection), [id])
         return self._result(records[0].id, 1.0, records[0].text, records[0].metadata, kind="id") if records else None
 
-    async def find_document(self, id: str, *, collection: str | None = None) -> tuple[Result, str] | None:
+    async def find_document(
+        self, id: str, *, collection: str | None = None, cluster: str | None = None
+    ) -> tuple[Result, str] | None:
         """The document and its collection: the one named, else the one the id's shape points to, then the other.
 
         Instance ids are ``cluster/namespace/group/version/kind/name``; capability ids ``plural.group``.
+        With ``cluster``, a document another cluster's controller wrote does not count.
         """
         if collection is not None:
             result = await self.get_document(collection, id)
-            return (result, collection) if result is not None else None
+            if result is None or (cluster is not None and result.metadata.get("cluster") != cluster):
+                return None
+            return result, collection
         first = "instances" if parse_instance_id(id) is not None else "capabilities"
         for where in (first, "capabilities" if first == "instances" else "instances"):
             if where not in self.collections:
@@ -256,11 +261,11 @@ class SearchService:
                 if "does not exist" in str(exc):
                     continue  # a store indexed by `kubevec index crds` has no instances collection
                 raise
-            if result is not None:
+            if result is not None and (cluster is None or result.metadata.get("cluster") == cluster):
                 return result, where
         return None
 
-    async def resolve_kind(self, name: str, *, limit: int = 5) -> list[dict[str, Any]]:
+    async def resolve_kind(self, name: str, *, limit: int = 5, cluster: str | None = None) -> list[dict[str, Any]]:
         """What an agent needs to write a manifest for a kind it only knows by name.
 
         Exact first: the kind, plural, short name, ``plural.group`` or ``Kind.group``, case-insensitive,
@@ -273,7 +278,8 @@ class SearchService:
             raise SearchError("resolve_kind needs a kind, a plural, a short name or a phrase")
         collection = self.collection_name("capabilities")
         exact = []
-        async for record in self.store.iter_records(collection, page_size=1000):
+        scope = Eq("cluster", cluster) if cluster else None
+        async for record in self.store.iter_records(collection, filter=scope, page_size=1000):
             metadata = record.metadata
             resource = str(metadata.get("resource", record.id))
             kind, group = str(metadata.get("kind", "")), str(metadata.get("group", ""))
@@ -291,13 +297,17 @@ class SearchService:
             return sorted(exact, key=lambda a: (a["group"] not in ("", "core"), a["group"], a["kind"]))[:limit]
         if self.embedder is None:
             return []
-        results = await self.search(SearchRequest.build(collection="capabilities", query=name, k=limit, hybrid=False))
+        request = SearchRequest.build(collection="capabilities", query=name, k=limit, hybrid=False, cluster=cluster)
+        results = await self.search(request)
         return [_kind_answer(r.id, r.metadata, match="semantic", similarity=r.similarity) for r in results]
 
-    async def facets(self, collection: str, field: str, *, limit: int = 100) -> dict[str, int]:
+    async def facets(
+        self, collection: str, field: str, *, limit: int = 100, cluster: str | None = None
+    ) -> dict[str, int]:
         """Distinct values of a metadata field with their counts (lists count each element)."""
         counts: dict[str, int] = {}
-        async for record in self.store.iter_records(self.collection_name(collection), page_size=1000):
+        scope = Eq("cluster", cluster) if cluster else None
+        async for record in self.store.iter_records(self.collection_name(collection), filter=scope, page_size=1000):
             value = record.metadata.get(field)
             for item in value if isinstance(value, list) else [value] if value is not None else []:
                 counts[str(item)] = counts.get(str(item), 0) + 1

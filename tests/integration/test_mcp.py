@@ -67,6 +67,10 @@ async def exercise(client: Client) -> None:
         else tools["vector_search"].inputSchema
     )
     assert set(schema["properties"]) == {*SearchRequest.model_fields, "format"}
+    assert "cluster" in schema["properties"]
+    for name in ("get_document", "resolve_kind", "list_facets"):  # every tool can be scoped to one cluster
+        other = tools[name].input_schema if hasattr(tools[name], "input_schema") else tools[name].inputSchema
+        assert "cluster" in other["properties"], name
     for tool in tools.values():  # read-only, idempotent, closed world: clients may auto-approve them
         hints = tool.annotations
         assert hints is not None

@@ -113,7 +113,7 @@ async def test_mcp_tools_served_by_the_controller_are_timed_and_counted() -> Non
     service = InstrumentedSearch(
         metrics=metrics, store=store, embedder=None, collections={"instances": "instances", "capabilities": "caps"}
     )
-    assert (await service.get_document("instances", "a")) is not None
+    assert (await service.find_document("a", collection="instances")) is not None
     with pytest.raises(BackendError):
         await service.facets("capabilities", "kind")  # that collection was never created
     got = samples(metrics)

@@ -293,3 +293,31 @@ async def test_resolve_kind_exact_names_first_then_meaning() -> None:
     assert all(0.0 <= a["similarity"] <= 1.0 for a in loose)
     with pytest.raises(SearchError, match="needs a kind"):
         await service.resolve_kind("  ")
+
+
+async def test_every_lookup_can_be_scoped_to_one_cluster() -> None:
+    store, embedder = MemoryStore(), CountingEmbedder()
+    await store.ensure_collection("instances", dimension=embedder.dimension, embedder=embedder.name)
+    await store.ensure_collection("capabilities", dimension=embedder.dimension, embedder=embedder.name)
+    records = [
+        Record(
+            id=f"{cluster}/prod/apps/v1/Deployment/web",
+            vector=embedder.vector(f"web in {cluster}"),
+            text=f"Deployment web in {cluster}",
+            metadata={"kind": "Deployment", "cluster": cluster, "content_hash": cluster},
+        )
+        for cluster in ("east", "west")
+    ]
+    await store.upsert("instances", records)
+    service = SearchService(
+        store=store, embedder=embedder, collections={"instances": "instances", "capabilities": "capabilities"}
+    )
+    assert len(await search(service, collection="instances", kind="Deployment")) == 2
+    (east,) = await search(service, collection="instances", query="web", cluster="east")
+    assert east.id == "east/prod/apps/v1/Deployment/web"
+    assert await service.facets("instances", "cluster") == {"east": 1, "west": 1}
+    assert await service.facets("instances", "kind", cluster="west") == {"Deployment": 1}
+    assert await service.find_document("west/prod/apps/v1/Deployment/web", cluster="east") is None
+    found = await service.find_document("west/prod/apps/v1/Deployment/web", cluster="west")
+    assert found is not None
+    assert found[1] == "instances"
