@@ -10,21 +10,30 @@ tries it again on every resync; this gives kopf's watches the same rule, after o
 What is lost while a group is skipped: watch events for its objects. The resync still lists
 them, so the store stays exact within one interval; kopf watches the group after the next
 restart or the next CRD change in it.
+
+The same holds for a resource whose CRD was just deleted: kopf stops its watcher only when its
+discovery notices, and a watcher that re-lists in between (after a timeout, a 410 or a reconnect)
+gets 404, which kopf 1.45 lets end the whole operator (seen in CI: ``APINotFoundError: 404 page
+not found`` and exit 1 moments after a CRD deletion). :func:`tolerate_vanished_resources` ends
+that one stream instead and waits before kopf tries again, until its discovery drops the watcher
+(or the CRD is back).
 """
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import logging
 from collections.abc import Awaitable, Callable, Collection
 from typing import Any
 
 import kopf
-from kopf._cogs.clients import errors, scanning
+from kopf._cogs.clients import errors, scanning, watching
 
 logger = logging.getLogger(__name__)
 
 QUICK_BACKOFFS = (1.0,)  # one retry: a group that answers 503 twice is down, not starting
+VANISHED_RETRY_SECONDS = 5.0  # between lists of a resource that answered 404, until kopf drops it
 
 _ReadVersion = Callable[..., Awaitable[Collection[kopf.Resource]]]
 
@@ -49,3 +58,32 @@ def tolerate_unavailable_groups(*, on_skip: Callable[[str], None] = lambda group
 
     read_version_or_skip.__wrapped__ = original  # type: ignore[attr-defined]
     scanning._read_version = read_version_or_skip
+
+
+def tolerate_vanished_resources(
+    *, on_vanish: Callable[[str], None] = lambda resource: None, retry_seconds: float = VANISHED_RETRY_SECONDS
+) -> None:
+    """Install, once per process, a watch stream that ends on 404 instead of raising it.
+
+    ``on_vanish(resource)`` counts each one; the warning is logged once per resource until it
+    answers again.
+    """
+    current = watching.continuous_watch
+    original = getattr(current, "__wrapped__", current)
+    vanished: set[str] = set()
+
+    async def continuous_watch_or_end(**kwargs: Any) -> Any:
+        resource = str(kwargs.get("resource"))
+        try:
+            async for item in original(**kwargs):
+                vanished.discard(resource)
+                yield item
+        except errors.APINotFoundError as exc:
+            if resource not in vanished:
+                vanished.add(resource)
+                logger.warning("Stopped watching a resource that no longer exists resource=%s error=%s", resource, exc)
+                on_vanish(resource)
+            await asyncio.sleep(retry_seconds)
+
+    continuous_watch_or_end.__wrapped__ = original  # type: ignore[attr-defined]
+    watching.continuous_watch = continuous_watch_or_end

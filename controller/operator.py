@@ -13,7 +13,7 @@ from typing import Any
 import kopf
 
 from controller.app import App
-from controller.discovery import tolerate_unavailable_groups
+from controller.discovery import tolerate_unavailable_groups, tolerate_vanished_resources
 from controller.kube import load_configuration
 from controller.peering import PeeringIdentity
 from controller.policy import GROUP, PLURAL, VERSION, watchable
@@ -48,6 +48,7 @@ def build_registry(*, settings: Settings, app: App | None = None) -> kopf.Operat
         configure(settings, peering=memo.app.peering)
         errors = memo.app.metrics.errors
         tolerate_unavailable_groups(on_skip=lambda group: errors.labels(stage="discovery").inc())
+        tolerate_vanished_resources(on_vanish=lambda resource: errors.labels(stage="discovery").inc())
         await memo.app.start()
 
     @kopf.on.cleanup(registry=registry)
