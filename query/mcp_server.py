@@ -30,8 +30,8 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.stdio import stdio_server
 from mcp.server.transport_security import TransportSecuritySettings
-from mcp.types import ToolAnnotations
-from pydantic import Field, ValidationError
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import BaseModel, Field, ValidationError
 
 from backends import BackendError
 from backends.filters import json_too_deep
@@ -72,7 +72,59 @@ def request_signature() -> inspect.Signature:
     parameters.append(
         inspect.Parameter("format", inspect.Parameter.KEYWORD_ONLY, default="compact", annotation=OutputFormat)
     )
-    return inspect.Signature(parameters, return_annotation=str)
+    return inspect.Signature(parameters, return_annotation=Annotated[CallToolResult, SearchResults])
+
+
+class SearchHit(BaseModel):
+    """One result: ``score`` orders the list (``score_kind`` says what it is), ``similarity`` is to the query."""
+
+    id: str
+    score: float
+    score_kind: str
+    similarity: float | None
+    label: str
+    metadata: dict[str, Any]
+    text: str
+
+
+class SearchResults(BaseModel):
+    results: list[SearchHit]
+
+
+class StoredDocument(BaseModel):
+    id: str
+    collection: str
+    metadata: dict[str, Any]
+    text: str
+
+
+class KindInfo(BaseModel):
+    kind: str | None
+    group: str
+    apiVersion: str | None
+    resource: str
+    scope: str | None
+    servedVersions: list[str]
+    storageVersion: str | None
+    shortNames: list[str]
+    topFields: list[str]
+    id: str
+    match: Literal["exact", "semantic"]
+    similarity: float | None = None
+
+
+class ResolvedKinds(BaseModel):
+    kinds: list[KindInfo]
+
+
+class FacetCounts(BaseModel):
+    field: str
+    counts: dict[str, int]
+
+
+def _answer(text: str, structured: BaseModel) -> CallToolResult:
+    """Text for the model (compact by default), and the same data typed, per the tool's output schema."""
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured.model_dump())
 
 
 #: Every tool only reads kubevec's own index: clients may run them without asking.
@@ -111,13 +163,14 @@ class KubevecServer(MCPServer):
 def build_server(service: SearchService) -> MCPServer:
     server: MCPServer = KubevecServer(name="kubevec", instructions=INSTRUCTIONS, version=server_version())
 
-    async def vector_search(**arguments: Any) -> str:
+    async def vector_search(**arguments: Any) -> CallToolResult:
         output = arguments.pop("format", "compact")
         try:
             results = await service.search(SearchRequest.build(**arguments))
         except (SearchError, BackendError, EmbedderError) as exc:
             raise ToolError(str(exc).splitlines()[0]) from exc
-        return as_json(results) if output == "json" else compact(results)
+        typed = SearchResults(results=[SearchHit(**r.to_json()) for r in results])
+        return _answer(as_json(results) if output == "json" else compact(results), typed)
 
     vector_search.__signature__ = request_signature()  # type: ignore[attr-defined]
     server.add_tool(
@@ -137,7 +190,7 @@ def build_server(service: SearchService) -> MCPServer:
             Field(description="capabilities or instances; by default taken from the id's shape"),
         ] = None,
         cluster: ClusterName = None,
-    ) -> str:
+    ) -> Annotated[CallToolResult, StoredDocument]:
         try:
             found = await service.find_document(id, collection=collection, cluster=cluster)
         except (SearchError, BackendError) as exc:
@@ -146,9 +199,8 @@ def build_server(service: SearchService) -> MCPServer:
             searched = collection or "capabilities or instances"
             raise ToolError(f"No document {id!r} in {searched}; ids come from vector_search results")
         result, where = found
-        return json.dumps(
-            {"id": result.id, "collection": where, "metadata": dict(result.metadata), "text": result.text}, indent=2
-        )
+        document = StoredDocument(id=result.id, collection=where, metadata=dict(result.metadata), text=result.text)
+        return _answer(json.dumps(document.model_dump(), indent=2, ensure_ascii=False), document)
 
     @server.tool(
         description=(
@@ -161,7 +213,7 @@ def build_server(service: SearchService) -> MCPServer:
     async def resolve_kind(
         name: Annotated[str, Field(description="e.g. Certificate, certificates, cert, certificates.cert-manager.io")],
         cluster: ClusterName = None,
-    ) -> str:
+    ) -> Annotated[CallToolResult, ResolvedKinds]:
         try:
             answers = await service.resolve_kind(name, cluster=cluster)
         except (SearchError, BackendError, EmbedderError) as exc:
@@ -170,7 +222,7 @@ def build_server(service: SearchService) -> MCPServer:
             raise ToolError(
                 f"No resource type matches {name!r}; list_facets(collection='capabilities') shows the kinds"
             )
-        return json.dumps(answers, indent=2)
+        return _answer(json.dumps(answers, indent=2), ResolvedKinds(kinds=[KindInfo(**a) for a in answers]))
 
     @server.tool(
         description="Distinct values of a metadata field with counts, e.g. field='kind' or 'namespace'.",
@@ -184,11 +236,12 @@ def build_server(service: SearchService) -> MCPServer:
             str, Field(description="kind (default), group, namespace, labels, scope, capabilities, providers ...")
         ] = "kind",
         cluster: ClusterName = None,
-    ) -> dict[str, int]:
+    ) -> Annotated[CallToolResult, FacetCounts]:
         try:
-            return await service.facets(collection, field, cluster=cluster)
+            counts = await service.facets(collection, field, cluster=cluster)
         except (SearchError, BackendError) as exc:
             raise ToolError(str(exc).splitlines()[0]) from exc
+        return _answer(json.dumps(counts), FacetCounts(field=field, counts=counts))
 
     return server
 

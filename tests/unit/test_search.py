@@ -321,3 +321,32 @@ async def test_every_lookup_can_be_scoped_to_one_cluster() -> None:
     found = await service.find_document("west/prod/apps/v1/Deployment/web", cluster="west")
     assert found is not None
     assert found[1] == "instances"
+
+
+async def test_every_tool_declares_an_output_schema_and_returns_typed_results(service: SearchService) -> None:
+    from mcp.client import Client
+
+    from query.mcp_server import build_server
+
+    async with Client(build_server(service)) as client:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        schemas = {name: tool.output_schema for name, tool in tools.items()}
+        assert all(schemas.values()), schemas
+        assert set(schemas["vector_search"]["properties"]) == {"results"}
+        found = await client.call_tool("vector_search", {"collection": "capabilities", "query": "PgBouncer", "k": 2})
+        assert found.structured_content is not None
+        hits = found.structured_content["results"]
+        assert set(hits[0]) == {"id", "score", "score_kind", "similarity", "label", "metadata", "text"}
+        assert found.content[0].text.startswith(f"1. {hits[0]['id']} [")  # compact text for the model
+        document = await client.call_tool("get_document", {"id": "services"})
+        assert document.structured_content == {
+            "id": "services",
+            "collection": "capabilities",
+            "metadata": dict(DOCS[4][2], content_hash="services"),
+            "text": DOCS[4][1],
+        }
+        facets = await client.call_tool("list_facets", {"collection": "capabilities", "field": "group"})
+        assert facets.structured_content == {
+            "field": "group",
+            "counts": {"postgresql.cnpg.io": 2, "apps": 1, "copy": 1, "core": 1},
+        }
