@@ -64,6 +64,11 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--kind", help="only this kind, e.g. Certificate")
     search.add_argument("--group", help="only this API group, e.g. cert-manager.io")
     search.add_argument("--cluster", help="only this cluster's documents (several controllers can share a store)")
+    search.add_argument(
+        "--health",
+        choices=["healthy", "progressing", "degraded", "unknown"],
+        help="only objects whose status summary is this (instances)",
+    )
     where = search.add_mutually_exclusive_group()
     where.add_argument("-n", "--namespace", help="only objects in this namespace (instances)")
     where.add_argument("-A", "--all-namespaces", action="store_true", help="every namespace (the default)")
@@ -271,6 +276,7 @@ async def search_command(args: argparse.Namespace, settings: Settings) -> int:
             namespace=args.namespace,
             labels=label_selector(args.label),
             cluster=args.cluster,
+            health=args.health,
             k=args.k,
             hybrid=not args.no_hybrid,
             mmr=args.mmr,

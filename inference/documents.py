@@ -50,6 +50,7 @@ INDEXED_FIELDS: Final = (
     "categories",
     "short_names",
     "complexity",
+    "health",
 )
 
 

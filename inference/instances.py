@@ -1,9 +1,10 @@
 """Instance documents: one per live object, with the metadata agents filter on.
 
 Built only from ``metadata`` (name, namespace, labels, owner, selected annotations, uid, creation
-time) and ``spec``-like content, after redaction. ``status``, ``resourceVersion``, ``generation``
-and timestamps other than creation are never read, so churn does not change the text, the
-metadata or the content hash; a label or image change does.
+time) and ``spec``-like content, after redaction. ``resourceVersion``, ``generation`` and
+timestamps other than creation are never read, and ``status`` only for a coarse health summary in
+the metadata (``inference/health.py``), so churn does not change the text, and changes the
+metadata (hence the content hash) only when the summary changes; a label or image change does.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any, Final
 
 from inference.bodies import Body
 from inference.documents import INSTANCES, Document, InferenceError, make_document
+from inference.health import Health, health_of
 from inference.identity import ResourceRef
 from inference.redaction import REDACTED, Redacted, redact_object
 
@@ -52,6 +54,7 @@ class InstanceDoc:
     summary: tuple[str, ...]
     annotations: tuple[str, ...]
     text: str
+    health: Health | None = None
 
     @property
     def ref(self) -> ResourceRef:
@@ -79,6 +82,8 @@ class InstanceDoc:
             metadata["namespace"] = self.namespace
         if self.owner:
             metadata["owner"] = self.owner
+        if self.health is not None:
+            metadata.update(self.health.metadata())
         return make_document(id=self.id, collection=INSTANCES, text=self.text, metadata=metadata)
 
 
@@ -97,9 +102,14 @@ def build_instance(
     if not isinstance(raw_meta, Mapping) or not name or not kind or not obj.get("apiVersion"):
         raise InferenceError(f"Object {kind or '<no kind>'}/{name or '<no name>'} lacks apiVersion, kind or name")
     try:
-        return _build(redact_object(obj), plural=plural, cluster=cluster, policy=policy)
+        built = _build(redact_object(obj), plural=plural, cluster=cluster, policy=policy)
     except (KeyError, TypeError, AttributeError, ValueError) as exc:
         raise InferenceError(f"Object {kind}/{name} is malformed: {type(exc).__name__}: {exc}") from exc
+    try:
+        health = health_of(obj)
+    except (KeyError, TypeError, AttributeError, ValueError):
+        health = None  # an odd status only costs the summary, never the document
+    return dataclasses.replace(built, health=health) if health is not None else built
 
 
 def _build(source: Redacted, *, plural: str, cluster: str, policy: InstancePolicy) -> InstanceDoc:

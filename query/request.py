@@ -8,7 +8,7 @@ and one wording of every error.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Final
+from typing import Annotated, Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
@@ -59,6 +59,10 @@ class SearchRequest(BaseModel):
         str | None, Field(description="Only this API group, e.g. apps or cert-manager.io ('core' for v1).")
     ] = None
     namespace: Annotated[str | None, Field(description="Only this namespace (instances).")] = None
+    health: Annotated[
+        Literal["healthy", "progressing", "degraded", "unknown"] | None,
+        Field(description="Only objects whose status summary is this (instances), e.g. degraded workloads."),
+    ] = None
     cluster: Annotated[
         str | None,
         Field(description="Only this cluster's documents (several controllers can write one store); default: all."),
@@ -110,12 +114,20 @@ class SearchRequest(BaseModel):
         if isinstance(combined, And) and len(combined.filters) > MAX_CONDITIONS:
             raise ValueError(f"Too many conditions (at most {MAX_CONDITIONS})")
         if self.query is None and self.keyword is None and combined is None:
-            raise ValueError("Give a query, a keyword or a filter (kind, group, namespace, cluster, labels or filter)")
+            raise ValueError(
+                "Give a query, a keyword or a filter (kind, group, namespace, health, cluster, labels or filter)"
+            )
         self._conditions = combined
         return self
 
     def _equalities(self) -> tuple[tuple[str, str | None], ...]:
-        return (("kind", self.kind), ("group", self.group), ("namespace", self.namespace), ("cluster", self.cluster))
+        return (
+            ("kind", self.kind),
+            ("group", self.group),
+            ("namespace", self.namespace),
+            ("cluster", self.cluster),
+            ("health", self.health),
+        )
 
     @property
     def conditions(self) -> Filter | None:

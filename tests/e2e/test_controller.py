@@ -168,25 +168,62 @@ def test_a_label_change_re_embeds_exactly_one_document(
         assert embedded(app, "instances") == before + 1
 
 
-def test_a_status_only_change_embeds_and_changes_nothing(
+def test_status_changes_embed_nothing_and_write_only_when_the_health_summary_changes(
     cluster: ControlPlane, ns: str, store_path: Path, embedder: LocalEmbedder
 ) -> None:
     with running_controller(plane=cluster, store_path=store_path, embedder=embedder) as app:
         before_doc = stored(store_path, "instances")[certificate(ns)]
+        assert "health" not in before_doc["metadata"]  # no status yet: no summary
         before = embedded(app, "instances")
-        skipped = counter(app, "kubevec_embeddings_skipped_total", collection="instances", reason="unchanged")
-        status = {"status": {"conditions": [{"type": "Ready", "status": "True", "reason": "Issued"}]}}
-        cluster.kubectl(
-            "patch", "certificate/api-tls", "-n", ns, "--subresource=status", "--type=merge", "-p", json.dumps(status)
+
+        def patch_status(conditions: list[dict[str, str]]) -> None:
+            body = json.dumps({"status": {"conditions": conditions}})
+            cluster.kubectl(
+                "patch", "certificate/api-tls", "-n", ns, "--subresource=status", "--type=merge", "-p", body
+            )
+
+        # Ready=False with an error: the summary changes; the stored vector is re-used, nothing embedded.
+        reused = counter(app, "kubevec_embeddings_skipped_total", collection="instances", reason="vector_reused")
+        patch_status([{"type": "Ready", "status": "False", "reason": "IssuerNotFound"}])
+        degraded = eventually(
+            lambda: (
+                (d := stored(store_path, "instances")[certificate(ns)])["metadata"].get("health") == "degraded" and d
+            ),
+            message="the health summary never reached the store",
         )
-        # The event arrived and its document was planned (skipped as unchanged): nothing is in flight.
+        assert degraded["metadata"]["health_reason"] == "IssuerNotFound"
+        assert degraded["metadata"]["ready"] is False
+        assert degraded["text"] == before_doc["text"]
+        assert counter(app, "kubevec_embeddings_skipped_total", collection="instances", reason="vector_reused") > reused
+        assert embedded(app, "instances") == before
+        # Churn that leaves the summary equal (another message, a new timestamp): planned, skipped, unchanged.
+        skipped = counter(app, "kubevec_embeddings_skipped_total", collection="instances", reason="unchanged")
+        patch_status(
+            [
+                {
+                    "type": "Ready",
+                    "status": "False",
+                    "reason": "IssuerNotFound",
+                    "message": "still looking",
+                    "lastTransitionTime": "2026-01-01T00:00:00Z",
+                }
+            ]
+        )
         eventually(
             lambda: (
                 counter(app, "kubevec_embeddings_skipped_total", collection="instances", reason="unchanged") > skipped
             )
         )
         assert embedded(app, "instances") == before
-        assert stored(store_path, "instances")[certificate(ns)] == before_doc
+        assert stored(store_path, "instances")[certificate(ns)] == degraded
+        # Agents find it by health, without a query.
+        env = {**os.environ, "KUBEVEC_STORE__PATH": str(store_path), "KUBEVEC_LOG_LEVEL": "WARNING"}
+        shown = subprocess.run(
+            [str(Path(sys.executable).with_name("kubevec")), "search", "--collection", "instances",
+             "--health", "degraded", "-n", ns, "-o", "name"],
+            env=env, capture_output=True, text=True, timeout=120, check=True,
+        )  # fmt: skip
+        assert shown.stdout.split() == [certificate(ns)]
 
 
 def test_objects_created_and_deleted_live(

@@ -42,6 +42,7 @@ WIDGET: dict[str, Any] = {
         "labels": {"app": "w"},
         "ownerReferences": [{"kind": "Gadget", "name": "g", "controller": True}],
     },
+    "status": {"conditions": [{"type": "Ready", "status": "True"}]},  # objects with a status carry `health`
 }
 
 

@@ -1,0 +1,241 @@
+"""A coarse health summary of an object, from its ``status``: what agents filter on, never what they embed.
+
+``health`` is one of ``healthy``, ``progressing``, ``degraded``, ``unknown``; ``ready`` says whether
+the object serves (all replicas available, pod ready, job complete, volume bound, node ready);
+``phase`` is copied when the object has one; ``reason`` is the reason of the condition that decided
+(a CamelCase word such as ``ProgressDeadlineExceeded`` or ``CrashLoopBackOff``, never a message).
+
+The summary goes into the document's metadata only: the text stays the same, so a change of health
+re-uses the stored vector (no embedding), and a status update that leaves the summary equal leaves
+the content hash equal, so nothing is written at all. Built-in workloads, pods, jobs, volume
+claims and nodes are read by their own rules; any other object by its ``Ready`` or ``Available``
+condition, else its ``phase``. An object without a status has no summary.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Final
+
+HEALTHY: Final = "healthy"
+PROGRESSING: Final = "progressing"
+DEGRADED: Final = "degraded"
+UNKNOWN: Final = "unknown"
+STATES: Final = (HEALTHY, PROGRESSING, DEGRADED, UNKNOWN)
+MAX_REASON: Final = 64
+#: Reasons of a false Ready condition that mean "not yet" rather than "broken" (custom resources).
+_PENDING_REASON = re.compile(r"progress|pending|creat|reconcil|wait|provision|initiali|starting|updat", re.IGNORECASE)
+_BAD_WAITING = re.compile(r"BackOff|Err|Invalid|Failed|Crash", re.IGNORECASE)
+#: Reasons that mean broken even when they also sound like work in progress (``ReconcileError``).
+_BAD_REASON = re.compile(r"err|fail|invalid|denied|backoff|crash|timeout|exceeded|forbidden", re.IGNORECASE)
+_HEALTHY_PHASES: Final = frozenset(
+    {"running", "ready", "active", "bound", "succeeded", "available", "healthy", "complete", "completed"}
+)
+_DEGRADED_PHASES: Final = frozenset({"failed", "error", "lost", "degraded", "unhealthy"})
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Health:
+    state: str
+    ready: bool
+    phase: str | None = None
+    reason: str | None = None
+
+    def metadata(self) -> dict[str, str | bool]:
+        out: dict[str, str | bool] = {"health": self.state, "ready": self.ready}
+        if self.phase:
+            out["phase"] = self.phase[:MAX_REASON]
+        if self.reason:
+            out["health_reason"] = self.reason[:MAX_REASON]
+        return out
+
+
+def health_of(obj: Mapping[str, Any]) -> Health | None:
+    """The object's coarse health, or None when it has no status to judge by."""
+    status = obj.get("status")
+    if not isinstance(status, Mapping) or not status:
+        return None
+    kind = str(obj.get("kind", ""))
+    group = str(obj.get("apiVersion", "")).rpartition("/")[0]
+    rule = _RULES.get((group, kind))
+    raw_spec, raw_meta = obj.get("spec"), obj.get("metadata")
+    spec: Mapping[str, Any] = raw_spec if isinstance(raw_spec, Mapping) else {}
+    meta: Mapping[str, Any] = raw_meta if isinstance(raw_meta, Mapping) else {}
+    if rule is None:
+        return _generic(status, meta)
+    return rule(status, spec, meta)
+
+
+# -- conditions ----------------------------------------------------------------------------------
+
+
+def _conditions(status: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    raw = status.get("conditions")
+    if not isinstance(raw, Sequence) or isinstance(raw, str):
+        return {}
+    return {str(c.get("type")): c for c in raw if isinstance(c, Mapping) and c.get("type")}
+
+
+def _is(condition: Mapping[str, Any] | None, value: str) -> bool:
+    return condition is not None and str(condition.get("status")) == value
+
+
+def _reason(condition: Mapping[str, Any] | None) -> str | None:
+    if condition is None:
+        return None
+    reason = condition.get("reason")
+    return str(reason) if isinstance(reason, str) and reason else None
+
+
+def _int(value: Any, default: int = 0) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else default
+
+
+def _stale(status: Mapping[str, Any], meta: Mapping[str, Any]) -> bool:
+    """The controller has not yet seen the latest spec (observedGeneration behind generation)."""
+    observed, generation = status.get("observedGeneration"), meta.get("generation")
+    return isinstance(observed, int) and isinstance(generation, int) and observed < generation
+
+
+# -- kinds ---------------------------------------------------------------------------------------
+
+Rule = Callable[[Mapping[str, Any], Mapping[str, Any], Mapping[str, Any]], Health]
+
+
+def _replicas(status: Mapping[str, Any], meta: Mapping[str, Any], *, desired: int, ready: int, updated: int) -> Health:
+    conditions = _conditions(status)
+    progressing, failure = conditions.get("Progressing"), conditions.get("ReplicaFailure")
+    if _is(failure, "True"):
+        return Health(state=DEGRADED, ready=ready >= desired, reason=_reason(failure) or "ReplicaFailure")
+    if _is(progressing, "False"):
+        return Health(state=DEGRADED, ready=ready >= desired, reason=_reason(progressing))
+    if ready >= desired and updated >= desired and not _stale(status, meta):
+        return Health(state=HEALTHY, ready=True)
+    reason = _reason(progressing) if _is(progressing, "True") else None
+    return Health(state=PROGRESSING, ready=ready >= desired and desired > 0, reason=reason or "ReplicasNotReady")
+
+
+def _deployment(status: Mapping[str, Any], spec: Mapping[str, Any], meta: Mapping[str, Any]) -> Health:
+    desired = _int(spec.get("replicas"), 1)
+    available = _int(status.get("availableReplicas"))
+    updated = _int(status.get("updatedReplicas"))
+    return _replicas(status, meta, desired=desired, ready=available, updated=updated)
+
+
+def _stateful_set(status: Mapping[str, Any], spec: Mapping[str, Any], meta: Mapping[str, Any]) -> Health:
+    desired = _int(spec.get("replicas"), 1)
+    ready = _int(status.get("readyReplicas"))
+    current, update = status.get("currentRevision"), status.get("updateRevision")
+    updated = desired if current == update else _int(status.get("updatedReplicas"))
+    return _replicas(status, meta, desired=desired, ready=ready, updated=updated)
+
+
+def _replica_set(status: Mapping[str, Any], spec: Mapping[str, Any], meta: Mapping[str, Any]) -> Health:
+    desired = _int(spec.get("replicas"), 1)
+    ready = _int(status.get("readyReplicas"))
+    return _replicas(status, meta, desired=desired, ready=ready, updated=desired)
+
+
+def _daemon_set(status: Mapping[str, Any], spec: Mapping[str, Any], meta: Mapping[str, Any]) -> Health:
+    desired = _int(status.get("desiredNumberScheduled"))
+    ready = _int(status.get("numberReady"))
+    updated = _int(status.get("updatedNumberScheduled"), desired)
+    return _replicas(status, meta, desired=desired, ready=ready, updated=updated)
+
+
+def _pod(status: Mapping[str, Any], spec: Mapping[str, Any], meta: Mapping[str, Any]) -> Health:
+    phase = str(status.get("phase") or "") or None
+    conditions = _conditions(status)
+    waiting = [
+        str(c["state"]["waiting"].get("reason", ""))
+        for key in ("initContainerStatuses", "containerStatuses")
+        for c in status.get(key) or []
+        if isinstance(c, Mapping)
+        and isinstance(c.get("state"), Mapping)
+        and isinstance(c["state"].get("waiting"), Mapping)
+    ]
+    bad = next((reason for reason in waiting if _BAD_WAITING.search(reason)), None)
+    if phase == "Succeeded":
+        return Health(state=HEALTHY, ready=False, phase=phase, reason="Completed")
+    if phase == "Failed":
+        return Health(state=DEGRADED, ready=False, phase=phase, reason=str(status.get("reason") or "") or None)
+    if bad:
+        return Health(state=DEGRADED, ready=False, phase=phase, reason=bad)
+    if phase == "Running" and _is(conditions.get("Ready"), "True"):
+        return Health(state=HEALTHY, ready=True, phase=phase)
+    if phase in ("Pending", "Running"):
+        scheduled = conditions.get("PodScheduled")
+        reason = _reason(scheduled) if _is(scheduled, "False") else next(iter(waiting), None) or None
+        return Health(state=PROGRESSING, ready=False, phase=phase, reason=reason)
+    return Health(state=UNKNOWN, ready=False, phase=phase)
+
+
+def _job(status: Mapping[str, Any], spec: Mapping[str, Any], meta: Mapping[str, Any]) -> Health:
+    conditions = _conditions(status)
+    if _is(conditions.get("Failed"), "True"):
+        return Health(state=DEGRADED, ready=False, reason=_reason(conditions["Failed"]) or "Failed")
+    if _is(conditions.get("Complete"), "True"):
+        return Health(state=HEALTHY, ready=True, reason="Complete")
+    return Health(state=PROGRESSING, ready=False, reason="Running" if _int(status.get("active")) else None)
+
+
+def _pvc(status: Mapping[str, Any], spec: Mapping[str, Any], meta: Mapping[str, Any]) -> Health:
+    phase = str(status.get("phase") or "") or None
+    if phase == "Bound":
+        return Health(state=HEALTHY, ready=True, phase=phase)
+    if phase == "Lost":
+        return Health(state=DEGRADED, ready=False, phase=phase)
+    if phase == "Pending":
+        return Health(state=PROGRESSING, ready=False, phase=phase)
+    return Health(state=UNKNOWN, ready=False, phase=phase)
+
+
+def _node(status: Mapping[str, Any], spec: Mapping[str, Any], meta: Mapping[str, Any]) -> Health:
+    ready = _conditions(status).get("Ready")
+    if _is(ready, "True"):
+        return Health(state=HEALTHY, ready=True)
+    if _is(ready, "False"):
+        return Health(state=DEGRADED, ready=False, reason=_reason(ready))
+    return Health(state=UNKNOWN, ready=False, reason=_reason(ready))
+
+
+def _generic(status: Mapping[str, Any], meta: Mapping[str, Any]) -> Health | None:
+    """Custom resources: the ``Ready`` (else ``Available``) condition, else the ``phase``."""
+    conditions = _conditions(status)
+    phase = status.get("phase")
+    phase = str(phase) if isinstance(phase, str) and phase else None
+    decisive = conditions.get("Ready") or conditions.get("Available")
+    if decisive is not None:
+        reason = _reason(decisive)
+        if _is(decisive, "True"):
+            state = PROGRESSING if _stale(status, meta) else HEALTHY
+            return Health(state=state, ready=True, phase=phase, reason=reason if state != HEALTHY else None)
+        if _is(decisive, "False"):
+            pending = reason is not None and _PENDING_REASON.search(reason) is not None
+            pending = pending and _BAD_REASON.search(reason or "") is None
+            return Health(state=PROGRESSING if pending else DEGRADED, ready=False, phase=phase, reason=reason)
+        return Health(state=UNKNOWN, ready=False, phase=phase, reason=reason)
+    if phase is not None:
+        lowered = phase.lower()
+        if lowered in _HEALTHY_PHASES:
+            return Health(state=HEALTHY, ready=True, phase=phase)
+        if lowered in _DEGRADED_PHASES:
+            return Health(state=DEGRADED, ready=False, phase=phase)
+        return Health(state=PROGRESSING, ready=False, phase=phase)
+    if conditions:
+        return Health(state=UNKNOWN, ready=False)
+    return None
+
+
+_RULES: Final[dict[tuple[str, str], Rule]] = {
+    ("apps", "Deployment"): _deployment,
+    ("apps", "StatefulSet"): _stateful_set,
+    ("apps", "DaemonSet"): _daemon_set,
+    ("apps", "ReplicaSet"): _replica_set,
+    ("", "Pod"): _pod,
+    ("batch", "Job"): _job,
+    ("", "PersistentVolumeClaim"): _pvc,
+    ("", "Node"): _node,
+}

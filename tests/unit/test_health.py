@@ -1,0 +1,268 @@
+"""The coarse health summary: per-kind rules, custom resources by condition or phase, metadata only."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from backends.memory import MemoryStore
+from controller.app import App
+from controller.settings import ServerSettings, Settings
+from inference.health import health_of
+from inference.instances import build_instance
+from tests.fakes import CountingEmbedder
+
+
+def obj(
+    api_version: str, kind: str, *, status: dict[str, Any], spec: dict[str, Any] | None = None, **meta: Any
+) -> dict[str, Any]:
+    return {
+        "apiVersion": api_version,
+        "kind": kind,
+        "metadata": {"name": "x", "namespace": "a", **meta},
+        "spec": spec or {},
+        "status": status,
+    }
+
+
+def cond(type: str, status: str, reason: str | None = None) -> dict[str, str]:
+    return {"type": type, "status": status, **({"reason": reason} if reason else {})}
+
+
+CASES = [
+    # Deployments: available and updated replicas against spec.replicas, Progressing=False is a failed rollout
+    (
+        obj("apps/v1", "Deployment", spec={"replicas": 3}, status={"availableReplicas": 3, "updatedReplicas": 3}),
+        ("healthy", True, None),
+    ),
+    (
+        obj(
+            "apps/v1",
+            "Deployment",
+            spec={"replicas": 3},
+            status={
+                "availableReplicas": 1,
+                "updatedReplicas": 3,
+                "conditions": [cond("Progressing", "True", "ReplicaSetUpdated")],
+            },
+        ),
+        ("progressing", False, "ReplicaSetUpdated"),
+    ),
+    (
+        obj(
+            "apps/v1",
+            "Deployment",
+            spec={"replicas": 3},
+            status={"availableReplicas": 2, "conditions": [cond("Progressing", "False", "ProgressDeadlineExceeded")]},
+        ),
+        ("degraded", False, "ProgressDeadlineExceeded"),
+    ),
+    (
+        obj(
+            "apps/v1",
+            "Deployment",
+            spec={"replicas": 2},
+            status={"availableReplicas": 2, "updatedReplicas": 2, "observedGeneration": 1},
+            generation=2,
+        ),
+        ("progressing", True, "ReplicasNotReady"),
+    ),
+    (obj("apps/v1", "Deployment", spec={"replicas": 0}, status={"observedGeneration": 1}), ("healthy", True, None)),
+    (
+        obj(
+            "apps/v1",
+            "StatefulSet",
+            spec={"replicas": 2},
+            status={"readyReplicas": 2, "currentRevision": "r1", "updateRevision": "r1"},
+        ),
+        ("healthy", True, None),
+    ),
+    (
+        obj(
+            "apps/v1",
+            "StatefulSet",
+            spec={"replicas": 2},
+            status={"readyReplicas": 2, "currentRevision": "r1", "updateRevision": "r2", "updatedReplicas": 1},
+        ),
+        ("progressing", True, "ReplicasNotReady"),
+    ),
+    (
+        obj(
+            "apps/v1", "DaemonSet", status={"desiredNumberScheduled": 3, "numberReady": 3, "updatedNumberScheduled": 3}
+        ),
+        ("healthy", True, None),
+    ),
+    (
+        obj(
+            "apps/v1",
+            "ReplicaSet",
+            spec={"replicas": 2},
+            status={"readyReplicas": 0, "conditions": [cond("ReplicaFailure", "True", "FailedCreate")]},
+        ),
+        ("degraded", False, "FailedCreate"),
+    ),
+    # Pods: phase, Ready, waiting reasons
+    (obj("v1", "Pod", status={"phase": "Running", "conditions": [cond("Ready", "True")]}), ("healthy", True, None)),
+    (
+        obj(
+            "v1",
+            "Pod",
+            status={"phase": "Running", "containerStatuses": [{"state": {"waiting": {"reason": "CrashLoopBackOff"}}}]},
+        ),
+        ("degraded", False, "CrashLoopBackOff"),
+    ),
+    (
+        obj("v1", "Pod", status={"phase": "Pending", "conditions": [cond("PodScheduled", "False", "Unschedulable")]}),
+        ("progressing", False, "Unschedulable"),
+    ),
+    (
+        obj(
+            "v1",
+            "Pod",
+            status={"phase": "Pending", "containerStatuses": [{"state": {"waiting": {"reason": "ImagePullBackOff"}}}]},
+        ),
+        ("degraded", False, "ImagePullBackOff"),
+    ),
+    (obj("v1", "Pod", status={"phase": "Succeeded"}), ("healthy", False, "Completed")),
+    (obj("v1", "Pod", status={"phase": "Failed", "reason": "Evicted"}), ("degraded", False, "Evicted")),
+    (obj("batch/v1", "Job", status={"conditions": [cond("Complete", "True")]}), ("healthy", True, "Complete")),
+    (
+        obj("batch/v1", "Job", status={"conditions": [cond("Failed", "True", "BackoffLimitExceeded")]}),
+        ("degraded", False, "BackoffLimitExceeded"),
+    ),
+    (obj("batch/v1", "Job", status={"active": 1}), ("progressing", False, "Running")),
+    (obj("v1", "PersistentVolumeClaim", status={"phase": "Bound"}), ("healthy", True, None)),
+    (obj("v1", "PersistentVolumeClaim", status={"phase": "Pending"}), ("progressing", False, None)),
+    (obj("v1", "PersistentVolumeClaim", status={"phase": "Lost"}), ("degraded", False, None)),
+    (
+        obj("v1", "Node", status={"conditions": [cond("Ready", "False", "KubeletNotReady")]}),
+        ("degraded", False, "KubeletNotReady"),
+    ),
+    (
+        obj("v1", "Node", status={"conditions": [cond("Ready", "Unknown", "NodeStatusUnknown")]}),
+        ("unknown", False, "NodeStatusUnknown"),
+    ),
+    # Custom resources: Ready (else Available), a "not yet" reason is progressing, else the phase
+    (
+        obj("postgresql.cnpg.io/v1", "Cluster", status={"conditions": [cond("Ready", "True", "ClusterIsReady")]}),
+        ("healthy", True, None),
+    ),
+    (
+        obj("cert-manager.io/v1", "Certificate", status={"conditions": [cond("Ready", "False", "Issuing")]}),
+        ("degraded", False, "Issuing"),
+    ),
+    (
+        obj("cert-manager.io/v1", "Certificate", status={"conditions": [cond("Ready", "False", "Pending")]}),
+        ("progressing", False, "Pending"),
+    ),
+    (
+        obj("example.com/v1", "Widget", status={"conditions": [cond("Available", "False", "ReconcileError")]}),
+        ("degraded", False, "ReconcileError"),
+    ),
+    (
+        obj(
+            "example.com/v1",
+            "Widget",
+            status={"conditions": [cond("Ready", "True")], "observedGeneration": 1},
+            generation=2,
+        ),
+        ("progressing", True, None),
+    ),
+    (obj("example.com/v1", "Widget", status={"phase": "Running"}), ("healthy", True, None)),
+    (obj("example.com/v1", "Widget", status={"phase": "Failed"}), ("degraded", False, None)),
+    (obj("example.com/v1", "Widget", status={"phase": "Provisioning"}), ("progressing", False, None)),
+]
+
+
+@pytest.mark.parametrize(("body", "expected"), CASES, ids=lambda v: f"{v['kind']}" if isinstance(v, dict) else "")
+def test_health_rules(body: dict[str, Any], expected: tuple[str, bool, str | None]) -> None:
+    health = health_of(body)
+    assert health is not None
+    assert (health.state, health.ready, health.reason) == expected
+
+
+@pytest.mark.parametrize(
+    "status",
+    [None, {}, {"observedGeneration": 3}, {"conditions": "not a list"}, {"conditions": [None, 7, {"status": "True"}]}],
+)
+def test_no_or_odd_status_has_no_summary_and_never_breaks_the_document(status: Any) -> None:
+    body = obj("example.com/v1", "Widget", status={})
+    body["status"] = status
+    assert health_of(body) is None
+    metadata = build_instance(body, plural="widgets").to_document().metadata
+    assert "health" not in metadata
+
+
+def test_the_summary_is_metadata_only() -> None:
+    healthy = obj("v1", "Pod", status={"phase": "Running", "conditions": [cond("Ready", "True")]})
+    crashing = copy.deepcopy(healthy)
+    crashing["status"] = {
+        "phase": "Running",
+        "containerStatuses": [{"state": {"waiting": {"reason": "CrashLoopBackOff"}}}],
+    }
+    one, two = (build_instance(b, plural="pods").to_document() for b in (healthy, crashing))
+    assert one.text == two.text
+    assert (one.metadata["health"], two.metadata["health"]) == ("healthy", "degraded")
+    assert two.metadata["health_reason"] == "CrashLoopBackOff"
+    assert one.metadata["phase"] == "Running"
+    assert one.content_hash != two.content_hash
+
+
+async def test_a_health_change_writes_metadata_with_the_stored_vector_and_equal_health_writes_nothing() -> None:
+    settings = Settings(cluster_name="unit", server=ServerSettings(health_port=0, metrics_port=0))
+    embedder = CountingEmbedder()
+    app = App(settings=settings, store=MemoryStore(), embedder=embedder)
+    await app.engine.prepare()
+    body = obj("apps/v1", "Deployment", spec={"replicas": 2}, status={"availableReplicas": 2, "updatedReplicas": 2})
+
+    async def event(status: dict[str, Any]) -> None:
+        changed = {**body, "status": status}
+        app.events.observe_object(
+            group="apps", version="v1", plural="deployments", kind="Deployment", event_type="MODIFIED", body=changed
+        )
+        assert await app.engine.flush()
+
+    await event(body["status"])
+    assert len(embedder.texts) == 1
+    upserts = app.metrics.registry.get_sample_value("kubevec_upserts_total", {"collection": "instances"})
+    await event(
+        {
+            "availableReplicas": 1,
+            "updatedReplicas": 2,
+            "conditions": [cond("Progressing", "False", "ProgressDeadlineExceeded")],
+        }
+    )
+    assert len(embedder.texts) == 1  # no embedding: the text did not change
+    (stored,) = await app.store.get("instances", ["unit/a/apps/v1/Deployment/x"])
+    assert (stored.metadata["health"], stored.metadata["health_reason"]) == ("degraded", "ProgressDeadlineExceeded")
+    assert (
+        app.metrics.registry.get_sample_value("kubevec_upserts_total", {"collection": "instances"})
+        == (upserts or 0) + 1
+    )
+    reused = app.metrics.registry.get_sample_value(
+        "kubevec_embeddings_skipped_total", {"collection": "instances", "reason": "vector_reused"}
+    )
+    assert reused == 1
+    from query.request import SearchRequest
+    from query.search import SearchService
+
+    service = SearchService(store=app.store, embedder=embedder, collections={"instances": "instances"})
+    degraded = await service.search(SearchRequest.build(collection="instances", health="degraded", query="x"))
+    assert [r.id for r in degraded] == ["unit/a/apps/v1/Deployment/x"]
+    assert await service.search(SearchRequest.build(collection="instances", health="healthy")) == []
+    # status churn that leaves the summary equal: nothing written at all
+    await event(
+        {
+            "availableReplicas": 0,
+            "updatedReplicas": 2,
+            "observedGeneration": 9,
+            "conditions": [cond("Progressing", "False", "ProgressDeadlineExceeded")],
+        }
+    )
+    assert (
+        app.metrics.registry.get_sample_value("kubevec_upserts_total", {"collection": "instances"})
+        == (upserts or 0) + 1
+    )
+    assert len(embedder.texts) == 1
