@@ -10,7 +10,7 @@ from query.search import Result
 
 #: Rough characters per token for English text; only used to stay inside a budget.
 CHARS_PER_TOKEN = 4
-_SHOWN = ("kind", "group", "namespace", "labels", "owner", "scope", "capabilities")
+_SHOWN = ("kind", "group", "namespace", "labels", "owner", "health", "health_reason", "scope", "capabilities")
 
 
 def as_json(results: Sequence[Result]) -> str:
