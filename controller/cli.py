@@ -106,6 +106,18 @@ def build_parser() -> argparse.ArgumentParser:
     resolve.add_argument("name", help="kind, plural, short name, plural.group, or a phrase")
     resolve.add_argument("-o", "--output", choices=["text", "json", "yaml"], default="text", help="output format")
 
+    related = sub.add_parser("related", help="what an object references and what references it (from the index)")
+    related.add_argument("id", help="an instance id as search prints it, or Kind/namespace/name (Kind/_cluster/name)")
+    related.add_argument("--hops", type=int, default=1, help="1 (default) to 3; later hops keep the direction")
+    related.add_argument(
+        "--direction",
+        choices=["out", "in", "both"],
+        default="both",
+        help="out: what it uses; in: what uses it (what breaks if it goes); both (default)",
+    )
+    related.add_argument("--cluster", help="the cluster_name the object belongs to (default: any)")
+    related.add_argument("-o", "--output", choices=["text", "json", "yaml"], default="text", help="output format")
+
     facets = sub.add_parser("facets", help="distinct values of a metadata field with their counts")
     facets.add_argument("field", help="kind, group, namespace, labels, scope, capabilities, providers ...")
     facets.add_argument("--collection", choices=COLLECTIONS, default="instances", help="which collection")
@@ -190,6 +202,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return asyncio.run(resolve_command(args, settings))
         if args.command == "facets":
             return asyncio.run(facets_command(args, settings))
+        if args.command == "related":
+            return asyncio.run(related_command(args, settings))
     except CommandError as exc:
         print(f"kubevec {args.command}: {exc}", file=sys.stderr)
         return 1
@@ -385,6 +399,22 @@ class _LazyEmbedder:
 
     async def embed_query(self, text: str) -> list[float]:
         return await self._load().embed_query(text)
+
+
+async def related_command(args: argparse.Namespace, settings: Settings) -> int:
+    from backends import BackendError
+    from query.search import SearchError, SearchService
+
+    store = _open_store(settings, existing=True)
+    service = SearchService(store=store, embedder=None, collections={c: settings.collection(c) for c in COLLECTIONS})
+    try:
+        answer = await service.related(args.id, hops=args.hops, direction=args.direction, cluster=args.cluster)
+    except (SearchError, BackendError) as exc:
+        raise CommandError(str(exc).splitlines()[0]) from exc
+    finally:
+        await store.close()
+    _print(args.output, answer.to_json(), text="\n".join(answer.lines()))
+    return 0
 
 
 async def facets_command(args: argparse.Namespace, settings: Settings) -> int:

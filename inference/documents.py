@@ -51,6 +51,8 @@ INDEXED_FIELDS: Final = (
     "short_names",
     "complexity",
     "health",
+    "refs",
+    "pod_labels",
 )
 
 

@@ -2,6 +2,7 @@
 
 - a resource type is ``ResourceRef(group, version, plural, kind)``; its capability id and payload
   ``resource`` is ``plural.group`` (``plural`` for the core group), as kubectl prints it;
+- an object key (what references name) is ``<Kind>/<namespace or _cluster>/<name>``;
 - an instance id is ``<cluster>/<namespace or _cluster>/<group or core>/<version>/<Kind>/<name>``;
 - payloads spell the core group ``core`` (an empty string cannot be filtered on everywhere).
 """
@@ -84,3 +85,21 @@ def parse_instance_id(document_id: str) -> InstanceId | None:
 def group_of_resource_id(resource_id: str) -> str:
     """The API group of a capability id (``""`` for core): plurals never contain dots."""
     return resource_id.partition(".")[2]
+
+
+def object_key(*, kind: str, namespace: str | None, name: str) -> str:
+    """``Kind/namespace/name`` (``Kind/_cluster/name`` when cluster-scoped): how references name an object.
+
+    References rarely say their target's group or version, so relationships match on kind,
+    namespace and name within one cluster.
+    """
+    return f"{kind}/{namespace or CLUSTER_SCOPE}/{name}"
+
+
+def parse_object_key(key: str) -> tuple[str, str | None, str] | None:
+    """``(kind, namespace, name)`` of an object key, or None if it is not one."""
+    parts = key.split("/")
+    if len(parts) != 3 or not all(parts):
+        return None
+    kind, namespace, name = parts
+    return kind, None if namespace == CLUSTER_SCOPE else namespace, name

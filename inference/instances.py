@@ -3,7 +3,8 @@
 Built only from ``metadata`` (name, namespace, labels, owner, selected annotations, uid, creation
 time) and ``spec``-like content, after redaction. ``resourceVersion``, ``generation`` and
 timestamps other than creation are never read, and ``status`` only for a coarse health summary in
-the metadata (``inference/health.py``), so churn does not change the text, and changes the
+the metadata (``inference/health.py``); references to other objects are metadata too
+(``inference/references.py``). So churn does not change the text, and changes the
 metadata (hence the content hash) only when the summary changes; a label or image change does.
 """
 
@@ -18,6 +19,7 @@ from inference.bodies import Body
 from inference.documents import INSTANCES, Document, InferenceError, make_document
 from inference.health import Health, health_of
 from inference.identity import ResourceRef
+from inference.references import Links, links_of
 from inference.redaction import REDACTED, Redacted, redact_object
 
 #: Labels written into the *text* (the payload's ``labels`` list always holds every label: filters are exact).
@@ -55,6 +57,7 @@ class InstanceDoc:
     annotations: tuple[str, ...]
     text: str
     health: Health | None = None
+    links: Links = Links()
 
     @property
     def ref(self) -> ResourceRef:
@@ -84,6 +87,7 @@ class InstanceDoc:
             metadata["owner"] = self.owner
         if self.health is not None:
             metadata.update(self.health.metadata())
+        metadata.update(self.links.metadata())
         return make_document(id=self.id, collection=INSTANCES, text=self.text, metadata=metadata)
 
 
@@ -109,7 +113,11 @@ def build_instance(
         health = health_of(obj)
     except (KeyError, TypeError, AttributeError, ValueError):
         health = None  # an odd status only costs the summary, never the document
-    return dataclasses.replace(built, health=health) if health is not None else built
+    try:
+        links = links_of(obj)
+    except (KeyError, TypeError, AttributeError, ValueError):
+        links = Links()  # the same for odd references
+    return dataclasses.replace(built, health=health, links=links)
 
 
 def _build(source: Redacted, *, plural: str, cluster: str, policy: InstancePolicy) -> InstanceDoc:

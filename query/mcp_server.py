@@ -1,7 +1,9 @@
 """``kubevec mcp``: the search tools for agents, over stdio or streamable HTTP (official ``mcp`` SDK).
 
 Tools: ``vector_search`` (semantic, keyword and metadata filters in one call), ``get_document``,
-``resolve_kind`` (a kind's group, apiVersion, versions and top fields) and ``list_facets``. Bad input comes back as a tool error whose message says what to change.
+``resolve_kind`` (a kind's group, apiVersion, versions and top fields), ``related`` (what an object
+references and what references it) and ``list_facets``. Bad input comes back as a tool error whose
+message says what to change.
 Over HTTP a bearer token (``KUBEVEC_MCP_TOKEN``) is required on every request but ``/healthz``; a
 non-loopback bind without one is refused unless ``--allow-unauthenticated`` is given, and Host/Origin
 headers are checked against loopback, the bind address and ``KUBEVEC_MCP_ALLOWED_HOSTS``.
@@ -50,7 +52,8 @@ INSTRUCTIONS = (
     "kubevec indexes a Kubernetes cluster. Use vector_search with collection='capabilities' to find which "
     "resource type provides something (e.g. a managed Postgres), and collection='instances' to find live "
     "objects (e.g. what runs the payments API in prod). Use list_facets to see which kinds or namespaces exist "
-    "before filtering, and get_document to read one document in full."
+    "before filtering, get_document to read one document in full, resolve_kind before writing a manifest, and "
+    "related to see what an object uses and what uses it."
 )
 
 
@@ -117,6 +120,35 @@ class ResolvedKinds(BaseModel):
     kinds: list[KindInfo]
 
 
+class RelatedObject(BaseModel):
+    key: str
+    id: str | None
+    kind: str
+    namespace: str | None
+    name: str
+    cluster: str | None
+    stored: bool
+    health: str | None = None
+    ready: bool | None = None
+    phase: str | None = None
+
+
+class Relation(BaseModel):
+    hop: int
+    direction: Literal["out", "in"]
+    relation: str
+    from_: RelatedObject = Field(alias="from")
+    to: RelatedObject
+
+
+class RelatedObjects(BaseModel):
+    subject: RelatedObject
+    hops: int
+    direction: Literal["out", "in", "both"]
+    edges: list[Relation]
+    truncated: bool
+
+
 class FacetCounts(BaseModel):
     field: str
     counts: dict[str, int]
@@ -124,7 +156,9 @@ class FacetCounts(BaseModel):
 
 def _answer(text: str, structured: BaseModel) -> CallToolResult:
     """Text for the model (compact by default), and the same data typed, per the tool's output schema."""
-    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured.model_dump())
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)], structured_content=structured.model_dump(by_alias=True)
+    )
 
 
 #: Every tool only reads kubevec's own index: clients may run them without asking.
@@ -223,6 +257,35 @@ def build_server(service: SearchService) -> MCPServer:
                 f"No resource type matches {name!r}; list_facets(collection='capabilities') shows the kinds"
             )
         return _answer(json.dumps(answers, indent=2), ResolvedKinds(kinds=[KindInfo(**a) for a in answers]))
+
+    @server.tool(
+        description=(
+            "What an object references and what references it, with the relation named (owned-by, uses-secret, "
+            "uses-configmap, mounts-claim, runs-as, selects, routes-to, uses-class, or a custom resource's field "
+            "such as issuerRef). direction='in' answers 'what breaks if I delete this?', 'out' 'what does it need?'. "
+            "From the index alone: no live API calls."
+        ),
+        annotations=READ_ONLY,
+    )
+    async def related(
+        id: Annotated[
+            str,
+            Field(description="An instance id from vector_search, or Kind/namespace/name (Kind/_cluster/name)."),
+        ],
+        hops: Annotated[int, Field(ge=1, le=3, description="1 (default) to 3; later hops keep the direction.")] = 1,
+        direction: Annotated[
+            Literal["out", "in", "both"], Field(description="out: what it uses; in: what uses it; both (default).")
+        ] = "both",
+        cluster: ClusterName = None,
+        format: OutputFormat = "compact",
+    ) -> Annotated[CallToolResult, RelatedObjects]:
+        try:
+            answer = await service.related(id, hops=hops, direction=direction, cluster=cluster)
+        except (SearchError, BackendError) as exc:
+            raise ToolError(str(exc).splitlines()[0]) from exc
+        data = answer.to_json()
+        text = json.dumps(data, indent=2) if format == "json" else "\n".join(answer.lines())
+        return _answer(text, RelatedObjects.model_validate(data))
 
     @server.tool(
         description="Distinct values of a metadata field with counts, e.g. field='kind' or 'namespace'.",

@@ -35,6 +35,7 @@ from backends.filters import Contains, Eq, Filter, all_of, matches
 from inference.embedders.base import Embedder
 from inference.identity import parse_instance_id
 from query.lexical import LexicalIndex
+from query.related import Direction, Related, Relationships
 from query.request import SearchError, SearchRequest
 
 #: RRF constant and the weight of the BM25 ranking (dense counts 1). The textbook k=60 suits
@@ -300,6 +301,16 @@ class SearchService:
         request = SearchRequest.build(collection="capabilities", query=name, k=limit, hybrid=False, cluster=cluster)
         results = await self.search(request)
         return [_kind_answer(r.id, r.metadata, match="semantic", similarity=r.similarity) for r in results]
+
+    async def related(
+        self, subject: str, *, hops: int = 1, direction: Direction = "both", cluster: str | None = None
+    ) -> Related:
+        """What an instance (an id, or an object key ``Kind/namespace/name``) references and what references it."""
+        relationships = Relationships(store=self.store, collection=self.collection_name("instances"))
+        try:
+            return await relationships.related(subject, hops=hops, direction=direction, cluster=cluster)
+        except InvalidFilter as exc:
+            raise SearchError(str(exc)) from exc
 
     async def facets(
         self, collection: str, field: str, *, limit: int = 100, cluster: str | None = None

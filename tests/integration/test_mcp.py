@@ -23,8 +23,10 @@ from mcp.client.client import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
+from backends import Record
 from backends.chroma import ChromaStore
 from inference.embedders.local import LocalEmbedder
+from inference.instances import build_instance
 from query.indexing import index_crds
 from query.request import MAX_K, SearchRequest
 from tests.conftest import SAMPLE_CRDS
@@ -48,10 +50,45 @@ def store_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
             cluster="mcp",
             progress=None,
         )
+        embedder = LocalEmbedder()
+        await store.ensure_collection("instances", dimension=embedder.dimension, embedder=embedder.name)
+        docs = [build_instance(obj, plural=plural, cluster="mcp").to_document() for plural, obj in INSTANCES]
+        vectors = await embedder.embed_documents([d.text for d in docs])
+        await store.upsert(
+            "instances",
+            [Record(id=d.id, vector=v, text=d.text, metadata=d.metadata) for d, v in zip(docs, vectors, strict=True)],
+        )
         await store.close()
 
     asyncio.run(build())
     return {**os.environ, "KUBEVEC_STORE__PATH": str(path), "KUBEVEC_LOG_LEVEL": "WARNING"}
+
+
+INSTANCES: list[tuple[str, dict[str, Any]]] = [
+    (
+        "deployments",
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": "payments", "namespace": "prod"},
+            "spec": {
+                "template": {
+                    "metadata": {"labels": {"app": "payments"}},
+                    "spec": {"containers": [{"name": "api", "envFrom": [{"secretRef": {"name": "payments-db"}}]}]},
+                }
+            },
+        },
+    ),
+    (
+        "services",
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": "payments", "namespace": "prod"},
+            "spec": {"selector": {"app": "payments"}},
+        },
+    ),
+]
 
 
 def text_of(result: Any) -> str:
@@ -60,7 +97,7 @@ def text_of(result: Any) -> str:
 
 async def exercise(client: Client) -> None:
     tools = {tool.name: tool for tool in (await client.list_tools()).tools}
-    assert set(tools) >= {"vector_search", "get_document", "resolve_kind", "list_facets"}
+    assert set(tools) >= {"vector_search", "get_document", "resolve_kind", "related", "list_facets"}
     schema = (
         tools["vector_search"].input_schema
         if hasattr(tools["vector_search"], "input_schema")
@@ -68,7 +105,7 @@ async def exercise(client: Client) -> None:
     )
     assert set(schema["properties"]) == {*SearchRequest.model_fields, "format"}
     assert "cluster" in schema["properties"]
-    for name in ("get_document", "resolve_kind", "list_facets"):  # every tool can be scoped to one cluster
+    for name in ("get_document", "resolve_kind", "related", "list_facets"):  # every tool can be scoped to one cluster
         other = tools[name].input_schema if hasattr(tools[name], "input_schema") else tools[name].inputSchema
         assert "cluster" in other["properties"], name
     for tool in tools.values():  # read-only, idempotent, closed world: clients may auto-approve them
@@ -118,6 +155,21 @@ async def exercise(client: Client) -> None:
     ]
     by_kind = json.loads(text_of(await client.call_tool("list_facets", {"collection": "capabilities"})))
     assert by_kind["PostgresCluster"] == 1  # field defaults to kind
+    # What breaks if the Secret goes: from the payloads, the Secret itself need not be stored.
+    related = await client.call_tool("related", {"id": "Secret/prod/payments-db", "direction": "in", "hops": 2})
+    assert text_of(related).splitlines() == [
+        "Secret prod/payments-db (not stored)",
+        "  <- uses-secret        Deployment prod/payments",
+        "    <- selects            Service prod/payments",
+    ]
+    structured = related.structured_content if hasattr(related, "structured_content") else related.structuredContent
+    assert structured is not None
+    assert [(e["relation"], e["from"]["id"]) for e in structured["edges"]] == [
+        ("uses-secret", "mcp/prod/apps/v1/Deployment/payments"),
+        ("selects", "mcp/prod/core/v1/Service/payments"),
+    ]
+    too_far = await client.call_tool("related", {"id": "Secret/prod/payments-db", "hops": 4})
+    assert "hops: Input should be less than or equal to 3" in text_of(too_far)
 
 
 def test_stdio_transport(store_env: dict[str, str]) -> None:

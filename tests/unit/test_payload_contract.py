@@ -43,6 +43,7 @@ WIDGET: dict[str, Any] = {
         "ownerReferences": [{"kind": "Gadget", "name": "g", "controller": True}],
     },
     "status": {"conditions": [{"type": "Ready", "status": "True"}]},  # objects with a status carry `health`
+    "spec": {"template": {"metadata": {"labels": {"app": "w"}}, "spec": {"containers": []}}},  # `pod_labels`
 }
 
 

@@ -1,0 +1,286 @@
+"""What an object references and what references it, from the stored payloads alone (no API calls).
+
+Instance payloads carry their outgoing references (``refs`` and ``ref_relations``, see
+``inference/references.py``), a Service its ``selector`` and a workload its ``pod_labels``. From
+those, one store filter per step answers both directions:
+
+- ``out`` (what it depends on): the object's own ``refs`` looked up by kind, namespace and name,
+  and, for a Service, the workloads and Pods its selector matches;
+- ``in`` (what depends on it, "what breaks if I delete this Secret?"): the objects whose ``refs``
+  contain its key, and, for a workload or Pod, the Services that select it.
+
+A second or third hop continues in the direction of the first (dependants of dependants), so the
+answer never wanders to siblings. A reference to an object the store does not hold (a Secret
+when no SyncPolicy opts Secrets in, or a dangling reference) is reported with ``stored: false``;
+the subject itself may be such an object, named by its key ``Kind/namespace/name``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping
+from typing import Any, Final, Literal
+
+from backends import VectorStore
+from backends.filters import And, Eq, Filter, In, Or
+from inference.identity import object_key, parse_instance_id, parse_object_key
+from query.request import SearchError
+
+Direction = Literal["out", "in", "both"]
+DIRECTIONS: Final = ("out", "in", "both")
+MAX_HOPS: Final = 3
+MAX_EDGES: Final = 200
+#: Objects whose pods a Service can select, besides Pods themselves.
+_PAGE: Final = 500
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Node:
+    """One object: stored (with its document id and payload) or only named by a reference."""
+
+    kind: str
+    namespace: str | None
+    name: str
+    cluster: str | None
+    id: str | None = None
+    metadata: Mapping[str, Any] = dataclasses.field(default_factory=dict, compare=False)
+
+    @property
+    def key(self) -> str:
+        return object_key(kind=self.kind, namespace=self.namespace, name=self.name)
+
+    @property
+    def identity(self) -> tuple[str, str]:
+        """Keys repeat across clusters (several controllers can share a store); this does not."""
+        return (self.cluster or "", self.key)
+
+    @property
+    def label(self) -> str:
+        where = f"{self.namespace}/" if self.namespace else ""
+        health = self.metadata.get("health")
+        suffix = f" [{health}]" if health else "" if self.id else " (not stored)"
+        return f"{self.kind} {where}{self.name}{suffix}"
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "key": self.key,
+            "id": self.id,
+            "kind": self.kind,
+            "namespace": self.namespace,
+            "name": self.name,
+            "cluster": self.cluster,
+            "stored": self.id is not None,
+        }
+        for field in ("health", "ready", "phase"):
+            if field in self.metadata:
+                out[field] = self.metadata[field]
+        return out
+
+    @classmethod
+    def of_record(cls, id: str, metadata: Mapping[str, Any]) -> Node:
+        namespace = metadata.get("namespace")
+        return cls(
+            kind=str(metadata.get("kind", "")),
+            namespace=str(namespace) if namespace else None,
+            name=str(metadata.get("name", "")),
+            cluster=str(metadata["cluster"]) if metadata.get("cluster") else None,
+            id=id,
+            metadata=metadata,
+        )
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Edge:
+    """``source`` references ``target`` by ``relation``; ``direction`` says which end is the new one."""
+
+    hop: int
+    direction: Literal["out", "in"]
+    relation: str
+    source: Node
+    target: Node
+
+    @property
+    def neighbour(self) -> Node:
+        return self.target if self.direction == "out" else self.source
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "hop": self.hop,
+            "direction": self.direction,
+            "relation": self.relation,
+            "from": self.source.to_json(),
+            "to": self.target.to_json(),
+        }
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Related:
+    subject: Node
+    edges: tuple[Edge, ...]
+    hops: int
+    direction: Direction
+    truncated: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "subject": self.subject.to_json(),
+            "hops": self.hops,
+            "direction": self.direction,
+            "edges": [edge.to_json() for edge in self.edges],
+            "truncated": self.truncated,
+        }
+
+    def lines(self) -> list[str]:
+        """Text for people: one line per edge, indented by hop, ``->`` for depends-on, ``<-`` for depended-on-by."""
+        out = [self.subject.label]
+        for edge in self.edges:
+            arrow = "->" if edge.direction == "out" else "<-"
+            out.append(f"{'  ' * edge.hop}{arrow} {edge.relation:<18} {edge.neighbour.label}")
+        if len(out) == 1:
+            out.append("  (no relationships in the store)")
+        if self.truncated:
+            out.append(f"  ... stopped at {len(self.edges)} relationships")
+        return out
+
+
+class Relationships:
+    """The ``related`` query over one instances collection."""
+
+    def __init__(self, *, store: VectorStore, collection: str) -> None:
+        self.store = store
+        self.collection = collection
+
+    async def related(
+        self,
+        subject: str,
+        *,
+        hops: int = 1,
+        direction: Direction = "both",
+        cluster: str | None = None,
+        limit: int = MAX_EDGES,
+    ) -> Related:
+        if not 1 <= hops <= MAX_HOPS:
+            raise SearchError(f"hops must be between 1 and {MAX_HOPS}, got {hops}")
+        if direction not in DIRECTIONS:
+            raise SearchError(f"direction must be one of {', '.join(DIRECTIONS)}, got {direction!r}")
+        start = await self._subject(subject, cluster=cluster)
+        edges: list[Edge] = []
+        seen = {start.identity}
+        frontier: list[tuple[Node, Literal["out", "in"]]] = []
+        if direction in ("out", "both"):
+            frontier.append((start, "out"))
+        if direction in ("in", "both"):
+            frontier.append((start, "in"))
+        truncated = False
+        for hop in range(1, hops + 1):
+            following: list[tuple[Node, Literal["out", "in"]]] = []
+            for node, way in frontier:
+                found = await (self._outgoing(node) if way == "out" else self._incoming(node))
+                for relation, neighbour in found:
+                    if neighbour.identity in seen:
+                        continue
+                    if len(edges) >= limit:
+                        truncated = True
+                        break
+                    seen.add(neighbour.identity)
+                    source, target = (node, neighbour) if way == "out" else (neighbour, node)
+                    edges.append(Edge(hop=hop, direction=way, relation=relation, source=source, target=target))
+                    following.append((neighbour, way))
+            frontier = following
+        return Related(subject=start, edges=tuple(edges), hops=hops, direction=direction, truncated=truncated)
+
+    # -- the subject -------------------------------------------------------------------------------
+
+    async def _subject(self, subject: str, *, cluster: str | None) -> Node:
+        text = subject.strip()
+        if parse_instance_id(text) is not None:
+            records = await self.store.get(self.collection, [text])
+            if not records or (cluster is not None and records[0].metadata.get("cluster") != cluster):
+                raise SearchError(f"No instance document {text!r}")
+            return Node.of_record(records[0].id, records[0].metadata)
+        parsed = parse_object_key(text)
+        if parsed is None:
+            raise SearchError(
+                f"{text!r} is neither an instance id (cluster/namespace/group/version/Kind/name) "
+                "nor an object key (Kind/namespace/name, _cluster for cluster-scoped objects)"
+            )
+        kind, namespace, name = parsed
+        named = Node(kind=kind, namespace=namespace, name=name, cluster=cluster)
+        stored = await self._lookup([named], cluster=cluster)
+        matches = stored.get(named.key, [])
+        if len(matches) > 1 and cluster is None:
+            clusters = sorted({str(m.cluster) for m in matches})
+            raise SearchError(f"{text} exists in several clusters ({', '.join(clusters)}); pass a cluster")
+        return matches[0] if matches else named
+
+    # -- one step ----------------------------------------------------------------------------------
+
+    async def _outgoing(self, node: Node) -> list[tuple[str, Node]]:
+        metadata = node.metadata
+        keys, relations = _strings(metadata.get("refs")), _strings(metadata.get("ref_relations"))
+        named = []
+        for key, relation in zip(keys, relations, strict=False):
+            parsed = parse_object_key(key)
+            if parsed is not None:
+                kind, namespace, name = parsed
+                named.append((relation, Node(kind=kind, namespace=namespace, name=name, cluster=node.cluster)))
+        stored = await self._lookup([n for _, n in named], cluster=node.cluster)
+        out = [(relation, (stored.get(target.key) or [target])[0]) for relation, target in named]
+        selector = _strings(metadata.get("selector"))
+        if selector and node.namespace:
+            selected: list[Filter] = [
+                And(tuple(Eq("pod_labels", s) for s in selector)),
+                And((Eq("kind", "Pod"), *(Eq("labels", s) for s in selector))),
+            ]
+            scope = self._scope(node.cluster, Eq("namespace", node.namespace), Or(tuple(selected)))
+            async for record in self.store.iter_records(self.collection, filter=scope, page_size=_PAGE):
+                out.append(("selects", Node.of_record(record.id, record.metadata)))
+        return out
+
+    async def _incoming(self, node: Node) -> list[tuple[str, Node]]:
+        out = []
+        scope = self._scope(node.cluster, Eq("refs", node.key))
+        async for record in self.store.iter_records(self.collection, filter=scope, page_size=_PAGE):
+            keys, relations = _strings(record.metadata.get("refs")), _strings(record.metadata.get("ref_relations"))
+            source = Node.of_record(record.id, record.metadata)
+            for key, relation in zip(keys, relations, strict=False):
+                if key == node.key:
+                    out.append((relation, source))
+        labels = set(_strings(node.metadata.get("pod_labels" if node.kind != "Pod" else "labels")))
+        if labels and node.namespace:
+            scope = self._scope(node.cluster, Eq("namespace", node.namespace), Eq("kind", "Service"))
+            async for record in self.store.iter_records(self.collection, filter=scope, page_size=_PAGE):
+                selector = set(_strings(record.metadata.get("selector")))
+                if selector and selector <= labels:
+                    out.append(("selects", Node.of_record(record.id, record.metadata)))
+        return out
+
+    async def _lookup(self, named: Iterable[Node], *, cluster: str | None) -> dict[str, list[Node]]:
+        """Stored documents for named objects, by key; a namespaced reference to a kind that turns out
+        cluster-scoped (custom resources do not say) matches the cluster-scoped object."""
+        wanted = {n.key: n for n in named}
+        if not wanted:
+            return {}
+        names = sorted({n.name for n in wanted.values()})
+        found: dict[str, list[Node]] = {}
+        scope = self._scope(cluster, In("name", tuple(names)))
+        async for record in self.store.iter_records(self.collection, filter=scope, page_size=_PAGE):
+            node = Node.of_record(record.id, record.metadata)
+            if node.key in wanted:
+                found.setdefault(node.key, []).append(node)
+            elif node.namespace is None:
+                for key, want in wanted.items():
+                    if want.kind == node.kind and want.name == node.name:
+                        found.setdefault(key, []).append(node)
+        return found
+
+    @staticmethod
+    def _scope(cluster: str | None, *filters: Filter) -> Filter:
+        parts = (Eq("cluster", cluster), *filters) if cluster else filters
+        return parts[0] if len(parts) == 1 else And(tuple(parts))
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, list):
+        return [str(v) for v in value]
+    return [str(value)] if isinstance(value, str) else []

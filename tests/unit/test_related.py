@@ -1,0 +1,134 @@
+"""The ``related`` query: both directions, hops that keep their direction, clusters kept apart, clear errors."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from backends import Record
+from backends.memory import MemoryStore
+from inference.instances import build_instance
+from query.related import Related
+from query.search import SearchError, SearchService
+from tests.fakes import CountingEmbedder
+
+NS = "shop"
+POD_SPEC = {
+    "containers": [
+        {"name": "api", "image": "api:1", "env": [{"name": "P", "valueFrom": {"secretKeyRef": {"name": "db", "key": "p"}}}]}
+    ],
+    "volumes": [
+        {"name": "cfg", "configMap": {"name": "settings"}},
+        {"name": "data", "persistentVolumeClaim": {"claimName": "data"}},
+    ],
+}
+
+
+def objects(ns: str) -> list[tuple[str, dict[str, Any]]]:
+    meta = {"namespace": ns}
+    return [
+        ("deployments", {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "api", **meta},
+                         "spec": {"template": {"metadata": {"labels": {"app": "api"}}, "spec": POD_SPEC}}}),
+        ("replicasets", {"apiVersion": "apps/v1", "kind": "ReplicaSet",
+                         "metadata": {"name": "api-1", **meta, "ownerReferences": [{"kind": "Deployment", "name": "api"}]},
+                         "spec": {"template": {"metadata": {"labels": {"app": "api", "hash": "1"}}, "spec": POD_SPEC}}}),
+        ("pods", {"apiVersion": "v1", "kind": "Pod",
+                  "metadata": {"name": "api-1-x", **meta, "labels": {"app": "api", "hash": "1"},
+                               "ownerReferences": [{"kind": "ReplicaSet", "name": "api-1"}]},
+                  "spec": POD_SPEC, "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}}),
+        ("services", {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "api", **meta},
+                      "spec": {"selector": {"app": "api"}}}),
+        ("services", {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "other", **meta},
+                      "spec": {"selector": {"app": "other"}}}),
+        ("ingresses", {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "metadata": {"name": "web", **meta},
+                       "spec": {"rules": [{"http": {"paths": [{"backend": {"service": {"name": "api"}}}]}}]}}),
+        ("configmaps", {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "settings", **meta}}),
+        ("persistentvolumeclaims", {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+                                    "metadata": {"name": "data", **meta}, "spec": {"storageClassName": "fast"}}),
+    ]  # fmt: skip
+
+
+@pytest.fixture
+async def service() -> SearchService:
+    store, embedder = MemoryStore(), CountingEmbedder()
+    await store.ensure_collection("instances", dimension=embedder.dimension, embedder=embedder.name)
+    records = []
+    for cluster in ("default", "other"):
+        for plural, obj in objects(NS):
+            doc = build_instance(obj, plural=plural, cluster=cluster).to_document()
+            records.append(Record(id=doc.id, vector=embedder.vector(doc.text), text=doc.text, metadata=doc.metadata))
+    await store.upsert("instances", records)
+    return SearchService(store=store, embedder=None, collections={"instances": "instances"})
+
+
+def edges(answer: Related) -> set[tuple[int, str, str, str]]:
+    return {(e.hop, e.direction, e.relation, e.neighbour.label) for e in answer.edges}
+
+
+async def test_what_breaks_if_a_secret_goes_even_when_the_secret_is_not_stored(service: SearchService) -> None:
+    answer = await service.related("Secret/shop/db", direction="in", hops=2, cluster="default")
+    assert answer.subject.label == "Secret shop/db (not stored)"
+    assert edges(answer) == {
+        (1, "in", "uses-secret", "Deployment shop/api"),
+        (1, "in", "uses-secret", "ReplicaSet shop/api-1"),
+        (1, "in", "uses-secret", "Pod shop/api-1-x [healthy]"),
+        (2, "in", "selects", "Service shop/api"),  # selects the Deployment's pods (reached first)
+    }
+    assert all(e.source.cluster == "default" for e in answer.edges)
+
+
+async def test_a_key_named_in_several_clusters_needs_a_cluster(service: SearchService) -> None:
+    with pytest.raises(SearchError, match="several clusters"):
+        await service.related("ConfigMap/shop/settings")
+    unstored = await service.related("Secret/shop/db", direction="in")  # not stored: referrers of every cluster
+    assert {e.source.cluster for e in unstored.edges} == {"default", "other"}
+
+
+async def test_a_deployment_needs_its_config_secret_and_claim_and_the_claim_its_class(service: SearchService) -> None:
+    deployment = "default/shop/apps/v1/Deployment/api"
+    answer = await service.related(deployment, direction="out", hops=2)
+    assert edges(answer) == {
+        (1, "out", "uses-secret", "Secret shop/db (not stored)"),
+        (1, "out", "uses-configmap", "ConfigMap shop/settings"),
+        (1, "out", "mounts-claim", "PersistentVolumeClaim shop/data"),
+        (2, "out", "uses-class", "StorageClass fast (not stored)"),
+    }
+    stored = {e.target.id for e in answer.edges if e.target.id}
+    assert stored == {"default/shop/core/v1/ConfigMap/settings", "default/shop/core/v1/PersistentVolumeClaim/data"}
+
+
+async def test_a_service_selects_workloads_and_pods_and_an_ingress_routes_to_it(service: SearchService) -> None:
+    answer = await service.related("default/shop/core/v1/Service/api")
+    assert edges(answer) == {
+        (1, "out", "selects", "Deployment shop/api"),
+        (1, "out", "selects", "ReplicaSet shop/api-1"),
+        (1, "out", "selects", "Pod shop/api-1-x [healthy]"),
+        (1, "in", "routes-to", "Ingress shop/web"),
+    }
+    json = answer.to_json()
+    assert json["edges"][0]["from"]["id"] == "default/shop/core/v1/Service/api"
+    assert {"hop", "direction", "relation", "from", "to"} == set(json["edges"][0])
+
+
+async def test_a_pod_follows_its_owner_chain_and_is_selected(service: SearchService) -> None:
+    pod = "default/shop/core/v1/Pod/api-1-x"
+    up = await service.related(pod, direction="out", hops=3)
+    owners = [(e.hop, e.relation, e.target.label) for e in up.edges if e.relation == "owned-by"]
+    assert owners == [(1, "owned-by", "ReplicaSet shop/api-1"), (2, "owned-by", "Deployment shop/api")]
+    selected = await service.related(pod, direction="in")
+    assert edges(selected) == {(1, "in", "selects", "Service shop/api")}
+    assert "<- selects" in "\n".join(selected.lines())
+
+
+async def test_bad_subjects_and_bounds_get_clear_errors(service: SearchService) -> None:
+    with pytest.raises(SearchError, match="neither an instance id"):
+        await service.related("deployment api")
+    with pytest.raises(SearchError, match="No instance document"):
+        await service.related("default/shop/apps/v1/Deployment/missing")
+    with pytest.raises(SearchError, match="hops must be between 1 and 3"):
+        await service.related("Secret/shop/db", hops=4)
+    with pytest.raises(SearchError, match="direction must be"):
+        await service.related("Secret/shop/db", direction="up")  # type: ignore[arg-type]
+    lonely = await service.related("Secret/shop/nothing-uses-me", cluster="default")
+    assert lonely.lines() == ["Secret shop/nothing-uses-me (not stored)", "  (no relationships in the store)"]
