@@ -19,8 +19,8 @@ from inference.bodies import Body
 from inference.documents import INSTANCES, Document, InferenceError, make_document
 from inference.health import Health, health_of
 from inference.identity import ResourceRef
-from inference.references import Links, links_of
 from inference.redaction import REDACTED, Redacted, redact_object
+from inference.references import Links, links_of
 
 #: Labels written into the *text* (the payload's ``labels`` list always holds every label: filters are exact).
 MAX_TEXT_LABELS: Final = 20
@@ -57,7 +57,7 @@ class InstanceDoc:
     annotations: tuple[str, ...]
     text: str
     health: Health | None = None
-    links: Links = Links()
+    links: Links = dataclasses.field(default_factory=Links)
 
     @property
     def ref(self) -> ResourceRef:

@@ -153,7 +153,8 @@ def test_references_are_payload_metadata_only_so_the_text_and_its_vector_stay() 
     before = build_instance(base, plural="deployments").to_document()
     base["spec"]["template"]["spec"]["volumes"] = [{"name": "a", "configMap": {"name": "settings"}}]
     after = build_instance(base, plural="deployments").to_document()
-    assert after.text_hash == before.text_hash and after.content_hash != before.content_hash
+    assert after.text_hash == before.text_hash
+    assert after.content_hash != before.content_hash
     assert after.metadata["refs"] == ["ConfigMap/shop/settings"]
     assert after.metadata["ref_relations"] == ["uses-configmap"]
     assert "refs" not in before.metadata  # nothing referenced, nothing stored (no empty lists)

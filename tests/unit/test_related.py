@@ -16,7 +16,11 @@ from tests.fakes import CountingEmbedder
 NS = "shop"
 POD_SPEC = {
     "containers": [
-        {"name": "api", "image": "api:1", "env": [{"name": "P", "valueFrom": {"secretKeyRef": {"name": "db", "key": "p"}}}]}
+        {
+            "name": "api",
+            "image": "api:1",
+            "env": [{"name": "P", "valueFrom": {"secretKeyRef": {"name": "db", "key": "p"}}}],
+        }
     ],
     "volumes": [
         {"name": "cfg", "configMap": {"name": "settings"}},
