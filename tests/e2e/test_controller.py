@@ -396,3 +396,147 @@ def test_a_sync_policy_excludes_and_reports_status(
         finally:
             cluster.kubectl("delete", "syncpolicy", name, check=False)
         eventually(configmaps, timeout=60, message="ConfigMaps not back after the policy was deleted")
+
+
+def test_related_follows_references_selectors_and_owners_from_the_store_alone(
+    cluster: ControlPlane, ns: str, store_path: Path, embedder: LocalEmbedder
+) -> None:
+    """A Deployment, the ReplicaSet the control plane makes for it, a Service, an Ingress, a ConfigMap and a PVC: `kubevec related` both ways."""
+    pod_spec = {
+        "containers": [
+            {
+                "name": "api",
+                "image": "ghcr.io/acme/orders:2.0.0",
+                "env": [{"name": "DB_PASSWORD", "valueFrom": {"secretKeyRef": {"name": "db", "key": "password"}}}],
+            }
+        ],
+        "volumes": [
+            {"name": "settings", "configMap": {"name": "settings"}},
+            {"name": "data", "persistentVolumeClaim": {"claimName": "orders-data"}},
+        ],
+    }
+    apply(
+        cluster,
+        [
+            {
+                "apiVersion": "v1",
+                "kind": "PersistentVolumeClaim",
+                "metadata": {"name": "orders-data", "namespace": ns},
+                "spec": {
+                    "accessModes": ["ReadWriteOnce"],
+                    "storageClassName": "fast-ssd",
+                    "resources": {"requests": {"storage": "1Gi"}},
+                },
+            },
+            {
+                "apiVersion": "apps/v1",
+                "kind": "Deployment",
+                "metadata": {"name": "orders", "namespace": ns},
+                "spec": {
+                    "replicas": 0,
+                    "selector": {"matchLabels": {"app": "orders"}},
+                    "template": {"metadata": {"labels": {"app": "orders"}}, "spec": pod_spec},
+                },
+            },
+            {
+                "apiVersion": "v1",
+                "kind": "Service",
+                "metadata": {"name": "orders", "namespace": ns},
+                "spec": {"selector": {"app": "orders"}, "ports": [{"port": 80}]},
+            },
+            {
+                "apiVersion": "networking.k8s.io/v1",
+                "kind": "Ingress",
+                "metadata": {"name": "shop", "namespace": ns},
+                "spec": {
+                    "rules": [
+                        {
+                            "host": "shop.example.com",
+                            "http": {
+                                "paths": [
+                                    {
+                                        "path": "/orders",
+                                        "pathType": "Prefix",
+                                        "backend": {"service": {"name": "orders", "port": {"number": 80}}},
+                                    }
+                                ]
+                            },
+                        }
+                    ]
+                },
+            },
+        ],
+    )
+    # The control plane's Deployment controller makes the ReplicaSet, owned by the Deployment.
+    rs_name = eventually(
+        lambda: cluster.kubectl(
+            "get", "rs", "-n", ns, "-l", "app=orders", "-o", "jsonpath={.items[*].metadata.name}"
+        ).strip(),
+        message="no ReplicaSet for the Deployment",
+    )
+    env = {**os.environ, "KUBEVEC_STORE__PATH": str(store_path), "KUBEVEC_LOG_LEVEL": "WARNING"}
+
+    def related(subject: str, *args: str) -> dict[str, Any]:
+        shown = subprocess.run(
+            [str(Path(sys.executable).with_name("kubevec")), "related", subject, "-o", "json", *args],
+            env=env, capture_output=True, text=True, timeout=120, check=True,
+        )  # fmt: skip
+        answer: dict[str, Any] = json.loads(shown.stdout)
+        return answer
+
+    def edges(answer: dict[str, Any]) -> set[tuple[int, str, str, str]]:
+        return {
+            (e["hop"], e["direction"], e["relation"], e["to" if e["direction"] == "out" else "from"]["key"])
+            for e in answer["edges"]
+        }
+
+    rs_id = iid(ns, "apps", "v1", "ReplicaSet", rs_name)
+    with running_controller(plane=cluster, store_path=store_path, embedder=embedder):
+        eventually(lambda: rs_id in stored(store_path, "instances"), message="the ReplicaSet never reached the store")
+        # What breaks if the ConfigMap goes: the workloads that mount it, the Service that selects
+        # them, the Ingress that routes to the Service.
+        dependants = related(configmap(ns), "--direction", "in", "--hops", "3")
+        assert edges(dependants) == {
+            (1, "in", "uses-configmap", f"Deployment/{ns}/orders"),
+            (1, "in", "uses-configmap", f"ReplicaSet/{ns}/{rs_name}"),
+            (2, "in", "selects", f"Service/{ns}/orders"),
+            (3, "in", "routes-to", f"Ingress/{ns}/shop"),
+        }
+        # What the ReplicaSet needs: its owner, the Secret (not stored: no SyncPolicy opts Secrets in),
+        # the ConfigMap and the claim, and the claim its storage class.
+        needs = related(rs_id, "--direction", "out", "--hops", "2")
+        assert edges(needs) == {
+            (1, "out", "owned-by", f"Deployment/{ns}/orders"),
+            (1, "out", "uses-secret", f"Secret/{ns}/db"),
+            (1, "out", "uses-configmap", f"ConfigMap/{ns}/settings"),
+            (1, "out", "mounts-claim", f"PersistentVolumeClaim/{ns}/orders-data"),
+            (2, "out", "uses-class", "StorageClass/_cluster/fast-ssd"),
+        }
+        stored_ends = {e["to"]["key"]: e["to"]["stored"] for e in needs["edges"]}
+        assert stored_ends[f"Secret/{ns}/db"] is False
+        assert stored_ends[f"PersistentVolumeClaim/{ns}/orders-data"] is True
+        # The Ingress, both ways, in text.
+        shown = subprocess.run(
+            [str(Path(sys.executable).with_name("kubevec")), "related", f"Ingress/{ns}/shop", "--hops", "2"],
+            env=env, capture_output=True, text=True, timeout=120, check=True,
+        )  # fmt: skip
+        assert shown.stdout.splitlines()[:2] == [f"Ingress {ns}/shop", f"  -> routes-to          Service {ns}/orders"]
+        assert f"-> selects            ReplicaSet {ns}/{rs_name}" in shown.stdout
+        # The claim is live-updated: a new workload mounting it shows up as a dependant.
+        cluster.kubectl("create", "deployment", "reports", "-n", ns, "--image=reports:1", "--replicas=0")
+        patch = {
+            "spec": {
+                "template": {
+                    "spec": {"volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": "orders-data"}}]}
+                }
+            }
+        }
+        cluster.kubectl("patch", "deployment/reports", "-n", ns, "--type=strategic", "-p", json.dumps(patch))
+        eventually(
+            lambda: (
+                (1, "in", "mounts-claim", f"Deployment/{ns}/reports")
+                in edges(related(f"PersistentVolumeClaim/{ns}/orders-data", "--direction", "in"))
+            ),
+            timeout=60,
+            message="a new mount of the claim never showed as a dependant",
+        )
