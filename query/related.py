@@ -176,7 +176,7 @@ class Relationships:
             following: list[tuple[Node, Literal["out", "in"]]] = []
             for node, way in frontier:
                 found = await (self._outgoing(node) if way == "out" else self._incoming(node))
-                for relation, neighbour in found:
+                for relation, neighbour in sorted(found, key=_reading_order):
                     if neighbour.identity in seen:
                         continue
                     if len(edges) >= limit:
@@ -278,6 +278,15 @@ class Relationships:
     def _scope(cluster: str | None, *filters: Filter) -> Filter:
         parts = (Eq("cluster", cluster), *filters) if cluster else filters
         return parts[0] if len(parts) == 1 else And(tuple(parts))
+
+
+#: Owners before what they own, so a Service reached through a Deployment and its Pods is shown once, from the Deployment.
+_LATER_KINDS: Final = {"ReplicaSet": 1, "ControllerRevision": 1, "Job": 1, "Pod": 2}
+
+
+def _reading_order(found: tuple[str, Node]) -> tuple[int, str, str, str, str]:
+    relation, node = found
+    return (_LATER_KINDS.get(node.kind, 0), node.kind, node.namespace or "", node.name, relation)
 
 
 def _strings(value: Any) -> list[str]:

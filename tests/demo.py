@@ -39,8 +39,9 @@ def step(message: str) -> None:
     print(f"==> {message}", flush=True)
 
 
-def deployment(name: str, namespace: str, image: str, team: str, replicas: int = 2) -> dict[str, Any]:
+def deployment(name: str, namespace: str, image: str, team: str, replicas: int = 2, **pod: Any) -> dict[str, Any]:
     labels = {"app": name, "team": team}
+    container = {"name": name, "image": image, "ports": [{"containerPort": 8080}], **pod.pop("container", {})}
     return {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
@@ -55,7 +56,7 @@ def deployment(name: str, namespace: str, image: str, team: str, replicas: int =
             "selector": {"matchLabels": {"app": name}},
             "template": {
                 "metadata": {"labels": labels},
-                "spec": {"containers": [{"name": name, "image": image, "ports": [{"containerPort": 8080}]}]},
+                "spec": {"containers": [container], **pod},
             },
         },
     }
@@ -70,6 +71,10 @@ def service(name: str, namespace: str, team: str) -> dict[str, Any]:
     }
 
 
+def _path(path: str, service: str) -> dict[str, Any]:
+    return {"path": path, "pathType": "Prefix", "backend": {"service": {"name": service, "port": {"number": 80}}}}
+
+
 def sample_objects() -> list[dict[str, Any]]:
     objects: list[dict[str, Any]] = [
         {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n}} for n in ("prod", "staging", "data")
@@ -82,11 +87,54 @@ def sample_objects() -> list[dict[str, Any]]:
                 "ghcr.io/acme/payments-api:2.3.1",
                 "payments",
                 3 if namespace == "prod" else 1,
+                container={
+                    "envFrom": [{"configMapRef": {"name": "payments-config"}}],
+                    "env": [
+                        {
+                            "name": "DB_PASSWORD",
+                            "valueFrom": {"secretKeyRef": {"name": "payments-db", "key": "password"}},
+                        }
+                    ],
+                },
             ),
             service("payments-api", namespace, "payments"),
             deployment("checkout-web", namespace, "ghcr.io/acme/checkout-web:5.0.0", "storefront"),
             service("checkout-web", namespace, "storefront"),
-            deployment("orders-worker", namespace, "ghcr.io/acme/orders-worker:1.9.0", "orders"),
+            deployment(
+                "orders-worker",
+                namespace,
+                "ghcr.io/acme/orders-worker:1.9.0",
+                "orders",
+                volumes=[{"name": "spool", "persistentVolumeClaim": {"claimName": "orders-spool"}}],
+            ),
+            {
+                "apiVersion": "v1",
+                "kind": "PersistentVolumeClaim",
+                "metadata": {"name": "orders-spool", "namespace": namespace},
+                "spec": {
+                    "accessModes": ["ReadWriteOnce"],
+                    "storageClassName": "fast-ssd",
+                    "resources": {"requests": {"storage": "5Gi"}},
+                },
+            },
+            {
+                "apiVersion": "networking.k8s.io/v1",
+                "kind": "Ingress",
+                "metadata": {"name": "storefront", "namespace": namespace},
+                "spec": {
+                    "rules": [
+                        {
+                            "host": f"shop.{namespace}.example.com",
+                            "http": {
+                                "paths": [
+                                    _path("/pay", "payments-api"),
+                                    _path("/", "checkout-web"),
+                                ]
+                            },
+                        }
+                    ]
+                },
+            },
             {
                 "apiVersion": "v1",
                 "kind": "ConfigMap",
@@ -187,6 +235,11 @@ async def searches() -> int:
         results = await service.search(SearchRequest.build(collection=collection, **{"k": 3, **kwargs}))
         print(compact(results, token_budget=300))
         empty += not results
+    subject = "Secret/prod/payments-db"
+    print(f"\n$ kubevec related {subject} --direction in --hops 3   (what breaks if it goes?)")
+    related = await service.related(subject, direction="in", hops=3)
+    print("\n".join(related.lines()))
+    empty += not related.edges
     await store.close()
     return empty
 
