@@ -8,7 +8,7 @@ import json
 import logging
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,7 +21,9 @@ from query.request import MAX_K
 if TYPE_CHECKING:
     from backends import VectorStore
     from controller.app import App
+    from inference.config import EmbedderSettings
     from inference.embedders.base import Embedder
+    from query.search import SearchService
 
 logger = logging.getLogger("kubevec")
 
@@ -238,6 +240,38 @@ def _open_embedder(settings: Settings) -> Embedder:
         raise CommandError(str(exc)) from exc
 
 
+def _search_service(settings: Settings, store: VectorStore, *, embedder: bool = False) -> SearchService:
+    """A reader of the active generation's collections, with that generation's model for queries.
+
+    The embedder is loaded only when a query needs it; after a migration to another model (see
+    ``kubevec migrate``), queries are embedded with the model that built the collections read.
+    """
+    from backends.generations import POINTER_COLLECTION, Generation, resolve
+    from query.search import SearchService
+
+    bases: dict[str, str] = {c: settings.collection(c) for c in COLLECTIONS}
+    loaded: dict[str, Embedder] = {}
+
+    def embedder_for(generation: Generation | None) -> Embedder | None:
+        if not embedder:
+            return None
+        wanted = settings.embedder
+        if generation is not None and generation.provider and generation.provider != wanted.provider:
+            wanted = wanted.model_copy(update={"provider": generation.provider, "model": generation.model})
+        elif generation is not None and generation.provider and generation.model != wanted.model:
+            wanted = wanted.model_copy(update={"model": generation.model})
+        key = f"{wanted.provider}:{wanted.model}"
+        if key not in loaded:
+            loaded[key] = _LazyEmbedder(wanted)
+        return loaded[key]
+
+    async def refresh() -> tuple[Mapping[str, str], Embedder | None]:
+        names, generation = await resolve(store, pointer=settings.collection(POINTER_COLLECTION), bases=bases)
+        return names, embedder_for(generation)
+
+    return SearchService(store=store, embedder=None, collections=bases, refresh=refresh)
+
+
 async def index_command(args: argparse.Namespace, settings: Settings) -> int:
     from backends import BackendError
     from inference.documents import CAPABILITIES, InferenceError
@@ -273,7 +307,6 @@ async def search_command(args: argparse.Namespace, settings: Settings) -> int:
     from inference.embedders.base import EmbedderError
     from query.render import DEFAULT_TOKEN_BUDGET, as_json, compact
     from query.request import SearchError, SearchRequest
-    from query.search import SearchService
 
     try:
         filter_ = load_json_text(args.filter) if args.filter else None
@@ -299,10 +332,7 @@ async def search_command(args: argparse.Namespace, settings: Settings) -> int:
     except SearchError as exc:
         raise CommandError(str(exc)) from exc
     store = _open_store(settings, existing=True)
-    embedder = _open_embedder(settings) if request.query is not None else None
-    service = SearchService(
-        store=store, embedder=embedder, collections={c: settings.collection(c) for c in COLLECTIONS}
-    )
+    service = _search_service(settings, store, embedder=request.query is not None)
     try:
         results = await service.search(request)
     except (SearchError, BackendError, EmbedderError) as exc:
@@ -326,10 +356,10 @@ async def search_command(args: argparse.Namespace, settings: Settings) -> int:
 async def get_command(args: argparse.Namespace, settings: Settings) -> int:
     """One document by id, from the collection named or from both (the id says which, but not always to us)."""
     from backends import BackendError
-    from query.search import SearchError, SearchService
+    from query.search import SearchError
 
     store = _open_store(settings, existing=True)
-    service = SearchService(store=store, embedder=None, collections={c: settings.collection(c) for c in COLLECTIONS})
+    service = _search_service(settings, store)
     try:
         found = await service.find_document(args.id, collection=args.collection)
     except (SearchError, BackendError) as exc:
@@ -348,14 +378,10 @@ async def get_command(args: argparse.Namespace, settings: Settings) -> int:
 async def resolve_command(args: argparse.Namespace, settings: Settings) -> int:
     from backends import BackendError
     from inference.embedders.base import EmbedderError
-    from query.search import SearchError, SearchService
+    from query.search import SearchError
 
     store = _open_store(settings, existing=True)
-    service = SearchService(
-        store=store,
-        embedder=_LazyEmbedder(settings),
-        collections={c: settings.collection(c) for c in COLLECTIONS},
-    )
+    service = _search_service(settings, store, embedder=True)
     try:
         answers = await service.resolve_kind(args.name)
     except (SearchError, BackendError, EmbedderError) as exc:
@@ -377,13 +403,19 @@ async def resolve_command(args: argparse.Namespace, settings: Settings) -> int:
 class _LazyEmbedder:
     """The configured embedder, loaded only if an exact name lookup finds nothing (the model takes a second)."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: EmbedderSettings) -> None:
         self._settings = settings
         self._embedder: Embedder | None = None
 
     def _load(self) -> Embedder:
         if self._embedder is None:
-            self._embedder = _open_embedder(self._settings)
+            from inference.config import make_embedder
+            from inference.embedders.base import EmbedderError
+
+            try:
+                self._embedder = make_embedder(self._settings)
+            except EmbedderError as exc:
+                raise CommandError(str(exc)) from exc
         return self._embedder
 
     @property
@@ -403,10 +435,10 @@ class _LazyEmbedder:
 
 async def related_command(args: argparse.Namespace, settings: Settings) -> int:
     from backends import BackendError
-    from query.search import SearchError, SearchService
+    from query.search import SearchError
 
     store = _open_store(settings, existing=True)
-    service = SearchService(store=store, embedder=None, collections={c: settings.collection(c) for c in COLLECTIONS})
+    service = _search_service(settings, store)
     try:
         answer = await service.related(args.id, hops=args.hops, direction=args.direction, cluster=args.cluster)
     except (SearchError, BackendError) as exc:
@@ -419,12 +451,12 @@ async def related_command(args: argparse.Namespace, settings: Settings) -> int:
 
 async def facets_command(args: argparse.Namespace, settings: Settings) -> int:
     from backends import BackendError
-    from query.search import SearchError, SearchService
+    from query.search import SearchError
 
     if args.limit < 1:
         raise CommandError(f"--limit must be at least 1, got {args.limit}")
     store = _open_store(settings, existing=True)
-    service = SearchService(store=store, embedder=None, collections={c: settings.collection(c) for c in COLLECTIONS})
+    service = _search_service(settings, store)
     try:
         counts = await service.facets(args.collection, args.field, limit=args.limit, cluster=args.cluster)
     except (SearchError, BackendError) as exc:
@@ -441,10 +473,9 @@ async def status_command(args: argparse.Namespace, settings: Settings) -> int:
     """What an operator checks first: is the store there and healthy, built with which model, how full, in sync?"""
     from backends import BackendError
     from controller.status import STATUS_COLLECTION
-    from query.search import SearchService
 
     store = _open_store(settings, existing=True)
-    service = SearchService(store=store, embedder=None, collections={c: settings.collection(c) for c in COLLECTIONS})
+    service = _search_service(settings, store)
     report: dict[str, Any] = {}
     try:
         health = await store.health()
@@ -610,13 +641,10 @@ def _print(output: str, data: Any, *, text: str) -> None:
 
 def mcp_command(args: argparse.Namespace, settings: Settings) -> int:
     from query.mcp_server import UnsafeBind, serve
-    from query.search import SearchService
 
     store = _open_store(settings, existing=True)
-    embedder = _open_embedder(settings)
-    service = SearchService(
-        store=store, embedder=embedder, collections={c: settings.collection(c) for c in COLLECTIONS}
-    )
+    _open_embedder(settings)  # a model that cannot load is an error now, not at the first query
+    service = _search_service(settings, store, embedder=True)
     token = settings.mcp_token.get_secret_value() if settings.mcp_token else None
     try:
         serve(

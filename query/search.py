@@ -27,7 +27,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Final
 
 from backends import BackendError, Hit, InvalidFilter, VectorStore
@@ -47,6 +48,8 @@ from query.request import SearchError, SearchRequest
 #: MRR 0.677 vs 0.641; the textbook setting 0.841 / 0.637 (``make bench`` prints both).
 RRF_K: Final = 10
 LEXICAL_WEIGHT: Final = 0.5
+#: How long collection names (and the query embedder) from a ``refresh`` are trusted before re-reading.
+REFRESH_SECONDS: Final = 5.0
 VERY_SIMILAR: Final = 0.70
 SIMILAR: Final = 0.50
 
@@ -96,7 +99,11 @@ class SearchService:
         lexical: LexicalIndex | None = None,
         rrf_k: int = RRF_K,
         lexical_weight: float = LEXICAL_WEIGHT,
+        refresh: Callable[[], Awaitable[tuple[Mapping[str, str], Embedder | None]]] | None = None,
     ) -> None:
+        """``refresh``, when given, says which physical collections (and query embedder) are active now:
+        read at most every ``REFRESH_SECONDS``, and again at once when a collection has gone (a
+        migration switched generations under a long-lived reader such as the MCP server)."""
         self.store = store
         self.rrf_k = rrf_k
         self.lexical_weight = lexical_weight
@@ -104,6 +111,18 @@ class SearchService:
         self.collections = dict(collections)
         self.lexical = lexical or LexicalIndex(store=store)
         self._embedder_checked: set[str] = set()
+        self._refresh = refresh
+        self._refreshed = -math.inf
+
+    async def fresh(self, *, force: bool = False) -> None:
+        """Re-read the active collections when they may have changed (see ``refresh``)."""
+        if self._refresh is None or (not force and time.monotonic() - self._refreshed < REFRESH_SECONDS):
+            return
+        names, embedder = await self._refresh()
+        self.collections = dict(names)
+        if embedder is not None:
+            self.embedder = embedder
+        self._refreshed = time.monotonic()
 
     def collection_name(self, collection: str) -> str:
         if collection not in self.collections:
@@ -112,6 +131,16 @@ class SearchService:
 
     async def search(self, request: SearchRequest) -> list[Result]:
         """Run one search by its cheapest path (see the module docstring); at most ``request.k`` results."""
+        await self.fresh()
+        try:
+            return await self._search(request)
+        except BackendError as exc:
+            if self._refresh is None or "does not exist" not in str(exc):
+                raise
+            await self.fresh(force=True)  # switched generations since the names were read: once more
+            return await self._search(request)
+
+    async def _search(self, request: SearchRequest) -> list[Result]:
         name = self.collection_name(request.collection)
         conditions = request.conditions
         try:
@@ -236,6 +265,7 @@ class SearchService:
         )
 
     async def get_document(self, collection: str, id: str) -> Result | None:
+        await self.fresh()
         records = await self.store.get(self.collection_name(collection), [id])
         return self._result(records[0].id, 1.0, records[0].text, records[0].metadata, kind="id") if records else None
 
@@ -274,6 +304,7 @@ class SearchService:
         exact match is returned (``Certificate`` can exist in several groups). Without one, the
         closest types by meaning (``match: semantic`` with their similarity).
         """
+        await self.fresh()
         wanted = name.strip().lower()
         if not wanted:
             raise SearchError("resolve_kind needs a kind, a plural, a short name or a phrase")
@@ -306,6 +337,7 @@ class SearchService:
         self, subject: str, *, hops: int = 1, direction: Direction = "both", cluster: str | None = None
     ) -> Related:
         """What an instance (an id, or an object key ``Kind/namespace/name``) references and what references it."""
+        await self.fresh()
         relationships = Relationships(store=self.store, collection=self.collection_name("instances"))
         try:
             return await relationships.related(subject, hops=hops, direction=direction, cluster=cluster)
@@ -316,6 +348,7 @@ class SearchService:
         self, collection: str, field: str, *, limit: int = 100, cluster: str | None = None
     ) -> dict[str, int]:
         """Distinct values of a metadata field with their counts (lists count each element)."""
+        await self.fresh()
         counts: dict[str, int] = {}
         scope = Eq("cluster", cluster) if cluster else None
         async for record in self.store.iter_records(self.collection_name(collection), filter=scope, page_size=1000):
