@@ -396,8 +396,9 @@ def _check_same(*, name: str, existing: CollectionInfo, wanted: CollectionInfo, 
         if have != want:
             raise CollectionMismatch(
                 f"Collection {name!r} at {location} was built with {field}={have!r}, "
-                f"but this configuration uses {field}={want!r}; use the same {field} or reindex "
-                "(`kubevec run --reindex` drops and rebuilds the collections)"
+                f"but this configuration uses {field}={want!r}; use the same {field}, migrate "
+                "(`kubevec migrate`, or KUBEVEC_SYNC__MIGRATE=true: new collections, then an atomic switch) "
+                "or reindex (`kubevec run --reindex` drops and rebuilds the collections)"
             )
 
 

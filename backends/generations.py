@@ -68,6 +68,7 @@ async def write_active(store: VectorStore, *, pointer: str, generation: Generati
     """Point readers at ``generation``: one record, written in one upsert."""
     await store.ensure_collection(pointer, dimension=1, embedder=POINTER_EMBEDDER)
     metadata = {**generation.metadata(), "switched_at": int(time.time())}
+    metadata["content_hash"] = f"generation-{generation.number}"
     text = f"active generation {generation.number} ({generation.embedder})"
     await store.upsert(pointer, [Record(id=POINTER_ID, vector=[1.0], text=text, metadata=metadata)])
 

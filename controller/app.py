@@ -21,12 +21,14 @@ from typing import Any
 
 from backends import VectorStore
 from backends.factory import open_store
+from backends.generations import POINTER_COLLECTION, resolve
 from controller.documents import DocumentBuilder
 from controller.engine import SyncEngine
 from controller.events import EventRouter
 from controller.health import ClusterProbe, HealthServer
 from controller.kube import KubeReader
 from controller.metrics import InstrumentedStore, Metrics, kubevec_version
+from controller.migrate import current_generation, migrate
 from controller.peering import PeeringIdentity
 from controller.peering import follow as follow_peering
 from controller.reconcile import ClusterState, Reconciler
@@ -157,6 +159,7 @@ class App:
         backoff = 0.5
         while True:  # the store may be down at start-up: wait for it, visibly (the engine is degraded)
             try:
+                await self._use_generation()
                 await self.engine.prepare()
                 break
             except Exception as exc:
@@ -168,6 +171,24 @@ class App:
             following = follow_peering(kube=self.kube, me=self.peering, on_change=self._set_active)
             self._tasks.append(asyncio.create_task(following, name="kubevec-peering"))
         await self._resync_loop()
+
+    async def _use_generation(self) -> None:
+        """Write to the active generation's collections; with ``sync.migrate``, move the store to this
+        embedder first (a store built with another one is otherwise refused by ``engine.prepare``)."""
+        bases: dict[str, str] = {c: self.settings.collection(c) for c in COLLECTIONS}
+        pointer = self.settings.collection(POINTER_COLLECTION)
+        current = await current_generation(self.store, pointer=pointer, bases=list(bases.values()))
+        if current is not None and current.embedder != self.embedder.name and self.settings.sync.migrate:
+            await migrate(
+                store=self.store,
+                embedder=self.embedder,
+                settings=self.settings.embedder,
+                bases=bases,
+                pointer=pointer,
+                batch_size=self.settings.sync.batch_size,
+            )
+        names, _ = await resolve(self.store, pointer=pointer, bases=bases)
+        self.engine.names = {c: names[c] for c in COLLECTIONS}
 
     def _set_active(self, active: bool) -> None:
         """Leader election outcome: only the active replica writes; becoming active resyncs at once."""
@@ -312,9 +333,13 @@ def _mcp_server(
     """
     if not settings.mcp_port:
         return None
-    service = InstrumentedSearch(
-        metrics=metrics, store=store, embedder=embedder, collections={c: settings.collection(c) for c in COLLECTIONS}
-    )
+    bases: dict[str, str] = {c: settings.collection(c) for c in COLLECTIONS}
+
+    async def refresh() -> tuple[dict[str, str], Embedder | None]:
+        names, _ = await resolve(store, pointer=settings.collection(POINTER_COLLECTION), bases=bases)
+        return names, None  # the controller's own embedder: it refuses to start on another generation's
+
+    service = InstrumentedSearch(metrics=metrics, store=store, embedder=embedder, collections=bases, refresh=refresh)
     app = http_app(
         service,
         host=settings.server.host,

@@ -108,6 +108,13 @@ def build_parser() -> argparse.ArgumentParser:
     resolve.add_argument("name", help="kind, plural, short name, plural.group, or a phrase")
     resolve.add_argument("-o", "--output", choices=["text", "json", "yaml"], default="text", help="output format")
 
+    migrate = sub.add_parser(
+        "migrate",
+        help="move the store to the configured embedding model: new collections from the stored texts, "
+        "then an atomic switch (stop the controller first, or set KUBEVEC_SYNC__MIGRATE=true)",
+    )
+    migrate.add_argument("--batch-size", type=int, default=64, help="texts per embedding call (default 64)")
+
     related = sub.add_parser("related", help="what an object references and what references it (from the index)")
     related.add_argument("id", help="an instance id as search prints it, or Kind/namespace/name (Kind/_cluster/name)")
     related.add_argument("--hops", type=int, default=1, help="1 (default) to 3; later hops keep the direction")
@@ -206,6 +213,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return asyncio.run(facets_command(args, settings))
         if args.command == "related":
             return asyncio.run(related_command(args, settings))
+        if args.command == "migrate":
+            return asyncio.run(migrate_command(args, settings))
     except CommandError as exc:
         print(f"kubevec {args.command}: {exc}", file=sys.stderr)
         return 1
@@ -431,6 +440,44 @@ class _LazyEmbedder:
 
     async def embed_query(self, text: str) -> list[float]:
         return await self._load().embed_query(text)
+
+
+async def migrate_command(args: argparse.Namespace, settings: Settings) -> int:
+    from backends import BackendError
+    from backends.generations import POINTER_COLLECTION
+    from controller.migrate import migrate
+    from inference.embedders.base import EmbedderError
+
+    if args.batch_size < 1:
+        raise CommandError(f"--batch-size must be at least 1, got {args.batch_size}")
+    store = _open_store(settings, existing=True)
+    embedder = _open_embedder(settings)
+    try:
+        done = await migrate(
+            store=store,
+            embedder=embedder,
+            settings=settings.embedder,
+            bases={c: settings.collection(c) for c in COLLECTIONS},
+            pointer=settings.collection(POINTER_COLLECTION),
+            batch_size=args.batch_size,
+            progress=sys.stderr,
+        )
+    except (BackendError, EmbedderError) as exc:
+        raise CommandError(f"{str(exc).splitlines()[0]} (run it again to resume)") from exc
+    finally:
+        await store.close()
+    if done.generation is None:
+        print("Nothing to migrate: the store holds no collections yet")
+    elif not done.changed:
+        print(f"Nothing to migrate: generation {done.generation.number} already uses {done.generation.embedder}")
+    else:
+        assert done.previous is not None
+        print(
+            f"Migrated generation {done.previous.number} ({done.previous.embedder}) to generation "
+            f"{done.generation.number} ({done.generation.embedder}): {done.embedded} embedded, "
+            f"{done.skipped} already copied, {done.removed} removed; readers switched, old collections dropped"
+        )
+    return 0
 
 
 async def related_command(args: argparse.Namespace, settings: Settings) -> int:

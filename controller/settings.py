@@ -33,6 +33,11 @@ class SyncSettings(BaseModel):
     cluster_probe_seconds: float = Field(
         default=5.0, ge=0.5, description="how often /version is read; readiness drops while it fails"
     )
+    migrate: bool = Field(
+        default=False,
+        description="when the store was built with another embedder, migrate it at start-up (as `kubevec "
+        "migrate` does) instead of refusing to start",
+    )
 
 
 class ServerSettings(BaseModel):
