@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import os
+import queue
 import subprocess
 import sys
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -164,3 +169,55 @@ def test_status_without_a_cluster(tmp_path: Path) -> None:
     down = kubevec("status", env={**env, "KUBEVEC_STORE__URL": f"http://127.0.0.1:{free_port()}"})
     assert down.returncode == 1
     assert "(NOT healthy: " in down.stdout
+
+
+@contextlib.contextmanager
+def fake_voyage_in_a_thread() -> Iterator[str]:
+    """The fake Voyage API on its own loop, for subprocesses to call; yields its base URL."""
+    from tests.fake_voyage import running_fake_voyage
+
+    url: queue.Queue[str] = queue.Queue()
+    stop = threading.Event()
+
+    async def serve() -> None:
+        async with running_fake_voyage() as fake:
+            url.put(fake.url)
+            await asyncio.to_thread(stop.wait)
+
+    thread = threading.Thread(target=asyncio.run, args=(serve(),), daemon=True)
+    thread.start()
+    try:
+        yield url.get(timeout=30)
+    finally:
+        stop.set()
+        thread.join(timeout=10)
+
+
+def test_migrate_to_another_model_switches_readers_and_is_idempotent(tmp_path: Path) -> None:
+    env = {**os.environ, "KUBEVEC_STORE__PATH": str(tmp_path / "store"), "KUBEVEC_LOG_LEVEL": "WARNING"}
+    assert kubevec("index", "crds", str(SAMPLE_CRDS), env=env).returncode == 0
+    with fake_voyage_in_a_thread() as url:
+        voyage = {**env, "KUBEVEC_EMBEDDER__API_KEY": "test-key", "KUBEVEC_EMBEDDER__BASE_URL": url}
+        refused = kubevec("search", "nightly backup", env={**voyage, "KUBEVEC_EMBEDDER__PROVIDER": "voyage"})
+        assert refused.returncode == 1
+        assert "was built with embedder" in refused.stderr
+        moved = kubevec("migrate", env={**voyage, "KUBEVEC_EMBEDDER__PROVIDER": "voyage"})
+        assert moved.returncode == 0, moved.stderr
+        assert "to generation 1 (voyage:voyage-4" in moved.stdout
+        assert ": 7 embedded, 0 already copied, 0 removed" in moved.stdout
+        assert "Migrating capabilities: 7/7 records" in moved.stderr
+        found = kubevec("search", "nightly backup", "--json", env={**voyage, "KUBEVEC_EMBEDDER__PROVIDER": "voyage"})
+        assert found.returncode == 0, found.stderr
+        results = json.loads(found.stdout)
+        assert results
+        assert all(r["id"].endswith(".samples.kubevec.io") for r in results)
+        # A reader still configured for the local model follows the pointer to the model that built the
+        # collections (here with the Voyage key it has), instead of failing on mixed embedders.
+        follower = kubevec("search", "nightly backup", "--json", "-k", "2", env=voyage)
+        assert follower.returncode == 0, follower.stderr
+        assert len(json.loads(follower.stdout)) == 2
+        again = kubevec("migrate", env={**voyage, "KUBEVEC_EMBEDDER__PROVIDER": "voyage"})
+        assert again.returncode == 0, again.stderr
+        assert "Nothing to migrate: generation 1 already uses voyage:voyage-4" in again.stdout
+    keyword = kubevec("search", "--keyword", "snapshot", "--json", env=env)  # no model needed
+    assert [r["id"] for r in json.loads(keyword.stdout)] == ["backupschedules.backup.samples.kubevec.io"]
