@@ -7,6 +7,7 @@ itself (``pytest tests/e2e/test_controller.py::test_...``). The CRDs are the tes
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -18,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from controller.app import App
 from inference.embedders.local import LocalEmbedder
 from tests.conftest import SYNCPOLICY_CRD
 from tests.controlplane.cluster import ControlPlane
@@ -30,8 +32,10 @@ from tests.e2e.controller_harness import (
     iid,
     namespaced_crd,
     running_controller,
+    settings_for,
     stored,
 )
+from tests.fakes import CountingEmbedder
 
 pytestmark = pytest.mark.e2e
 
@@ -540,3 +544,43 @@ def test_related_follows_references_selectors_and_owners_from_the_store_alone(
             timeout=60,
             message="a new mount of the claim never showed as a dependant",
         )
+
+
+class OtherModel(CountingEmbedder):
+    """A second model (another name and dimension), for a model change at start-up."""
+
+    @property
+    def name(self) -> str:
+        return "other-test-model"
+
+
+def test_a_controller_started_with_another_model_migrates_when_told_and_writes_the_new_generation(
+    cluster: ControlPlane, ns: str, store_path: Path, embedder: LocalEmbedder
+) -> None:
+    with running_controller(plane=cluster, store_path=store_path, embedder=embedder):
+        before = stored(store_path, "instances")
+    assert deployment(ns) in before
+    other = OtherModel(dimension=24)
+    with running_controller(plane=cluster, store_path=store_path, embedder=other, migrate=True) as app:
+        assert app.engine.names["instances"] == "instances__g1"
+        after = stored(store_path, "instances__g1")
+        assert {i: d["text"] for i, d in after.items()} == {i: d["text"] for i, d in before.items()}
+        assert set(other.texts) >= {d["text"] for d in before.values()}  # every stored text, embedded once more
+        assert other.texts.count(before[deployment(ns)]["text"]) == 1  # and only once: the sync re-used it
+        cluster.kubectl("label", "deployment/payments-api", "-n", ns, "tier=api")
+        eventually(lambda: "tier=api" in stored(store_path, "instances__g1")[deployment(ns)]["metadata"]["labels"])
+    with pytest.raises(Exception, match="does not exist"):
+        stored(store_path, "instances")  # the old generation is gone
+    # Back to the first model without being told to migrate: refused, visibly, nothing written.
+    settings = settings_for(store_path, kubeconfig=cluster.kubeconfig)
+    app = App(settings=settings, embedder=embedder)
+    with pytest.raises(Exception, match="migrate"):
+        asyncio.run(_prepare(app))
+
+
+async def _prepare(app: App) -> None:
+    try:
+        await app._use_generation()
+        await app.engine.prepare()
+    finally:
+        await app.store.close()

@@ -152,8 +152,6 @@ async def test_an_interrupted_migration_leaves_readers_on_the_old_generation_and
 
 
 async def test_nothing_to_migrate_in_an_empty_store() -> None:
-    done = await migrate(
-        store=MemoryStore(), embedder=OLD, settings=EmbedderSettings(), bases=BASES, pointer=POINTER
-    )
+    done = await migrate(store=MemoryStore(), embedder=OLD, settings=EmbedderSettings(), bases=BASES, pointer=POINTER)
     assert done.generation is None
     assert not done.changed
