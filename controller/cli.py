@@ -531,8 +531,10 @@ async def status_command(args: argparse.Namespace, settings: Settings) -> int:
             report["store"]["error"] = health.detail.splitlines()[0]
         report["embedder"] = {"provider": settings.embedder.provider, "model": _configured_model(settings)}
         report["collections"] = {}
+        if health.ok:
+            await service.fresh()  # the active generation's names (see `kubevec migrate`)
         for collection in COLLECTIONS if health.ok else ():
-            name = settings.collection(collection)
+            name = service.collection_name(collection)
             info = await store.collection_info(name)
             if info is None:
                 report["collections"][collection] = {"name": name, "exists": False}
@@ -770,9 +772,14 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
 
 
 async def _drop_collections(app: App, settings: Settings) -> None:
-    for collection in COLLECTIONS:
-        await app.store.drop_collection(settings.collection(collection))
-        logger.info("Dropped collection=%s for a reindex", settings.collection(collection))
+    """Drop the active generation's collections and the pointer: the rebuild starts at generation 0."""
+    from backends.generations import POINTER_COLLECTION, resolve
+
+    pointer = settings.collection(POINTER_COLLECTION)
+    names, _ = await resolve(app.store, pointer=pointer, bases={c: settings.collection(c) for c in COLLECTIONS})
+    for name in [*names.values(), pointer]:
+        await app.store.drop_collection(name)
+        logger.info("Dropped collection=%s for a reindex", name)
 
 
 def describe(args: argparse.Namespace, settings: Settings) -> int:

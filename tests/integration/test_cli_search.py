@@ -216,6 +216,9 @@ def test_migrate_to_another_model_switches_readers_and_is_idempotent(tmp_path: P
         follower = kubevec("search", "nightly backup", "--json", "-k", "2", env=voyage)
         assert follower.returncode == 0, follower.stderr
         assert len(json.loads(follower.stdout)) == 2
+        status = json.loads(kubevec("status", "-o", "json", env=voyage).stdout)
+        assert status["collections"]["capabilities"]["name"] == "capabilities__g1"
+        assert status["collections"]["capabilities"]["documents"] == 7
         again = kubevec("migrate", env={**voyage, "KUBEVEC_EMBEDDER__PROVIDER": "voyage"})
         assert again.returncode == 0, again.stderr
         assert "Nothing to migrate: generation 1 already uses voyage:voyage-4" in again.stdout

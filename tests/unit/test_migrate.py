@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 
 import pytest
 
-from backends import Record
+from backends import Record, VectorStore
 from backends.generations import Generation, read_active, resolve
 from backends.memory import MemoryStore
 from controller.migrate import migrate
@@ -47,8 +47,8 @@ class NamedEmbedder(CountingEmbedder):
 OLD = NamedEmbedder("old-model", 8)
 
 
-async def seeded() -> MemoryStore:
-    store = MemoryStore()
+async def seeded(store: VectorStore | None = None) -> VectorStore:
+    store = store or MemoryStore()
     for logical in BASES.values():
         await store.ensure_collection(logical, dimension=OLD.dimension, embedder=OLD.name)
         records = [
@@ -64,7 +64,7 @@ async def seeded() -> MemoryStore:
     return store
 
 
-def reader(store: MemoryStore, embedders: Mapping[str, Embedder]) -> SearchService:
+def reader(store: VectorStore, embedders: Mapping[str, Embedder]) -> SearchService:
     """What `kubevec search` and the MCP server build: names and query model from the pointer."""
 
     async def refresh() -> tuple[dict[str, str], Embedder | None]:
@@ -74,8 +74,11 @@ def reader(store: MemoryStore, embedders: Mapping[str, Embedder]) -> SearchServi
     return SearchService(store=store, embedder=None, collections=BASES, refresh=refresh)
 
 
-async def test_a_migration_moves_every_record_to_the_new_model_and_drops_the_old_generation() -> None:
-    store, new = await seeded(), NamedEmbedder("new-model", 12)
+@pytest.mark.parametrize("backend", ["memory", "qdrant"])
+async def test_a_migration_moves_every_record_to_the_new_model_and_drops_the_old_generation(backend: str) -> None:
+    from backends.qdrant import QdrantStore
+
+    store, new = await seeded(MemoryStore() if backend == "memory" else QdrantStore()), NamedEmbedder("new-model", 12)
     done = await migrate(
         store=store, embedder=new, settings=EmbedderSettings(), bases=BASES, pointer=POINTER, batch_size=32
     )
