@@ -339,7 +339,18 @@ def _mcp_server(
         names, _ = await resolve(store, pointer=settings.collection(POINTER_COLLECTION), bases=bases)
         return names, None  # the controller's own embedder: it refuses to start on another generation's
 
-    service = InstrumentedSearch(metrics=metrics, store=store, embedder=embedder, collections=bases, refresh=refresh)
+    from inference.rerank import make_reranker
+
+    reranker = make_reranker(settings.reranker, api_key=settings.embedder.api_key, base_url=settings.embedder.base_url)
+    service = InstrumentedSearch(
+        metrics=metrics,
+        store=store,
+        embedder=embedder,
+        collections=bases,
+        refresh=refresh,
+        reranker=reranker,
+        rerank_candidates=settings.reranker.candidates,
+    )
     app = http_app(
         service,
         host=settings.server.host,

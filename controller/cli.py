@@ -81,6 +81,9 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--keyword", help="words the documents must contain (alone: keyword search, no embedding)")
     search.add_argument("-k", type=int, default=5, help=f"how many results (1-{MAX_K})")
     search.add_argument("--no-hybrid", action="store_true", help="dense only, no BM25 fusion")
+    search.add_argument(
+        "--no-rerank", action="store_true", help="skip the configured reranker (KUBEVEC_RERANKER__PROVIDER)"
+    )
     search.add_argument("--mmr", action="store_true", help="diversify results (maximal marginal relevance)")
     search.add_argument("--min-score", type=float, help="drop results scoring below this (0-1)")
     search.add_argument(
@@ -278,7 +281,25 @@ def _search_service(settings: Settings, store: VectorStore, *, embedder: bool = 
         names, generation = await resolve(store, pointer=settings.collection(POINTER_COLLECTION), bases=bases)
         return names, embedder_for(generation)
 
-    return SearchService(store=store, embedder=None, collections=bases, refresh=refresh)
+    reranker = None
+    if embedder:
+        from inference.embedders.base import EmbedderError
+        from inference.rerank import make_reranker
+
+        try:
+            reranker = make_reranker(
+                settings.reranker, api_key=settings.embedder.api_key, base_url=settings.embedder.base_url
+            )
+        except EmbedderError as exc:
+            raise CommandError(str(exc)) from exc
+    return SearchService(
+        store=store,
+        embedder=None,
+        collections=bases,
+        refresh=refresh,
+        reranker=reranker,
+        rerank_candidates=settings.reranker.candidates,
+    )
 
 
 async def index_command(args: argparse.Namespace, settings: Settings) -> int:
@@ -335,6 +356,7 @@ async def search_command(args: argparse.Namespace, settings: Settings) -> int:
             health=args.health,
             k=args.k,
             hybrid=not args.no_hybrid,
+            rerank=not args.no_rerank,
             mmr=args.mmr,
             min_score=args.min_score,
         )

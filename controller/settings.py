@@ -13,6 +13,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from backends.config import StoreSettings
 from inference.config import DescriberSettings, EmbedderSettings
+from inference.rerank import RerankerSettings
 
 
 class SyncSettings(BaseModel):
@@ -99,6 +100,7 @@ class Settings(BaseSettings):
     store: StoreSettings = Field(default_factory=StoreSettings)
     tracing: TracingSettings = Field(default_factory=TracingSettings)
     embedder: EmbedderSettings = Field(default_factory=EmbedderSettings)
+    reranker: RerankerSettings = Field(default_factory=RerankerSettings)
     describer: DescriberSettings = Field(default_factory=DescriberSettings)
     sync: SyncSettings = Field(default_factory=SyncSettings)
     server: ServerSettings = Field(default_factory=ServerSettings)

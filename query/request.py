@@ -71,6 +71,9 @@ class SearchRequest(BaseModel):
     k: Annotated[int, Field(ge=1, le=MAX_K, description="How many results.")] = 5
     hybrid: Annotated[bool, Field(description="Fuse the meaning ranking with a BM25 word ranking.")] = True
     mmr: Annotated[bool, Field(description="Diversify results (avoid near-duplicates).")] = False
+    rerank: Annotated[
+        bool, Field(description="Reorder the top candidates with the configured reranker, if any (not with mmr).")
+    ] = True
     mmr_lambda: Annotated[float, Field(ge=0, le=1, description="MMR: 1 = relevance only, 0 = diversity only.")] = 0.5
     fetch_k: Annotated[
         int | None, Field(ge=1, le=MAX_FETCH_K, description="Candidates for fusion and MMR (default 4*k).")

@@ -29,7 +29,7 @@ import dataclasses
 import math
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from backends import BackendError, Hit, InvalidFilter, VectorStore
 from backends.filters import Contains, Eq, Filter, all_of, matches
@@ -38,6 +38,9 @@ from inference.identity import parse_instance_id
 from query.lexical import LexicalIndex
 from query.related import Direction, Related, Relationships
 from query.request import SearchError, SearchRequest
+
+if TYPE_CHECKING:
+    from inference.rerank import Reranker
 
 #: RRF constant and the weight of the BM25 ranking (dense counts 1). The textbook k=60 suits
 #: fusing many deep runs; fusing two short rankings, it flattens the top so much that BM25's
@@ -100,6 +103,8 @@ class SearchService:
         rrf_k: int = RRF_K,
         lexical_weight: float = LEXICAL_WEIGHT,
         refresh: Callable[[], Awaitable[tuple[Mapping[str, str], Embedder | None]]] | None = None,
+        reranker: Reranker | None = None,
+        rerank_candidates: int = 20,
     ) -> None:
         """``refresh``, when given, says which physical collections (and query embedder) are active now:
         read at most every ``REFRESH_SECONDS``, and again at once when a collection has gone (a
@@ -113,6 +118,8 @@ class SearchService:
         self._embedder_checked: set[str] = set()
         self._refresh = refresh
         self._refreshed = -math.inf
+        self.reranker = reranker
+        self.rerank_candidates = rerank_candidates
 
     async def fresh(self, *, force: bool = False) -> None:
         """Re-read the active collections when they may have changed (see ``refresh``)."""
@@ -189,6 +196,8 @@ class SearchService:
         if request.mmr:
             hits = [hit for hit, _ in ranked[:pool]]
             ranked, kind = await self._mmr(name, vector=vector, hits=hits, k=k, mmr_lambda=request.mmr_lambda), "mmr"
+        elif self.reranker is not None and request.rerank and len(ranked) > 1:
+            ranked, kind = await self._rerank(query, ranked[: max(k, self.rerank_candidates)], k=k), "rerank"
         return [
             self._result(h.id, order_score, h.text, h.metadata, kind=kind, similarity=h.score)
             for h, order_score in ranked[:k]
@@ -225,6 +234,12 @@ class SearchService:
             (dataclasses.replace(by_id[i], score=min(1.0, similarity.get(i, 0.0))), min(1.0, rrf[i] / best))
             for i in ordered
         ]
+
+    async def _rerank(self, query: str, ranked: list[tuple[Hit, float]], *, k: int) -> list[tuple[Hit, float]]:
+        """The reranker's order and relevance over the top candidates (the rest are dropped: k <= candidates)."""
+        assert self.reranker is not None
+        order = await self.reranker.rerank(query, [hit.text for hit, _ in ranked], top_k=k)
+        return [(ranked[index][0], min(1.0, max(0.0, relevance))) for index, relevance in order]
 
     async def _mmr(
         self, name: str, *, vector: list[float], hits: list[Hit], k: int, mmr_lambda: float

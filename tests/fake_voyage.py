@@ -43,6 +43,31 @@ class FakeVoyage:
         ]
         return web.json_response({"object": "list", "data": data, "model": body["model"], "usage": {"total_tokens": 1}})
 
+    async def rerank(self, request: web.Request) -> web.Response:
+        """Relevance = the share of the query's words in the document (deterministic, order-revealing)."""
+        body = await request.json()
+        self.requests.append(body)
+        self.auth_headers.append(request.headers.get("Authorization", ""))
+        if self.script:
+            status, headers = self.script.pop(0)
+            return web.Response(
+                status=status,
+                headers=headers,
+                text=json.dumps({"detail": f"scripted {status}"}),
+                content_type="application/json",
+            )
+        query = set(body["query"].lower().split())
+        scored = [
+            {"index": i, "relevance_score": len(query & set(doc.lower().split())) / max(len(query), 1)}
+            for i, doc in enumerate(body["documents"])
+        ]
+        scored.sort(key=lambda r: (-r["relevance_score"], r["index"]))
+        if body.get("top_k"):
+            scored = scored[: body["top_k"]]
+        return web.json_response(
+            {"object": "list", "data": scored, "model": body["model"], "usage": {"total_tokens": 1}}
+        )
+
 
 def vector(text: str, size: int) -> list[float]:
     digest = hashlib.sha256(text.encode()).digest()
@@ -54,6 +79,7 @@ async def running_fake_voyage(fake: FakeVoyage | None = None) -> AsyncIterator[F
     fake = fake or FakeVoyage()
     app = web.Application()
     app.router.add_post("/v1/embeddings", fake.handle)
+    app.router.add_post("/v1/rerank", fake.rerank)
     runner = web.AppRunner(app)
     await runner.setup()
     port = free_port()

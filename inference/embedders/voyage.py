@@ -8,8 +8,8 @@ and only retries what can succeed later (429, 5xx, timeouts, connection errors).
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Sequence
-from typing import Any, Final
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from typing import Any, Final, TypeVar
 
 import voyageai.error
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt, wait_exponential_jitter
@@ -18,6 +18,7 @@ from voyageai.client_async import AsyncClient
 from inference.embedders.base import EmbedderError, EmbedderUnavailable
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 DEFAULT_MODEL: Final = "voyage-4"
 #: Output dimensions of the models we know; others must be given explicitly.
@@ -48,6 +49,74 @@ class _Retryable(Exception):
         self.retry_after = retry_after
 
 
+class VoyageCalls:
+    """One official async client and the retry policy every Voyage call shares (embeddings, reranking)."""
+
+    def __init__(
+        self,
+        *,
+        api_key: str,
+        what: str,
+        base_url: str | None,
+        max_attempts: int,
+        max_backoff: float,
+        timeout: float,
+    ) -> None:
+        self.what = what
+        self.max_attempts = max(1, max_attempts)
+        #: Calls retried so far (the controller exports it as kubevec_embedding_retries_total).
+        self.retries = 0
+        self._max_backoff = max_backoff
+        self._backoff = wait_exponential_jitter(multiplier=0.5, max=max_backoff)
+        self.client = AsyncClient(api_key=api_key, max_retries=0, timeout=timeout, base_url=base_url)
+
+    async def call(self, fn: Callable[[], Awaitable[T]]) -> T:
+        """``fn()`` with retries for what can succeed later; one clear error for the rest."""
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(self.max_attempts),
+            wait=self._wait,
+            retry=retry_if_exception(lambda exc: isinstance(exc, _Retryable)),
+            before_sleep=self._count_retry,
+            reraise=True,
+        )
+        try:
+            async for attempt in retrying:
+                with attempt:
+                    return await self._classified(fn)
+        except _Retryable as exc:
+            raise EmbedderUnavailable(
+                f"Voyage did not answer after {self.max_attempts} attempts ({self.what}): {exc.cause}"
+            ) from exc.cause
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _classified(self, fn: Callable[[], Awaitable[T]]) -> T:
+        try:
+            return await fn()
+        except (voyageai.error.RateLimitError, voyageai.error.ServiceUnavailableError) as exc:
+            raise _Retryable(exc, _retry_after(exc)) from exc
+        except (voyageai.error.Timeout, voyageai.error.APIConnectionError, voyageai.error.TryAgain) as exc:
+            raise _Retryable(exc, None) from exc
+        except voyageai.error.AuthenticationError as exc:
+            raise EmbedderError(f"Voyage rejected the API key ({self.what}): {exc}") from exc
+        except voyageai.error.VoyageError as exc:
+            status = getattr(exc, "http_status", None)
+            if isinstance(status, int) and status >= 500:
+                raise _Retryable(exc, _retry_after(exc)) from exc
+            raise EmbedderError(f"Voyage refused the request ({self.what}, status={status}): {exc}") from exc
+
+    def _count_retry(self, state: RetryCallState) -> None:
+        self.retries += 1
+
+    def _wait(self, state: RetryCallState) -> float:
+        exc = state.outcome.exception() if state.outcome else None
+        if isinstance(exc, _Retryable) and exc.retry_after is not None:
+            delay = min(exc.retry_after, self._max_backoff)
+        else:
+            delay = self._backoff(state)
+        logger.warning("Retrying Voyage request attempt=%d delay=%.2fs error=%s", state.attempt_number, delay, exc)
+        return delay
+
+
 class VoyageEmbedder:
     """Embeds with the Voyage API; ``input_type`` is always sent (document vs query)."""
 
@@ -75,12 +144,19 @@ class VoyageEmbedder:
         self._dimension = resolved
         self._output_dimension = dimension  # only sent when asked for: the model's default otherwise
         self._batch_size = max(1, min(batch_size, MAX_TEXTS_PER_REQUEST))
-        self._max_attempts = max(1, max_attempts)
-        #: Calls retried so far (the controller exports it as kubevec_embedding_retries_total).
-        self.retries = 0
-        self._max_backoff = max_backoff
-        self._backoff = wait_exponential_jitter(multiplier=0.5, max=max_backoff)
-        self._client = AsyncClient(api_key=api_key, max_retries=0, timeout=timeout, base_url=base_url)
+        self._calls = VoyageCalls(
+            api_key=api_key,
+            what=f"model={model}; key: KUBEVEC_EMBEDDER__API_KEY",
+            base_url=base_url,
+            max_attempts=max_attempts,
+            max_backoff=max_backoff,
+            timeout=timeout,
+        )
+
+    @property
+    def retries(self) -> int:
+        """Calls retried so far (the controller exports it as kubevec_embedding_retries_total)."""
+        return self._calls.retries
 
     @property
     def name(self) -> str:
@@ -114,46 +190,16 @@ class VoyageEmbedder:
             yield batch
 
     async def _embed(self, texts: list[str], *, input_type: str) -> list[list[float]]:
-        retrying = AsyncRetrying(
-            stop=stop_after_attempt(self._max_attempts),
-            wait=self._wait,
-            retry=retry_if_exception(lambda exc: isinstance(exc, _Retryable)),
-            before_sleep=self._count_retry,
-            reraise=True,
-        )
-        try:
-            async for attempt in retrying:
-                with attempt:
-                    return await self._call(texts, input_type=input_type)
-        except _Retryable as exc:
-            raise EmbedderUnavailable(
-                f"Voyage did not answer after {self._max_attempts} attempts (model={self._model}): {exc.cause}"
-            ) from exc.cause
-        raise AssertionError("unreachable")  # pragma: no cover
-
-    def _count_retry(self, state: RetryCallState) -> None:
-        self.retries += 1
-
-    async def _call(self, texts: list[str], *, input_type: str) -> list[list[float]]:
-        try:
-            result: Any = await self._client.embed(
+        async def call() -> Any:
+            return await self._calls.client.embed(
                 texts,
                 model=self._model,
                 input_type=input_type,
                 truncation=True,
                 output_dimension=self._output_dimension,
             )
-        except (voyageai.error.RateLimitError, voyageai.error.ServiceUnavailableError) as exc:
-            raise _Retryable(exc, _retry_after(exc)) from exc
-        except (voyageai.error.Timeout, voyageai.error.APIConnectionError, voyageai.error.TryAgain) as exc:
-            raise _Retryable(exc, None) from exc
-        except voyageai.error.AuthenticationError as exc:
-            raise EmbedderError(f"Voyage rejected the API key (KUBEVEC_EMBEDDER__API_KEY): {exc}") from exc
-        except voyageai.error.VoyageError as exc:
-            status = getattr(exc, "http_status", None)
-            if isinstance(status, int) and status >= 500:
-                raise _Retryable(exc, _retry_after(exc)) from exc
-            raise EmbedderError(f"Voyage refused the request (model={self._model}, status={status}): {exc}") from exc
+
+        result = await self._calls.call(call)
         embeddings: list[list[float]] = [list(map(float, row)) for row in result.embeddings]
         if len(embeddings) != len(texts):
             raise EmbedderError(f"Voyage returned {len(embeddings)} embeddings for {len(texts)} texts")
@@ -163,15 +209,6 @@ class VoyageEmbedder:
                     f"Voyage returned {len(row)}-dimensional vectors, expected {self._dimension} for {self._model}"
                 )
         return embeddings
-
-    def _wait(self, state: RetryCallState) -> float:
-        exc = state.outcome.exception() if state.outcome else None
-        if isinstance(exc, _Retryable) and exc.retry_after is not None:
-            delay = min(exc.retry_after, self._max_backoff)
-        else:
-            delay = self._backoff(state)
-        logger.warning("Retrying Voyage request attempt=%d delay=%.2fs error=%s", state.attempt_number, delay, exc)
-        return delay
 
 
 def _retry_after(exc: voyageai.error.VoyageError) -> float | None:

@@ -119,6 +119,16 @@ async def quality() -> str:
     textbook = {"rrf_k": 60, "lexical_weight": 0.3}
     runs: list[tuple[str, list[Any], bool, bool, Mapping[str, Any] | None]] = [(*v, None) for v in variants]
     runs.insert(4, ("(d') hybrid with textbook RRF k=60, weight 0.3", ours, True, False, textbook))
+    from controller.settings import Settings
+    from inference.rerank import make_reranker
+
+    settings = Settings()
+    reranker = make_reranker(settings.reranker, api_key=settings.embedder.api_key, base_url=settings.embedder.base_url)
+    rerank_note = "(f) hybrid + reranker: not run; set KUBEVEC_RERANKER__PROVIDER=voyage and a key (needs the network)"
+    if reranker is not None:
+        rerank_note = ""
+        fusion = {"reranker": reranker, "rerank_candidates": settings.reranker.candidates}
+        runs.append((f"(f) hybrid + reranker {reranker.name}", ours, True, False, fusion))
     for label, docs, hybrid, mmr, fusion in runs:
         print(f"  evaluating {label} ...", file=sys.stderr, flush=True)
         r1, r5, mrr = await evaluate(embedder, docs, queries, hybrid=hybrid, mmr=mmr, fusion=fusion)
@@ -126,6 +136,7 @@ async def quality() -> str:
     return (
         table(["variant", "recall@1", "recall@5", "MRR"], rows)
         + f"\n({len(crds)} CRDs, {len(queries)} queries; target for (d): recall@5 >= 0.90, MRR >= 0.75)"
+        + (f"\n{rerank_note}" if rerank_note else "")
     )
 
 

@@ -224,3 +224,27 @@ def test_migrate_to_another_model_switches_readers_and_is_idempotent(tmp_path: P
         assert "Nothing to migrate: generation 1 already uses voyage:voyage-4" in again.stdout
     keyword = kubevec("search", "--keyword", "snapshot", "--json", env=env)  # no model needed
     assert [r["id"] for r in json.loads(keyword.stdout)] == ["backupschedules.backup.samples.kubevec.io"]
+
+
+def test_search_with_the_voyage_reranker_and_without(tmp_path: Path) -> None:
+    env = {**os.environ, "KUBEVEC_STORE__PATH": str(tmp_path / "store"), "KUBEVEC_LOG_LEVEL": "WARNING"}
+    assert kubevec("index", "crds", str(SAMPLE_CRDS), env=env).returncode == 0
+    with fake_voyage_in_a_thread() as url:
+        rerank = {
+            **env,
+            "KUBEVEC_RERANKER__PROVIDER": "voyage",
+            "KUBEVEC_RERANKER__API_KEY": "rerank-key",
+            "KUBEVEC_RERANKER__BASE_URL": url,
+        }
+        found = kubevec("search", "nightly backup schedule", "--json", "-k", "3", env=rerank)
+        assert found.returncode == 0, found.stderr
+        results = json.loads(found.stdout)
+        assert [r["score_kind"] for r in results] == ["rerank"] * 3
+        assert results[0]["id"] == "backupschedules.backup.samples.kubevec.io"
+        scores = [r["score"] for r in results]
+        assert scores == sorted(scores, reverse=True)
+        plain = kubevec("search", "nightly backup schedule", "--json", "-k", "3", "--no-rerank", env=rerank)
+        assert {r["score_kind"] for r in json.loads(plain.stdout)} == {"fused"}
+    missing = kubevec("search", "backup", env={**env, "KUBEVEC_RERANKER__PROVIDER": "voyage"})
+    assert missing.returncode == 1
+    assert "KUBEVEC_RERANKER__API_KEY" in missing.stderr
