@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import sys
 
-from tests.bench import embedder, retrieval, stores
+from tests.bench import churn, embedder, retrieval, stores
 
 
 def main() -> None:
@@ -16,6 +16,7 @@ def main() -> None:
             "Stores: 20k records x 384-d, filter kind=Deployment AND namespace in 3 of 10",
             lambda: asyncio.run(stores.run()),
         ),
+        ("Status churn: 1000 Deployments x 10 status rewrites, 2 of which flip health", churn.run),
         ("Retrieval quality: shared CRDs x queries.jsonl", lambda: asyncio.run(retrieval.quality())),
         ("Query latency", lambda: asyncio.run(retrieval.latency())),
     ]
