@@ -69,6 +69,8 @@ class VectorStore(Protocol):
 
     async def count(self, name: str, filter: Filter | None = None) -> int: ...
 
+    async def list_ids(self, name: str) -> list[str]: ...
+
     def iter_ids(
         self, name: str, *, filter: Filter | None = None, page_size: int = DEFAULT_PAGE_SIZE
     ) -> AsyncIterator[tuple[str, str]]: ...
@@ -197,6 +199,11 @@ class BaseStore:
     async def count(self, name: str, filter: Filter | None = None) -> int:
         await self._info(name)
         return await self._call(self._count, name, validate(filter) if filter is not None else None)
+
+    async def list_ids(self, name: str) -> list[str]:
+        """Every id, without payloads: what tells a cached index whether the collection's members changed."""
+        await self._info(name)
+        return await self._call(self._ids, name, None)
 
     async def iter_ids(
         self, name: str, *, filter: Filter | None = None, page_size: int = DEFAULT_PAGE_SIZE

@@ -40,6 +40,7 @@ from inference.documents import COLLECTIONS
 from inference.embedders.base import Embedder
 from inference.llm import LLMDescriber
 from query.mcp_server import EmbeddedHttpServer, http_app
+from query.related import Direction, Related
 from query.search import Result, SearchRequest, SearchService
 
 logger = logging.getLogger(__name__)
@@ -322,6 +323,12 @@ class InstrumentedSearch(SearchService):
     ) -> dict[str, int]:
         with self._measured("list_facets"):
             return await super().facets(collection, field, limit=limit, cluster=cluster)
+
+    async def related(
+        self, subject: str, *, hops: int = 1, direction: Direction = "both", cluster: str | None = None
+    ) -> Related:
+        with self._measured("related"):
+            return await super().related(subject, hops=hops, direction=direction, cluster=cluster)
 
 
 def _mcp_server(

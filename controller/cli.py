@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
 import json
 import logging
 import os
@@ -292,10 +293,15 @@ def _search_service(settings: Settings, store: VectorStore, *, embedder: bool = 
             )
         except EmbedderError as exc:
             raise CommandError(str(exc)) from exc
+    from query.lexical import LexicalIndex
+
+    place = hashlib.sha256(f"{store.backend}:{store.location}".encode()).hexdigest()[:16]
+    lexical = LexicalIndex(store=store, cache_dir=settings.cache_dir / "lexical" / place)
     return SearchService(
         store=store,
         embedder=None,
         collections=bases,
+        lexical=lexical,
         refresh=refresh,
         reranker=reranker,
         rerank_candidates=settings.reranker.candidates,

@@ -50,7 +50,7 @@ ERROR_STAGES: Final = (
     "discovery",
 )
 SKIP_REASONS: Final = ("unchanged", "vector_reused")
-MCP_TOOLS: Final = ("vector_search", "get_document", "resolve_kind", "list_facets")
+MCP_TOOLS: Final = ("vector_search", "get_document", "resolve_kind", "related", "list_facets")
 STORE_OPERATIONS: Final = (
     "ensure_collection",
     "drop_collection",
@@ -60,6 +60,7 @@ STORE_OPERATIONS: Final = (
     "delete_where",
     "get",
     "count",
+    "list_ids",
     "iter_ids",
     "iter_hashes",
     "iter_records",
@@ -274,6 +275,10 @@ class InstrumentedStore:
     async def count(self, name: str, filter: Filter | None = None) -> int:
         count: int = await self._timed("count", self._store.count(name, filter))
         return count
+
+    async def list_ids(self, name: str) -> list[str]:
+        ids: list[str] = await self._timed("list_ids", self._store.list_ids(name))
+        return ids
 
     def iter_ids(
         self, name: str, *, filter: Filter | None = None, page_size: int = DEFAULT_PAGE_SIZE

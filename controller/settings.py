@@ -98,6 +98,10 @@ class Settings(BaseSettings):
     )
     mcp_allowed_origins: list[str] = Field(default_factory=list, description="Origin headers it accepts")
     store: StoreSettings = Field(default_factory=StoreSettings)
+    cache_dir: Path = Field(
+        default_factory=lambda: Path.home() / ".cache" / "kubevec",
+        description="where one-shot commands keep what they can re-use between calls (the keyword index)",
+    )
     tracing: TracingSettings = Field(default_factory=TracingSettings)
     embedder: EmbedderSettings = Field(default_factory=EmbedderSettings)
     reranker: RerankerSettings = Field(default_factory=RerankerSettings)

@@ -45,6 +45,12 @@ def embedding_reference() -> Path:
 _skipped_for_extras: list[str] = []
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _own_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Saved keyword indexes of the tests' throwaway stores go to a temporary directory, not ~/.cache."""
+    os.environ["KUBEVEC_CACHE_DIR"] = str(tmp_path_factory.mktemp("kubevec-cache"))
+
+
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     if report.skipped and isinstance(report.longrepr, tuple):
         reason = str(report.longrepr[2])

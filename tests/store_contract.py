@@ -323,5 +323,6 @@ class LargeStoreContract:
             assert len(seen) == self.SIZE
             assert dict(seen) == {r.id: r.metadata["content_hash"] for r in records}
             assert await store.count(name) == self.SIZE
+            assert sorted(await store.list_ids(name)) == sorted(r.id for r in records)
         finally:
             await store.drop_collection(name)

@@ -90,3 +90,61 @@ async def test_a_failing_refresh_keeps_serving_the_old_index(
             await asyncio.sleep(0.01)
     assert "Lexical index refresh failed collection=c" in caplog.text
     assert await ranked_ids(index, "pgbouncer") == ["a"]
+
+
+class ScanCountingStore(MemoryStore):
+    """Counts full payload scans (what a saved index spares a one-shot process)."""
+
+    scans = 0
+
+    def iter_records(self, name: str, **kwargs: Any) -> Any:
+        ScanCountingStore.scans += 1
+        return super().iter_records(name, **kwargs)
+
+
+async def test_a_saved_index_spares_the_next_process_the_scan_and_results_come_from_the_store(tmp_path: Any) -> None:
+    store = ScanCountingStore()
+    await store.ensure_collection("c", dimension=2, embedder="e")
+    await store.upsert("c", [record("a", "PgBouncer connection pooling"), record("b", "rolling updates")])
+    ScanCountingStore.scans = 0
+    first = LexicalIndex(store=store, cache_dir=tmp_path)
+    assert await ranked_ids(first, "pgbouncer") == ["a"]
+    assert ScanCountingStore.scans == 1
+    assert len(list(tmp_path.glob("c-*"))) == 1
+    # A new process (a new index object): loads the saved index, reads only the ranked records.
+    second = LexicalIndex(store=store, cache_dir=tmp_path)
+    [(hit, score)] = await second.rank("c", text="pgbouncer", k=5)
+    assert ScanCountingStore.scans == 1
+    assert (hit.id, hit.text) == ("a", "PgBouncer connection pooling")
+    assert score > 0
+    # The record's payload changed under the same id: results show what is stored now.
+    await store.upsert(
+        "c", [Record(id="a", vector=[1.0, 0.0], text="PgBouncer pooler v2", metadata={"content_hash": "2"})]
+    )
+    [(hit, _)] = await LexicalIndex(store=store, cache_dir=tmp_path).rank("c", text="pgbouncer", k=5)
+    assert hit.text == "PgBouncer pooler v2"
+    # Another member: the saved index no longer matches the ids, a rebuild replaces it.
+    await store.upsert("c", [record("c", "PgBouncer sidecar")])
+    assert set(await ranked_ids(LexicalIndex(store=store, cache_dir=tmp_path), "pgbouncer")) == {"a", "c"}
+    assert ScanCountingStore.scans == 2
+    assert len(list(tmp_path.glob("c-*"))) == 1  # the older one removed
+    # Too old: rebuilt, whatever the ids.
+    aged = LexicalIndex(store=store, cache_dir=tmp_path, cache_max_age=0.0)
+    await ranked_ids(aged, "pgbouncer")
+    assert ScanCountingStore.scans == 3
+
+
+async def test_a_damaged_or_unwritable_cache_costs_a_rebuild_never_an_error(
+    store: MemoryStore, tmp_path: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    await ranked_ids(LexicalIndex(store=store, cache_dir=tmp_path), "pgbouncer")
+    [saved] = list(tmp_path.glob("c-*"))
+    for part in saved.iterdir():
+        if part.name != "ids.json":
+            part.write_text("not an index")
+    with caplog.at_level(logging.WARNING, logger="query.lexical"):
+        assert await ranked_ids(LexicalIndex(store=store, cache_dir=tmp_path), "pgbouncer") == ["a"]
+    assert "Ignoring a lexical index cache" in caplog.text
+    blocked = tmp_path / "file"
+    blocked.write_text("")
+    assert await ranked_ids(LexicalIndex(store=store, cache_dir=blocked / "sub"), "pgbouncer") == ["a"]
