@@ -24,6 +24,7 @@ import logging
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from types import MappingProxyType
 from typing import Final
 
@@ -94,6 +95,8 @@ class SyncEngine:
         self.max_backoff = max_backoff
         self._known: dict[Collection, dict[str, StoredHashes]] = {c: {} for c in COLLECTIONS}
         self._queue: OrderedDict[tuple[Collection, str], Pending] = OrderedDict()
+        #: Popped from the queue, being written now: as good as queued for the resync's decisions.
+        self._inflight: set[tuple[Collection, str]] = set()
         self._lock = asyncio.Lock()  # serialises store writes: flushes, purges, resync decisions
         self._degraded = False
         self._last_error: str | None = None
@@ -160,6 +163,47 @@ class SyncEngine:
         self._count_documents()
         return snapshot
 
+    def offer(self, snapshot: Snapshot, document: Document) -> bool:
+        """Queue one desired document if it differs from ``snapshot`` and nothing newer is known; True if queued.
+
+        The resync calls it as each page of a listing is built, so embedding starts while the rest
+        is listed, and only ids are kept of what is in sync. It needs no lock: it does not await,
+        and a batch being written counts as queued (a newer state is on its way).
+        """
+        collection, document_id = document.collection, document.id
+        before = snapshot[collection].get(document_id)
+        if before is not None and before.content_hash == document.content_hash:
+            return False
+        if self._known[collection].get(document_id) != before or self.pending(collection, document_id):
+            return False
+        self.submit(document)
+        return True
+
+    async def collect(
+        self,
+        *,
+        snapshot: Snapshot,
+        desired: Mapping[Collection, AbstractSet[str]],
+        keep: Callable[[Collection, str], bool],
+    ) -> Reconciled:
+        """Queue the deletes that make the store exactly ``desired`` (ids); see :meth:`reconcile`."""
+        deletes = kept = 0
+        async with self._lock:
+            for collection in COLLECTIONS:
+                known = self._known[collection]
+                wanted = desired[collection]
+                for document_id, stored_hash in snapshot[collection].items():
+                    if document_id in wanted or self.pending(collection, document_id):
+                        continue
+                    if known.get(document_id) != stored_hash:
+                        continue
+                    if keep(collection, document_id):
+                        kept += 1
+                        continue
+                    self.submit_delete(collection, document_id)
+                    deletes += 1
+        return Reconciled(upserts=0, deletes=deletes, kept=kept)
+
     async def reconcile(
         self,
         *,
@@ -177,32 +221,10 @@ class SyncEngine:
         So an object created after the snapshot is never deleted, and an older listed state never
         overwrites what an event wrote.
         """
-        upserts = deletes = kept = 0
         async with self._lock:
-            for collection in COLLECTIONS:
-                known = self._known[collection]
-                wanted = desired[collection]
-                for document_id, stored_hash in snapshot[collection].items():
-                    if document_id in wanted or self.pending(collection, document_id):
-                        continue
-                    if known.get(document_id) != stored_hash:
-                        continue
-                    if keep(collection, document_id):
-                        kept += 1
-                        continue
-                    self.submit_delete(collection, document_id)
-                    deletes += 1
-                for document_id, document in wanted.items():
-                    before = snapshot[collection].get(document_id)
-                    if before is not None and before.content_hash == document.content_hash:
-                        continue
-                    if known.get(document_id) != before:
-                        continue
-                    if self.pending(collection, document_id):
-                        continue
-                    self.submit(document)
-                    upserts += 1
-        return Reconciled(upserts=upserts, deletes=deletes, kept=kept)
+            upserts = sum(self.offer(snapshot, d) for wanted in desired.values() for d in wanted.values())
+        collected = await self.collect(snapshot=snapshot, desired={c: set(desired[c]) for c in COLLECTIONS}, keep=keep)
+        return dataclasses.replace(collected, upserts=upserts)
 
     # -- intake ------------------------------------------------------------------------------------
 
@@ -235,7 +257,8 @@ class SyncEngine:
             self._wakeup.set()
 
     def pending(self, collection: Collection, document_id: str) -> bool:
-        return (collection, document_id) in self._queue
+        key = (collection, document_id)
+        return key in self._queue or key in self._inflight
 
     def _put(self, item: Pending) -> None:
         key = (item.collection, item.id)
@@ -294,6 +317,7 @@ class SyncEngine:
         while self._queue:
             async with self._lock:
                 batch = [self._queue.popitem(last=False)[1] for _ in range(min(self.batch_size, len(self._queue)))]
+                self._inflight = {(item.collection, item.id) for item in batch}
                 self.metrics.queue_depth.set(len(self._queue))
                 links = [Link(item.trace) for item in batch if item.trace is not None]
                 try:
@@ -308,6 +332,8 @@ class SyncEngine:
                 except asyncio.CancelledError:
                     self._requeue(batch)  # shutting down mid-write: the final flush writes it again
                     raise
+                finally:
+                    self._inflight = set()
             self._backoff = MIN_BACKOFF
             self._clear_degraded()
             self.last_flush = time.time()

@@ -1,8 +1,10 @@
 """The resync: list what the cluster implies, and make the store exactly that (events only make it fast).
 
 At start-up and every resync interval the whole cluster is listed, the documents it implies are
-built, and the result is diffed against the store's own ids and hashes by
-:meth:`SyncEngine.reconcile`, which owns the diff. The snapshot of the store is taken *before*
+built, and each is compared with the store's own ids and hashes as it is built
+(:meth:`SyncEngine.offer`: queued at once if it differs, so embedding overlaps the listing, and
+dropped if not, so only ids are kept); then :meth:`SyncEngine.collect` deletes what is stored but
+no longer implied. The engine owns both decisions. The snapshot of the store is taken *before*
 listing, so an object created meanwhile is never deleted, and a document an event changed meanwhile
 is never overwritten with the older listed state. Any failed list aborts the resync: garbage is
 never collected from a partial view. What could not be seen (an API group missing from discovery, a
@@ -15,7 +17,7 @@ import contextlib
 import dataclasses
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from opentelemetry.trace import Span
@@ -77,7 +79,9 @@ CRD_PAGE_SIZE = 25
 
 @dataclasses.dataclass(frozen=True)
 class Desired:
-    documents: dict[Collection, dict[str, Document]]
+    """The ids the cluster implies (documents were offered to the engine as they were built)."""
+
+    ids: dict[Collection, set[str]]
     unseen: Unseen
 
 
@@ -100,15 +104,23 @@ class ClusterState:
         self._llm = llm
         self._openapi: dict[tuple[str, str], Mapping[str, Any]] = {}  # built-in schemas change only on upgrades
 
-    async def desired(self) -> Desired:
-        """Every document the cluster implies, and what could not be seen this time.
+    async def desired(self, offer: Callable[[Document], object]) -> Desired:
+        """Every document the cluster implies, handed to ``offer`` page by page; the ids, and what was unseen.
+
+        Only ids are kept: a document in sync with the store is dropped as soon as it is compared,
+        and one that is not is queued for writing at once, so embedding overlaps the listing.
 
         Discovery can be incomplete while the API server starts (the aggregated ``/apis`` list fills
         in over seconds) or while an aggregated API's backend is down: a group that still has an
         APIService but was not discovered is unseen. So is a resource whose list is forbidden (RBAC
         narrower than the policy): it is skipped with an error, the rest of the resync goes on.
         """
-        documents: dict[Collection, dict[str, Document]] = {c: {} for c in COLLECTIONS}
+        ids: dict[Collection, set[str]] = {c: set() for c in COLLECTIONS}
+
+        def take(document: Document) -> None:
+            ids[document.collection].add(document.id)
+            offer(document)
+
         resources = await self._kube.discover()
         policy = await self._policy(resources)
         services = await self._kube.list_objects(APISERVICES)
@@ -122,14 +134,14 @@ class ClusterState:
                 crd_names.add(str(crd["metadata"]["name"]))
                 document = self._builder.capability(crd)
                 if document is not None:
-                    documents[CAPABILITIES][document.id] = await self._refined(crd, document)
+                    take(await self._refined(crd, document))
             del page
         if self._settings.sync.builtin_capabilities:
             for resource in resources:
                 if resource.name not in crd_names and "list" in resource.verbs:
                     document = self._builder.builtin(resource, components=await self._components(resource))
                     if document is not None:
-                        documents[CAPABILITIES][document.id] = document
+                        take(document)
         groups = self._settings.sync.api_groups
         for resource in resources:
             if not listable(group=resource.group, plural=resource.plural, verbs=resource.verbs, groups=groups):
@@ -144,7 +156,7 @@ class ClusterState:
                                 obj, plural=resource.plural, policy=policy.instance_policy
                             )
                             if document is not None:
-                                documents[INSTANCES][document.id] = document
+                                take(document)
                     del page
             except KubeError as exc:
                 if not exc.reason.startswith("HTTP 403"):
@@ -153,7 +165,7 @@ class ClusterState:
                 self._metrics.errors.labels(stage="forbidden").inc()
                 logger.error("Skipped a resource kubevec may not list resource=%s error=%s", resource.name, exc.reason)
                 continue
-        return Desired(documents=documents, unseen=unseen)
+        return Desired(ids=ids, unseen=unseen)
 
     async def _policy(self, resources: list[ApiResource]) -> EffectivePolicy:
         """The SyncPolicies as listed now, not as events have delivered them so far.
@@ -206,18 +218,23 @@ class Reconciler:
     async def _resync(self, span: Span) -> None:
         started = time.monotonic()
         snapshot = await self._engine.snapshot()  # before listing: see the module docstring
+        upserts = 0
+
+        def offer(document: Document) -> None:
+            nonlocal upserts
+            upserts += self._engine.offer(snapshot, document)
+
         with tracer().start_as_current_span("kubevec.resync.list") as listing:
-            desired = await self._cluster.desired()
-            listing.set_attribute("kubevec.capabilities", len(desired.documents[CAPABILITIES]))
-            listing.set_attribute("kubevec.instances", len(desired.documents[INSTANCES]))
+            desired = await self._cluster.desired(offer)
+            listing.set_attribute("kubevec.capabilities", len(desired.ids[CAPABILITIES]))
+            listing.set_attribute("kubevec.instances", len(desired.ids[INSTANCES]))
         with tracer().start_as_current_span("kubevec.resync.diff") as diff:
-            result = await self._engine.reconcile(
-                snapshot=snapshot, desired=desired.documents, keep=desired.unseen.covers
-            )
+            collected = await self._engine.collect(snapshot=snapshot, desired=desired.ids, keep=desired.unseen.covers)
+            result = dataclasses.replace(collected, upserts=upserts)
             diff.set_attributes(
                 {"kubevec.upserts": result.upserts, "kubevec.deletes": result.deletes, "kubevec.kept": result.kept}
             )
-        span.set_attribute("kubevec.documents", sum(len(d) for d in desired.documents.values()))
+        span.set_attribute("kubevec.documents", sum(len(d) for d in desired.ids.values()))
         self.last_full_resync = time.time()
         self._metrics.last_resync.set(self.last_full_resync)
         self._metrics.resync_seconds.observe(time.monotonic() - started)
@@ -227,8 +244,8 @@ class Reconciler:
             )
         logger.info(
             "Resynced the store capabilities=%d instances=%d upserts=%d deletes=%d seconds=%.2f",
-            len(desired.documents[CAPABILITIES]),
-            len(desired.documents[INSTANCES]),
+            len(desired.ids[CAPABILITIES]),
+            len(desired.ids[INSTANCES]),
             result.upserts,
             result.deletes,
             time.monotonic() - started,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -12,6 +13,7 @@ from controller.app import App
 from controller.kube import ApiResource, KubeError
 from controller.settings import ServerSettings, Settings, SyncSettings
 from inference.identity import ResourceRef
+from inference.instances import InstancePolicy
 from tests.fakes import CountingEmbedder
 
 VERBS = ("get", "list", "watch")
@@ -143,7 +145,7 @@ def cm_id(name: str) -> str:
     return f"u/a/core/v1/ConfigMap/{name}"
 
 
-async def event(app: App, body: dict[str, Any], *, deleted: bool = False) -> None:
+async def event(app: App, body: dict[str, Any], *, deleted: bool = False, flush: bool = True) -> None:
     """A watch event that is written before the listing returns."""
     app.events.observe_object(
         group="",
@@ -153,7 +155,8 @@ async def event(app: App, body: dict[str, Any], *, deleted: bool = False) -> Non
         event_type="DELETED" if deleted else "MODIFIED",
         body=body,
     )
-    await app.engine.flush()
+    if flush:
+        await app.engine.flush()
 
 
 async def synced(reader: FakeReader, *objects: dict[str, Any]) -> App:
@@ -271,3 +274,50 @@ async def test_the_active_controller_reports_its_status_into_the_store() -> None
     await app.store.delete("status", ["status/u"])
     await app._report_status()
     assert await app.store.get("status", ["status/u"]) == []  # a standby reports nothing
+
+
+async def test_documents_are_queued_as_they_are_listed_and_only_ids_are_kept() -> None:
+    """Embedding overlaps the listing: an earlier resource's documents wait in the queue before the next is read."""
+    reader = FakeReader()
+    app = await prepared_app(reader)
+    reader.resources = [ROLES, CONFIGMAPS]  # roles listed first
+    reader.apiservice_groups = ["", "rbac.authorization.k8s.io"]
+    reader.objects = {
+        "roles": [obj("Role", "rbac.authorization.k8s.io/v1", "r1")],
+        "configmaps": [obj("ConfigMap", "v1", "c1")],
+    }
+    queued_while_listing: list[bool] = []
+
+    async def look() -> None:
+        queued_while_listing.append(app.engine.pending("instances", "u/a/rbac.authorization.k8s.io/v1/Role/r1"))
+
+    reader.during_list = look
+    await app.resync()
+    assert queued_while_listing == [True]
+    await app.engine.flush()
+    assert len(app.engine.known["instances"]) == 2
+
+
+async def test_a_document_being_written_counts_as_queued_for_the_resync() -> None:
+    """A batch popped for writing is not in the queue, but its state is newer than any earlier snapshot."""
+    reader = FakeReader()
+    app = await synced(reader, configmap("c1", tier="old"))
+    snapshot = await app.engine.snapshot()
+    stale = app.documents.instance(configmap("c1", tier="stale"), plural="configmaps", policy=InstancePolicy())
+    assert stale is not None
+    release = asyncio.Event()
+    write = app.engine._write
+
+    async def slow_write(batch: Any) -> None:
+        await release.wait()
+        await write(batch)
+
+    app.engine._write = slow_write  # type: ignore[method-assign]
+    await event(app, configmap("c1", tier="new"), flush=False)
+    flushing = asyncio.create_task(app.engine.flush())
+    await asyncio.sleep(0.01)  # the batch is popped and waits in the write
+    assert not app.engine.queue
+    assert app.engine.offer(snapshot, stale) is False
+    release.set()
+    await flushing
+    assert (await app.store.get("instances", [cm_id("c1")]))[0].metadata["labels"] == ["tier=new"]
