@@ -218,7 +218,14 @@ class BaseStore:
         """Every ``(id, (content_hash, text_hash))``, page by page: what the sync engine plans writes from."""
         async for record in self._scan(name, filter=filter, page_size=page_size, with_text=False):
             metadata = record.metadata
-            yield record.id, StoredHashes(str(metadata.get("content_hash", "")), str(metadata.get("text_hash", "")))
+            yield (
+                record.id,
+                StoredHashes(
+                    str(metadata.get("content_hash", "")),
+                    str(metadata.get("text_hash", "")),
+                    str(metadata.get("built_from", "")),
+                ),
+            )
 
     async def iter_records(
         self, name: str, *, filter: Filter | None = None, page_size: int = DEFAULT_PAGE_SIZE

@@ -25,10 +25,15 @@ class Record:
 
 
 class StoredHashes(NamedTuple):
-    """Both hashes of one stored record: enough to plan a write without reading the record itself."""
+    """Both hashes of one stored record: enough to plan a write without reading the record itself.
+
+    ``built_from`` says which version of which source object the document was built from (see
+    ``inference.documents.BUILT_FROM``), so an unchanged object need not be built again to know.
+    """
 
     content_hash: str
     text_hash: str  # "" for a record stored before text hashes were kept
+    built_from: str = ""
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

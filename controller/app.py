@@ -36,7 +36,7 @@ from controller.settings import Settings
 from controller.status import STATUS_COLLECTION, SyncStatus, status_record, write_status, write_store_status
 from controller.tracing import tracer
 from inference.config import make_embedder
-from inference.documents import COLLECTIONS
+from inference.documents import COLLECTIONS, Collection
 from inference.embedders.base import Embedder
 from inference.llm import LLMDescriber
 from query.mcp_server import EmbeddedHttpServer, http_app
@@ -82,7 +82,9 @@ class App:
         self.engine.set_active(self.active)
         self.llm = _llm(settings)
         self.metrics.watch_counts(embedder=self.embedder, llm=self.llm)
-        self.documents = DocumentBuilder(cluster=settings.cluster_name, metrics=self.metrics)
+        self.documents = DocumentBuilder(
+            cluster=settings.cluster_name, metrics=self.metrics, built_from=self._stored_built_from
+        )
         self.events = EventRouter(
             cluster=settings.cluster_name,
             engine=self.engine,
@@ -172,6 +174,10 @@ class App:
             following = follow_peering(kube=self.kube, me=self.peering, on_change=self._set_active)
             self._tasks.append(asyncio.create_task(following, name="kubevec-peering"))
         await self._resync_loop()
+
+    def _stored_built_from(self, collection: Collection, document_id: str) -> str | None:
+        stored = self.engine.known[collection].get(document_id)
+        return stored.built_from if stored is not None else None
 
     async def _use_generation(self) -> None:
         """Write to the active generation's collections; with ``sync.migrate``, move the store to this

@@ -2,20 +2,38 @@
 
 A malformed object, CRD or built-in schema never stops anything else: it gets
 ``kubevec_errors_total{stage="inference"}`` and one warning per object and problem.
+
+Every document says what it was built from (``built_from``: the object's uid and
+``resourceVersion``, a CRD's uid and ``generation``, the policy and kubevec's version). When the
+store already holds a document built from exactly that, building is skipped and :class:`Unchanged`
+returned: on a restart against an unchanged cluster kopf's listing and the resync both see every
+object, and describing a large CRD schema or building thousands of instances only to learn that
+nothing changed was most of the restart.
 """
 
 from __future__ import annotations
 
 import collections
+import dataclasses
+import hashlib
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from controller.kube import ApiResource
-from controller.metrics import Metrics
+from controller.metrics import Metrics, kubevec_version
 from inference.bodies import Body, metadata_of
 from inference.capabilities import describe_builtin, describe_crd
-from inference.documents import Document, InferenceError
+from inference.documents import (
+    CAPABILITIES,
+    INSTANCES,
+    SCHEMA_VERSION,
+    Collection,
+    Document,
+    InferenceError,
+    with_built_from,
+)
+from inference.identity import ResourceRef
 from inference.instances import InstancePolicy, build_instance
 
 logger = logging.getLogger(__name__)
@@ -25,21 +43,56 @@ logger = logging.getLogger(__name__)
 CAPABILITY_CACHE_SIZE = 4096
 
 
+@dataclasses.dataclass(frozen=True)
+class Unchanged:
+    """The store holds this document as building it now would give: nothing to build or write."""
+
+    collection: Collection
+    id: str
+
+
+#: What the store says a stored document was built from (``None``: no such document).
+BuiltFrom = Callable[[Collection, str], str | None]
+
+
+def _nothing_stored(collection: Collection, document_id: str) -> str | None:
+    return None
+
+
 class DocumentBuilder:
-    def __init__(self, *, cluster: str, metrics: Metrics) -> None:
+    def __init__(self, *, cluster: str, metrics: Metrics, built_from: BuiltFrom = _nothing_stored) -> None:
         self.cluster = cluster
         self._metrics = metrics
         self._reported: set[str] = set()
         self._capabilities: collections.OrderedDict[tuple[str, str], Document] = collections.OrderedDict()
+        self.built_from = built_from
+        self._version = f"{SCHEMA_VERSION}/{kubevec_version()}"
 
-    def instance(self, body: Body, *, plural: str, policy: InstancePolicy) -> Document | None:
+    def instance(self, body: Body, *, plural: str, policy: InstancePolicy) -> Document | Unchanged | None:
+        key = self._instance_key(body, plural=plural, policy=policy)
+        if key is not None and self.built_from(INSTANCES, key[0]) == key[1]:
+            return Unchanged(INSTANCES, key[0])
         try:
-            return build_instance(body, plural=plural, cluster=self.cluster, policy=policy).to_document()
+            document = build_instance(body, plural=plural, cluster=self.cluster, policy=policy).to_document()
         except InferenceError as exc:
             self._report(f"{plural}/{metadata_of(body).get('name')}", exc)
             return None
+        return with_built_from(document, key[1]) if key is not None and key[0] == document.id else document
 
-    def capability(self, crd: Mapping[str, Any]) -> Document | None:
+    def _instance_key(self, body: Body, *, plural: str, policy: InstancePolicy) -> tuple[str, str] | None:
+        """``(document id, built_from)`` from the body's identity alone, or None when it lacks one."""
+        meta = metadata_of(body)
+        uid, version, name = meta.get("uid"), meta.get("resourceVersion"), meta.get("name")
+        api_version, kind = body.get("apiVersion"), body.get("kind")
+        if not (uid and version and name and isinstance(api_version, str) and isinstance(kind, str)):
+            return None
+        ref = ResourceRef.from_api_version(api_version, kind=kind, plural=plural)
+        document_id = ref.instance_id(cluster=self.cluster, namespace=meta.get("namespace"), name=str(name))
+        inputs = f"{sorted(policy.annotation_allowlist)}|{policy.configmap_keys}"
+        digest = hashlib.sha256(inputs.encode()).hexdigest()[:12]
+        return document_id, f"{uid}/{version}/{digest}/{self._version}"
+
+    def capability(self, crd: Mapping[str, Any]) -> Document | Unchanged | None:
         """The CRD's capability document; one CRD version is described once.
 
         kopf's listing and the resync both see every CRD at start-up, and each resync sees it
@@ -47,6 +100,10 @@ class DocumentBuilder:
         kept per (uid, resourceVersion) (bounded, least recently used first out).
         """
         meta = metadata_of(crd)
+        name, uid, generation = meta.get("name"), meta.get("uid"), meta.get("generation")
+        built_from = f"{uid}/{generation}/{self._version}" if name and uid and generation else None
+        if built_from is not None and self.built_from(CAPABILITIES, str(name)) == built_from:
+            return Unchanged(CAPABILITIES, str(name))
         key = (str(meta.get("uid") or ""), str(meta.get("resourceVersion") or ""))
         if all(key) and (cached := self._capabilities.get(key)) is not None:
             self._capabilities.move_to_end(key)
@@ -56,6 +113,8 @@ class DocumentBuilder:
         except InferenceError as exc:
             self._report(f"crd/{meta.get('name')}", exc)
             return None
+        if built_from is not None and document.id == name:
+            document = with_built_from(document, built_from)
         if all(key):
             self._capabilities[key] = document
             if len(self._capabilities) > CAPABILITY_CACHE_SIZE:

@@ -454,7 +454,7 @@ class SyncEngine:
             return
         known = self._known[collection]
         for d in changed:
-            known[d.id] = StoredHashes(d.content_hash, d.text_hash)
+            known[d.id] = StoredHashes(d.content_hash, d.text_hash, d.built_from)
         self.metrics.upserts.labels(collection=collection).inc(len(records))
         logger.info(
             "Upserted documents collection=%s count=%d embedded=%d reused=%d skipped=%d",

@@ -22,7 +22,7 @@ from controller.policy import EffectivePolicy, PolicyError, SyncPolicy
 from controller.reconcile import CRD_RESOURCE
 from controller.tracing import tracer
 from inference.bodies import Body, metadata_of
-from inference.documents import CAPABILITIES, INSTANCES
+from inference.documents import CAPABILITIES, INSTANCES, Document
 from inference.identity import ResourceRef
 
 logger = logging.getLogger(__name__)
@@ -81,7 +81,7 @@ class EventRouter:
             self._engine.submit_delete(INSTANCES, document_id, received=received)
             return
         document = self._documents.instance(body, plural=plural, policy=self.policy.instance_policy)
-        if document is not None:
+        if isinstance(document, Document):
             self._engine.submit(document, received=received)
 
     def observe_crd(self, *, event_type: str | None, body: Body) -> None:
@@ -107,7 +107,7 @@ class EventRouter:
                 task.add_done_callback(self.purges.discard)
             return
         document = self._documents.capability(body)
-        if document is not None:
+        if isinstance(document, Document):
             self._engine.submit(document, received=received)
 
     def observe_policy(self, *, event_type: str | None, body: Body) -> None:

@@ -22,7 +22,7 @@ from typing import Any, Final
 
 from opentelemetry.trace import Span
 
-from controller.documents import DocumentBuilder
+from controller.documents import DocumentBuilder, Unchanged
 from controller.engine import SyncEngine
 from controller.kube import ApiResource, KubeError, KubeReader
 from controller.metrics import Metrics
@@ -30,7 +30,15 @@ from controller.policy import GROUP, PLURAL, EffectivePolicy, PolicyError, SyncP
 from controller.settings import Settings
 from controller.tracing import tracer
 from inference.capabilities import describe_crd
-from inference.documents import CAPABILITIES, COLLECTIONS, INSTANCES, Collection, Document, InferenceError
+from inference.documents import (
+    CAPABILITIES,
+    COLLECTIONS,
+    INSTANCES,
+    Collection,
+    Document,
+    InferenceError,
+    with_built_from,
+)
 from inference.identity import CORE, ResourceRef, group_of_resource_id, parse_instance_id
 from inference.llm import LLMDescriber
 
@@ -117,9 +125,10 @@ class ClusterState:
         """
         ids: dict[Collection, set[str]] = {c: set() for c in COLLECTIONS}
 
-        def take(document: Document) -> None:
+        def take(document: Document | Unchanged) -> None:
             ids[document.collection].add(document.id)
-            offer(document)
+            if isinstance(document, Document):
+                offer(document)
 
         resources = await self._kube.discover()
         policy = await self._policy(resources)
@@ -133,8 +142,10 @@ class ClusterState:
             for crd in page:
                 crd_names.add(str(crd["metadata"]["name"]))
                 document = self._builder.capability(crd)
-                if document is not None:
+                if isinstance(document, Document):
                     take(await self._refined(crd, document))
+                elif document is not None:
+                    take(document)
             del page
         if self._settings.sync.builtin_capabilities:
             for resource in resources:
@@ -187,9 +198,11 @@ class ClusterState:
         if self._llm is None:
             return document
         try:
-            return (await self._llm.refine(describe_crd(crd, cluster=self._builder.cluster))).to_document()
+            refined = (await self._llm.refine(describe_crd(crd, cluster=self._builder.cluster))).to_document()
         except InferenceError:
             return document
+        # The same source: kopf's events on a restart then find it unchanged instead of writing the unrefined text.
+        return with_built_from(refined, document.built_from) if document.built_from else refined
 
     async def _components(self, resource: ApiResource) -> Mapping[str, Any]:
         key = (resource.group, resource.version)

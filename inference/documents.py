@@ -77,9 +77,18 @@ class Document:
     def text_hash(self) -> str:
         return str(self.metadata["text_hash"])
 
+    @property
+    def built_from(self) -> str:
+        return str(self.metadata.get(BUILT_FROM, ""))
 
-#: Stamped by :func:`make_document`, derived from the rest, so left out of the content hash.
-HASH_FIELDS: Final = frozenset({"content_hash", "text_hash"})
+
+#: What a document was built from: the source object's uid and version (``resourceVersion``, a
+#: CRD's ``generation``), the builder's inputs and kubevec's version. Left out of the content hash:
+#: a new resourceVersion with the same document writes nothing, so the stored value can be older
+#: than the object; when it equals the object's, the stored document is what building would give.
+BUILT_FROM: Final = "built_from"
+#: Stamped by :func:`make_document`, derived from the rest or bookkeeping, so left out of the content hash.
+HASH_FIELDS: Final = frozenset({"content_hash", "text_hash", BUILT_FROM})
 
 
 def content_hash(*, text: str, metadata: Metadata) -> str:
@@ -110,6 +119,11 @@ def make_document(*, id: str, collection: Collection, text: str, metadata: Metad
     stamped["content_hash"] = content_hash(text=text, metadata=stamped)
     stamped["text_hash"] = text_hash(text)
     return Document(id=id, collection=collection, text=text, metadata=stamped)
+
+
+def with_built_from(document: Document, built_from: str) -> Document:
+    """The same document, saying what it was built from (the hashes stay: the field is not hashed)."""
+    return dataclasses.replace(document, metadata={**document.metadata, BUILT_FROM: built_from})
 
 
 #: C0/C1 controls but tab and newline, zero-width characters, and bidirectional overrides: invisible in

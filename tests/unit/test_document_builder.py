@@ -8,9 +8,11 @@ from typing import Any
 import pytest
 
 import controller.documents as documents
-from controller.documents import DocumentBuilder
+from controller.documents import DocumentBuilder, Unchanged
 from controller.metrics import Metrics
 from controller.operator import NoDiffBase, NoProgress, configure
+from inference.documents import Document, content_hash
+from inference.instances import InstancePolicy
 from inference.manifests import is_crd, load_manifests
 from tests.conftest import SAMPLE_CRDS
 
@@ -70,3 +72,51 @@ def test_kopf_keeps_no_state_on_watched_objects() -> None:
     assert settings.persistence.diffbase_storage.build(body=body) is None
     essence = {"spec": {}}
     assert settings.persistence.progress_storage.clear(essence=essence) is essence  # no copy
+
+
+def test_what_the_store_holds_built_from_the_same_source_is_not_built_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A restart against an unchanged cluster: kopf's listing and the resync see every object; none is built."""
+    described: list[str] = []
+    real = documents.describe_crd
+
+    def counting(crd: Any, *, cluster: str) -> Any:
+        described.append(crd["metadata"]["name"])
+        return real(crd, cluster=cluster)
+
+    monkeypatch.setattr(documents, "describe_crd", counting)
+    stored: dict[tuple[str, str], str] = {}
+    builder = DocumentBuilder(cluster="c", metrics=Metrics(), built_from=lambda c, i: stored.get((c, i)))
+    crd = {**sample_crd(), "metadata": {**sample_crd()["metadata"], "generation": 3}}
+    first = builder.capability(crd)
+    assert isinstance(first, Document)
+    stored[("capabilities", first.id)] = first.built_from  # written, as the engine would
+    assert first.built_from.startswith("u-1/3/")
+    fresh = DocumentBuilder(cluster="c", metrics=Metrics(), built_from=lambda c, i: stored.get((c, i)))
+    assert fresh.capability(crd) == Unchanged("capabilities", first.id)
+    assert described == [crd["metadata"]["name"]]
+    bumped = {**crd, "metadata": {**crd["metadata"], "generation": 4}}  # the spec changed
+    assert isinstance(fresh.capability(bumped), Document)
+
+    policy = InstancePolicy()
+    pod = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "settings", "namespace": "shop", "uid": "u-9", "resourceVersion": "41"},
+        "data": {"k": "v"},
+    }
+    built = builder.instance(pod, plural="configmaps", policy=policy)
+    assert isinstance(built, Document)
+    assert built.built_from.startswith("u-9/41/")
+    assert built.content_hash == content_hash(text=built.text, metadata=built.metadata)  # bookkeeping, not hashed
+    stored[("instances", built.id)] = built.built_from
+    assert fresh.instance(pod, plural="configmaps", policy=policy) == Unchanged("instances", built.id)
+    newer = {**pod, "metadata": {**pod["metadata"], "resourceVersion": "42"}}
+    again = fresh.instance(newer, plural="configmaps", policy=policy)
+    assert isinstance(again, Document)
+    assert again.content_hash == built.content_hash  # same document: the engine will skip the write
+    other_policy = InstancePolicy(configmap_keys=False)
+    assert isinstance(fresh.instance(pod, plural="configmaps", policy=other_policy), Document)
+    anonymous = {**pod, "metadata": {"name": "settings", "namespace": "shop"}}
+    plain = fresh.instance(anonymous, plural="configmaps", policy=policy)
+    assert isinstance(plain, Document)
+    assert plain.built_from == ""

@@ -91,7 +91,11 @@ async def test_writes_are_planned_from_hashes_and_read_only_vectors_to_re_use() 
     await engine.flush()
     assert store.read == ["c/ns/core/v1/ConfigMap/b"]
     assert embedder.texts == ["ConfigMap a", "ConfigMap b", "ConfigMap a, new text"]
-    assert engine.known["instances"]["c/ns/core/v1/ConfigMap/b"] == (doc("b", uid="2").content_hash, doc("b").text_hash)
+    assert engine.known["instances"]["c/ns/core/v1/ConfigMap/b"] == (
+        doc("b", uid="2").content_hash,
+        doc("b").text_hash,
+        "",
+    )
 
 
 async def test_a_record_stored_without_a_text_hash_keeps_its_vector_when_the_text_is_the_same() -> None:

@@ -321,3 +321,37 @@ async def test_a_document_being_written_counts_as_queued_for_the_resync() -> Non
     release.set()
     await flushing
     assert (await app.store.get("instances", [cm_id("c1")]))[0].metadata["labels"] == ["tier=new"]
+
+
+async def test_a_restart_against_an_unchanged_cluster_builds_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    import controller.documents
+
+    reader = FakeReader()
+    objects = [
+        {**configmap(f"c{i}"), "metadata": {**configmap(f"c{i}")["metadata"], "uid": f"u{i}", "resourceVersion": "7"}}
+        for i in range(3)
+    ]
+    app = await synced(reader, *objects)
+    built: list[str] = []
+    real = controller.documents.build_instance
+
+    def counting(body: Any, **kwargs: Any) -> Any:
+        built.append(body["metadata"]["name"])
+        return real(body, **kwargs)
+
+    monkeypatch.setattr(controller.documents, "build_instance", counting)
+    restarted = App(settings=app.settings, store=app.store, embedder=app.embedder, kube=reader)  # type: ignore[arg-type]
+    await restarted.engine.prepare()
+    for body in objects:  # kopf's initial listing
+        restarted.events.observe_object(
+            group="", version="v1", plural="configmaps", kind="ConfigMap", event_type=None, body=body
+        )
+    await restarted.resync()
+    assert built == []
+    assert not restarted.engine.queue
+    changed = {**objects[1], "metadata": {**objects[1]["metadata"], "resourceVersion": "8", "labels": {"a": "b"}}}
+    reader.objects["configmaps"] = [objects[0], changed, objects[2]]
+    await restarted.resync()
+    assert built == ["c1"]
+    await restarted.engine.flush()
+    assert (await restarted.store.get("instances", [cm_id("c1")]))[0].metadata["labels"] == ["a=b"]
