@@ -44,6 +44,8 @@ from query.related import Direction, Related
 from query.search import Result, SearchRequest, SearchService
 
 logger = logging.getLogger(__name__)
+#: How long start-up waits for the store's hashes before kopf's watches begin.
+PREPARE_WAIT_SECONDS = 10.0
 
 
 class App:
@@ -108,6 +110,7 @@ class App:
             not_ready=self.not_ready,
         )
         self.ready = False
+        self._prepared = asyncio.Event()
         self.probe = ClusterProbe(
             kube=self.kube,
             metrics=self.metrics,
@@ -133,6 +136,11 @@ class App:
             logger.info("Serving MCP over HTTP host=%s port=%d path=/mcp", self.settings.server.host, self.mcp.port)
         self._tasks.append(asyncio.create_task(self._prepare_and_run(), name="kubevec-main"))
         self._tasks.append(asyncio.create_task(self.probe.run(), name="kubevec-probe"))
+        # kopf starts its watches when this returns: with the stored hashes known first, its initial
+        # listing finds unchanged objects unchanged instead of building every one (a store that is
+        # down does not hold the start-up up for long: the main task keeps retrying).
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._prepared.wait(), timeout=PREPARE_WAIT_SECONDS)
 
     async def stop(self) -> None:
         for task in [*self._tasks, *self.events.purges]:
@@ -164,6 +172,7 @@ class App:
             try:
                 await self._use_generation()
                 await self.engine.prepare()
+                self._prepared.set()
                 break
             except Exception as exc:
                 logger.error("Failed to prepare the store, will retry backoff=%.1fs error=%s", backoff, exc)
