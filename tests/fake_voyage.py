@@ -25,18 +25,21 @@ class FakeVoyage:
     wrong_dimension: bool = False
     url: str = ""
 
-    async def handle(self, request: web.Request) -> web.Response:
+    async def _received(self, request: web.Request) -> tuple[dict[str, Any], web.Response | None]:
+        """Record the request; the scripted failure to answer with, if one is left."""
         body = await request.json()
         self.requests.append(body)
         self.auth_headers.append(request.headers.get("Authorization", ""))
-        if self.script:
-            status, headers = self.script.pop(0)
-            return web.Response(
-                status=status,
-                headers=headers,
-                text=json.dumps({"detail": f"scripted {status}"}),
-                content_type="application/json",
-            )
+        if not self.script:
+            return body, None
+        status, headers = self.script.pop(0)
+        text = json.dumps({"detail": f"scripted {status}"})
+        return body, web.Response(status=status, headers=headers, text=text, content_type="application/json")
+
+    async def handle(self, request: web.Request) -> web.Response:
+        body, scripted = await self._received(request)
+        if scripted is not None:
+            return scripted
         size = self.dimension - 1 if self.wrong_dimension else self.dimension
         data = [
             {"object": "embedding", "embedding": vector(text, size), "index": i} for i, text in enumerate(body["input"])
@@ -45,17 +48,9 @@ class FakeVoyage:
 
     async def rerank(self, request: web.Request) -> web.Response:
         """Relevance = the share of the query's words in the document (deterministic, order-revealing)."""
-        body = await request.json()
-        self.requests.append(body)
-        self.auth_headers.append(request.headers.get("Authorization", ""))
-        if self.script:
-            status, headers = self.script.pop(0)
-            return web.Response(
-                status=status,
-                headers=headers,
-                text=json.dumps({"detail": f"scripted {status}"}),
-                content_type="application/json",
-            )
+        body, scripted = await self._received(request)
+        if scripted is not None:
+            return scripted
         query = set(body["query"].lower().split())
         scored = [
             {"index": i, "relevance_score": len(query & set(doc.lower().split())) / max(len(query), 1)}
