@@ -88,8 +88,7 @@ class DocumentBuilder:
             return None
         ref = ResourceRef.from_api_version(api_version, kind=kind, plural=plural)
         document_id = ref.instance_id(cluster=self.cluster, namespace=meta.get("namespace"), name=str(name))
-        inputs = f"{sorted(policy.annotation_allowlist)}|{policy.configmap_keys}"
-        digest = hashlib.sha256(inputs.encode()).hexdigest()[:12]
+        digest = hashlib.sha256(repr(policy).encode()).hexdigest()[:12]  # every field of the (frozen) policy
         return document_id, f"{uid}/{version}/{digest}/{self._version}"
 
     def capability(self, crd: Mapping[str, Any]) -> Document | Unchanged | None:
