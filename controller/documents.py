@@ -120,10 +120,24 @@ class DocumentBuilder:
                 self._capabilities.popitem(last=False)
         return document
 
-    def builtin(self, resource: ApiResource, *, components: Mapping[str, Any]) -> Document | None:
+    def builtin_key(self, resource: ApiResource, *, schema_hash: str | None) -> str | None:
+        """What a built-in kind's document is built from: its group-version's schema hash and discovery facts."""
+        if not schema_hash:
+            return None
+        facts = repr((resource.namespaced, resource.short_names, resource.categories, resource.verbs))
+        return f"{schema_hash}/{hashlib.sha256(facts.encode()).hexdigest()[:12]}/{self._version}"
+
+    def builtin_unchanged(self, resource: ApiResource, *, key: str | None) -> Unchanged | None:
+        if key is not None and self.built_from(CAPABILITIES, resource.name) == key:
+            return Unchanged(CAPABILITIES, resource.name)
+        return None
+
+    def builtin(
+        self, resource: ApiResource, *, components: Mapping[str, Any], key: str | None = None
+    ) -> Document | None:
         schema = _find_schema(components, group=resource.group, version=resource.version, kind=resource.kind)
         try:
-            return describe_builtin(
+            document = describe_builtin(
                 kind=resource.kind,
                 group=resource.group,
                 version=resource.version,
@@ -138,6 +152,7 @@ class DocumentBuilder:
         except InferenceError as exc:
             self._report(f"builtin/{resource.name}", exc)
             return None
+        return with_built_from(document, key) if key is not None and document.id == resource.name else document
 
     def _report(self, identity: str, exc: Exception) -> None:
         self._metrics.errors.labels(stage="inference").inc()

@@ -280,6 +280,24 @@ class KubeReader:
             if not token:
                 return
 
+    async def openapi_hashes(self) -> dict[tuple[str, str], str]:
+        """Each group-version's schema hash from the ``/openapi/v3`` index (the ``hash`` of its URL).
+
+        The API server changes it when that group-version's schema changes (an upgrade), so a
+        built-in kind whose hash is the one it was described with need not be fetched again.
+        """
+        index = await self.get("/openapi/v3")
+        out: dict[tuple[str, str], str] = {}
+        for key, entry in ((index or {}).get("paths") or {}).items():
+            url = str((entry or {}).get("serverRelativeURL") or "")
+            found = [part.split("=", 1)[1] for part in url.partition("?")[2].split("&") if part.startswith("hash=")]
+            parts = str(key).split("/")
+            if found and parts[0] == "api" and len(parts) == 2:
+                out[("", parts[1])] = found[0]
+            elif found and parts[0] == "apis" and len(parts) == 3:
+                out[(parts[1], parts[2])] = found[0]
+        return out
+
     async def openapi_components(self, group: str, version: str) -> Mapping[str, Any]:
         """``components.schemas`` of one group-version from ``/openapi/v3`` (empty if unavailable)."""
         index = await self.get("/openapi/v3")

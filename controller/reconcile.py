@@ -110,7 +110,7 @@ class ClusterState:
         self._builder = builder
         self._metrics = metrics
         self._llm = llm
-        self._openapi: dict[tuple[str, str], Mapping[str, Any]] = {}  # built-in schemas change only on upgrades
+        self._openapi: dict[tuple[str, str], Mapping[str, Any]] = {}  # one resync's built-in schemas
 
     async def desired(self, offer: Callable[[Document], object]) -> Desired:
         """Every document the cluster implies, handed to ``offer`` page by page; the ids, and what was unseen.
@@ -148,11 +148,21 @@ class ClusterState:
                     take(document)
             del page
         if self._settings.sync.builtin_capabilities:
+            self._openapi.clear()  # schemas are held for one resync only: the next one rarely needs any
+            hashes = await self._schema_hashes()
             for resource in resources:
                 if resource.name not in crd_names and "list" in resource.verbs:
-                    document = self._builder.builtin(resource, components=await self._components(resource))
+                    key = self._builder.builtin_key(
+                        resource, schema_hash=hashes.get((resource.group, resource.version))
+                    )
+                    unchanged = self._builder.builtin_unchanged(resource, key=key)
+                    if unchanged is not None:  # described from this very schema before: no fetch, no describe
+                        take(unchanged)
+                        continue
+                    document = self._builder.builtin(resource, components=await self._components(resource), key=key)
                     if document is not None:
                         take(document)
+            self._openapi.clear()
         groups = self._settings.sync.api_groups
         for resource in resources:
             if not listable(group=resource.group, plural=resource.plural, verbs=resource.verbs, groups=groups):
@@ -203,6 +213,13 @@ class ClusterState:
             return document
         # The same source: kopf's events on a restart then find it unchanged instead of writing the unrefined text.
         return with_built_from(refined, document.built_from) if document.built_from else refined
+
+    async def _schema_hashes(self) -> dict[tuple[str, str], str]:
+        try:
+            return await self._kube.openapi_hashes()
+        except KubeError as exc:
+            logger.warning("Read no OpenAPI index error=%s", exc.reason)
+            return {}
 
     async def _components(self, resource: ApiResource) -> Mapping[str, Any]:
         key = (resource.group, resource.version)

@@ -154,6 +154,10 @@ def test_initial_sync_indexes_types_and_objects(
         capabilities = stored(store_path, "capabilities")
         assert {CERTIFICATES, "deployments.apps", "pods", "configmaps"} <= set(capabilities)
         assert "renewed" in capabilities[CERTIFICATES]["text"]
+        # What each was built from, so a restart neither fetches schemas nor describes again:
+        # a built-in kind by its group-version's schema hash in /openapi/v3, a CRD by its generation.
+        assert capabilities["pods"]["metadata"]["built_from"].count("/") >= 2
+        assert capabilities[CERTIFICATES]["metadata"]["built_from"].split("/")[1] == "1"
         instances = stored(store_path, "instances")
         for document_id in (deployment(ns), certificate(ns), configmap(ns), iid(None, "", "v1", "Namespace", ns)):
             assert document_id in instances, document_id

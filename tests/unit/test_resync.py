@@ -41,6 +41,8 @@ class FakeReader:
         self.failing: set[str] = set()
         self.failing_later: set[str] = set()
         self.during_list: Callable[[], Awaitable[None]] | None = None  # events landing mid-listing
+        self.schema_hash = "h1"  # of core/v1 in the /openapi/v3 index
+        self.fetched: list[str] = []  # group-versions whose schemas were read
 
     async def discover(self) -> list[ApiResource]:
         return list(self.resources)
@@ -67,6 +69,13 @@ class FakeReader:
             if start and resource.plural in self.failing_later:
                 raise KubeError(f"GET {resource.list_path()} failed: HTTP 500", reason="HTTP 500 Internal Server Error")
             yield listed[start : start + 2]
+
+    async def openapi_hashes(self) -> dict[tuple[str, str], str]:
+        return {("", "v1"): self.schema_hash}
+
+    async def openapi_components(self, group: str, version: str) -> dict[str, Any]:
+        self.fetched.append(f"{group}/{version}")
+        return {}
 
     def close(self) -> None:
         pass
@@ -355,3 +364,27 @@ async def test_a_restart_against_an_unchanged_cluster_builds_nothing(monkeypatch
     assert built == ["c1"]
     await restarted.engine.flush()
     assert (await restarted.store.get("instances", [cm_id("c1")]))[0].metadata["labels"] == ["a=b"]
+
+
+async def test_built_in_kinds_are_described_again_only_when_their_schema_changes() -> None:
+    reader = FakeReader()
+    reader.resources = [CONFIGMAPS]
+    reader.apiservice_groups = [""]
+    settings = Settings(cluster_name="u", server=ServerSettings(health_port=0, metrics_port=0))
+    store = MemoryStore()
+    app = App(settings=settings, store=store, embedder=CountingEmbedder(), kube=reader)  # type: ignore[arg-type]
+    await app.engine.prepare()
+    await app.resync()
+    await app.engine.flush()
+    assert reader.fetched == ["/v1"]
+    assert app.engine.known["capabilities"]["configmaps"].built_from.startswith("h1/")
+    restarted = App(settings=settings, store=store, embedder=CountingEmbedder(), kube=reader)  # type: ignore[arg-type]
+    await restarted.engine.prepare()
+    await restarted.resync()
+    assert reader.fetched == ["/v1"]  # same schema hash: neither fetched nor described
+    assert "configmaps" in restarted.engine.known["capabilities"]  # and not collected either
+    await restarted.engine.flush()
+    assert "configmaps" in restarted.engine.known["capabilities"]
+    reader.schema_hash = "h2"  # the cluster was upgraded
+    await restarted.resync()
+    assert reader.fetched == ["/v1", "/v1"]
