@@ -15,11 +15,14 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import functools
 import hashlib
 import logging
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
+import inference
 from controller.kube import ApiResource
 from controller.metrics import Metrics, kubevec_version
 from inference.bodies import Body, metadata_of
@@ -41,6 +44,20 @@ logger = logging.getLogger(__name__)
 
 #: capability documents remembered by (uid, resourceVersion); far more than clusters have CRDs.
 CAPABILITY_CACHE_SIZE = 4096
+
+
+@functools.cache
+def builder_fingerprint() -> str:
+    """A digest of the code that turns objects into documents (``inference/``, this module).
+
+    Part of every ``built_from``: a change to that code rebuilds every document once (its content
+    hash still spares the embedding when the text did not change), even where nobody bumped
+    ``SCHEMA_VERSION`` or the package version, as in a development checkout.
+    """
+    digest = hashlib.sha256()
+    for path in sorted([*Path(inference.__file__).parent.rglob("*.py"), Path(__file__)]):
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:12]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -66,7 +83,7 @@ class DocumentBuilder:
         self._reported: set[str] = set()
         self._capabilities: collections.OrderedDict[tuple[str, str], Document] = collections.OrderedDict()
         self.built_from = built_from
-        self._version = f"{SCHEMA_VERSION}/{kubevec_version()}"
+        self._version = f"{SCHEMA_VERSION}/{kubevec_version()}/{builder_fingerprint()}"
 
     def instance(self, body: Body, *, plural: str, policy: InstancePolicy) -> Document | Unchanged | None:
         key = self._instance_key(body, plural=plural, policy=policy)

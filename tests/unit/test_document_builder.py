@@ -91,6 +91,7 @@ def test_what_the_store_holds_built_from_the_same_source_is_not_built_again(monk
     assert isinstance(first, Document)
     stored[("capabilities", first.id)] = first.built_from  # written, as the engine would
     assert first.built_from.startswith("u-1/3/")
+    assert first.built_from.endswith(documents.builder_fingerprint())  # changed builder code rebuilds everything
     fresh = DocumentBuilder(cluster="c", metrics=Metrics(), built_from=lambda c, i: stored.get((c, i)))
     assert fresh.capability(crd) == Unchanged("capabilities", first.id)
     assert described == [crd["metadata"]["name"]]
