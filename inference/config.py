@@ -24,6 +24,10 @@ class EmbedderSettings(BaseModel):
     model_sha256: str | None = Field(default=None, description="expected sha256 of model_path")
     threads: int = Field(default=0, ge=0, description="onnxruntime intra-op threads (0: one per core)")
     batch_size: int = Field(default=32, ge=1, le=1000, description="texts per model call")
+    int8_weights: bool = Field(
+        default=False,
+        description="local model: keep weights int8 in memory (123 MiB less resident, ~25% fewer texts/s)",
+    )
 
 
 class LLMSettings(BaseModel):
@@ -66,4 +70,5 @@ def make_embedder(settings: EmbedderSettings) -> Embedder:
         model_sha256=settings.model_sha256 or MODEL_SHA256,
         threads=settings.threads,
         batch_size=settings.batch_size,
+        int8_weights=settings.int8_weights,
     )

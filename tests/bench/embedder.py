@@ -111,9 +111,9 @@ def mixed_texts(count: int = 384) -> list[str]:
     return out
 
 
-def measure(*, arena: bool, sort: bool, batch: int, cost: int = MAX_BATCH_COST) -> dict[str, float]:
+def measure(*, arena: bool, sort: bool, batch: int, cost: int = MAX_BATCH_COST, int8: bool = False) -> dict[str, float]:
     """In this process: texts/s over ``mixed_texts`` and the peak RSS after it (MiB)."""
-    embedder = LocalEmbedder(batch_size=batch, arena=arena, sort_by_length=sort, max_batch_cost=cost)
+    embedder = LocalEmbedder(batch_size=batch, arena=arena, sort_by_length=sort, max_batch_cost=cost, int8_weights=int8)
     corpus = mixed_texts()
     embedder.encode(corpus[:batch])  # warm-up
     started = time.perf_counter()
@@ -126,16 +126,17 @@ def memory() -> str:
     """Each configuration in a fresh process, so peak RSS is its own."""
     unbounded = 1 << 40
     configs = [
-        ("before: arena on, input order, 32 per batch", True, False, unbounded),
-        ("arena off, input order, 32 per batch", False, False, unbounded),
-        ("arena off, sorted by length, 32 per batch", False, True, unbounded),
-        ("kubevec: arena off, sorted, cost-capped", False, True, MAX_BATCH_COST),
+        ("before: arena on, input order, 32 per batch", True, False, unbounded, False),
+        ("arena off, input order, 32 per batch", False, False, unbounded, False),
+        ("arena off, sorted by length, 32 per batch", False, True, unbounded, False),
+        ("kubevec: arena off, sorted, cost-capped", False, True, MAX_BATCH_COST, False),
+        ("  the same with int8_weights (no constant folding)", False, True, MAX_BATCH_COST, True),
     ]
     rows = []
-    for label, arena, sort, cost in configs:
+    for label, arena, sort, cost, int8 in configs:
         code = (
             "import json; from tests.bench.embedder import measure; "
-            f"print(json.dumps(measure(arena={arena}, sort={sort}, batch=32, cost={cost})))"
+            f"print(json.dumps(measure(arena={arena}, sort={sort}, batch=32, cost={cost}, int8={int8})))"
         )
         proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
         rows.append((label, json.loads(proc.stdout.strip().splitlines()[-1])))

@@ -62,3 +62,18 @@ def test_length_sorted_batches_come_back_in_input_order(embedder: LocalEmbedder)
         assert float(np.dot(together[i], embedder.encode([text])[0])) > 0.9999, i
     unsorted = LocalEmbedder(batch_size=8, sort_by_length=False).encode(texts)
     assert np.allclose(together, unsorted, atol=1e-4)
+
+
+def test_int8_weights_give_the_same_vectors(embedder: LocalEmbedder, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``int8_weights`` only skips folding the weights to fp32 at load time: the same vectors."""
+    from controller.settings import Settings
+    from inference.config import make_embedder
+
+    monkeypatch.setenv("KUBEVEC_EMBEDDER__INT8_WEIGHTS", "true")
+    compact = make_embedder(Settings().embedder)
+    assert isinstance(compact, LocalEmbedder)
+    assert compact.int8_weights
+    assert not embedder.int8_weights
+    texts = ["rotate TLS certificates before they expire", "a managed Postgres cluster with backups " * 20, ""]
+    cosines = (compact.encode(texts) * embedder.encode(texts)).sum(axis=1)
+    assert cosines.min() > 0.9999
