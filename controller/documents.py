@@ -116,8 +116,8 @@ class DocumentBuilder:
         kept per (uid, resourceVersion) (bounded, least recently used first out).
         """
         meta = metadata_of(crd)
-        name, uid, generation = meta.get("name"), meta.get("uid"), meta.get("generation")
-        built_from = f"{uid}/{generation}/{self._version}" if name and uid and generation else None
+        name = meta.get("name")
+        built_from = self._crd_built_from(meta)
         if built_from is not None and self.built_from(CAPABILITIES, str(name)) == built_from:
             return Unchanged(CAPABILITIES, str(name))
         key = (str(meta.get("uid") or ""), str(meta.get("resourceVersion") or ""))
@@ -136,6 +136,21 @@ class DocumentBuilder:
             if len(self._capabilities) > CAPABILITY_CACHE_SIZE:
                 self._capabilities.popitem(last=False)
         return document
+
+    def capability_unchanged(self, meta: Mapping[str, Any]) -> Unchanged | None:
+        """From a CRD's metadata alone: Unchanged when the store holds its document built from it.
+
+        The resync lists CRDs as metadata only and fetches the body of those this returns None for.
+        """
+        built_from = self._crd_built_from(meta)
+        name = str(meta.get("name") or "")
+        if built_from is not None and self.built_from(CAPABILITIES, name) == built_from:
+            return Unchanged(CAPABILITIES, name)
+        return None
+
+    def _crd_built_from(self, meta: Mapping[str, Any]) -> str | None:
+        uid, generation = meta.get("uid"), meta.get("generation")
+        return f"{uid}/{generation}/{self._version}" if meta.get("name") and uid and generation else None
 
     def builtin_key(self, resource: ApiResource, *, schema_hash: str | None) -> str | None:
         """What a built-in kind's document is built from: its group-version's schema hash and discovery facts."""

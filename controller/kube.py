@@ -26,6 +26,12 @@ from inference.identity import ResourceRef
 logger = logging.getLogger(__name__)
 
 
+#: Objects per list page (kopf's initial listings use the same size: ``controller/paging.py``).
+PAGE_SIZE = 500
+#: Accept header for lists of metadata only (what client-go's metadata informers ask for).
+METADATA_ONLY = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
+
+
 class KubeError(RuntimeError):
     """A Kubernetes API call failed; the message names the path and the status."""
 
@@ -156,7 +162,7 @@ class KubeReader:
         api: client.ApiClient | None = None,
         kubeconfig: Path | None = None,
         context: str | None = None,
-        page_size: int = 500,
+        page_size: int = PAGE_SIZE,
     ):
         self._client = api
         self._kubeconfig = kubeconfig
@@ -173,11 +179,30 @@ class KubeReader:
         if self._client is not None:
             self._client.close()  # type: ignore[no-untyped-call]
 
-    async def get(self, path: str, *, query: Mapping[str, Any] | None = None, request_timeout: float = 60) -> Any:
-        return await asyncio.to_thread(self._get, path, dict(query or {}), request_timeout)
+    async def get(
+        self,
+        path: str,
+        *,
+        query: Mapping[str, Any] | None = None,
+        request_timeout: float = 60,
+        accept: str = "application/json",
+    ) -> Any:
+        return await asyncio.to_thread(self._get, path, dict(query or {}), request_timeout, accept)
 
-    def _get(self, path: str, query: dict[str, Any], timeout: float = 60) -> Any:
-        return self._request("GET", path, query=query, timeout=timeout)
+    async def get_object(self, resource: ApiResource, name: str, *, namespace: str | None = None) -> Body | None:
+        """One object, or None when it does not exist (any other failure raises)."""
+        try:
+            found = await self.get(f"{resource.list_path(namespace)}/{name}")
+        except KubeError as exc:
+            if exc.reason.startswith("HTTP 404"):
+                return None
+            raise
+        found.setdefault("apiVersion", resource.api_version)
+        found.setdefault("kind", resource.kind)
+        return as_body(found)
+
+    def _get(self, path: str, query: dict[str, Any], timeout: float = 60, accept: str = "application/json") -> Any:
+        return self._request("GET", path, query=query, timeout=timeout, accept=accept)
 
     def _request(
         self,
@@ -187,9 +212,10 @@ class KubeReader:
         query: dict[str, Any] | None = None,
         body: Any = None,
         content_type: str | None = None,
+        accept: str = "application/json",
         timeout: float = 60,
     ) -> Any:
-        headers = {"Accept": "application/json"}
+        headers = {"Accept": accept}
         if content_type:
             headers["Content-Type"] = content_type
         try:
@@ -256,23 +282,32 @@ class KubeReader:
         return items
 
     async def iter_pages(
-        self, resource: ApiResource, *, namespace: str | None = None, page_size: int | None = None
+        self,
+        resource: ApiResource,
+        *,
+        namespace: str | None = None,
+        page_size: int | None = None,
+        metadata_only: bool = False,
     ) -> AsyncIterator[list[Body]]:
         """The objects of a resource a page at a time, so a caller can drop each page's bodies.
 
-        A failure on any page raises: whoever builds from the pages must discard what it built.
+        ``metadata_only`` asks for PartialObjectMetadata (name, uid, generation...; no spec or
+        status): a few hundred bytes per CRD instead of up to megabytes. A failure on any page
+        raises: whoever builds from the pages must discard what it built.
         """
         path = resource.list_path(namespace)
+        accept = METADATA_ONLY if metadata_only else "application/json"
         token: str | None = None
         while True:
             query: dict[str, Any] = {"limit": page_size or self._page_size}
             if token:
                 query["continue"] = token
-            page = await self.get(path, query=query)
+            page = await self.get(path, query=query, accept=accept)
             items: list[Body] = []
             for item in page.get("items", []):
-                item.setdefault("apiVersion", resource.api_version)
-                item.setdefault("kind", resource.kind)
+                if not metadata_only:
+                    item.setdefault("apiVersion", resource.api_version)
+                    item.setdefault("kind", resource.kind)
                 items.append(as_body(item))
             token = (page.get("metadata") or {}).get("continue")  # ListMeta
             del page

@@ -15,9 +15,11 @@ import kopf
 from controller.app import App
 from controller.discovery import tolerate_unavailable_groups, tolerate_vanished_resources
 from controller.kube import load_configuration
+from controller.paging import list_in_pages
 from controller.peering import PeeringIdentity
 from controller.policy import GROUP, PLURAL, VERSION, watchable
 from controller.settings import Settings
+from controller.tls import small_tls_buffers
 from inference.bodies import as_body
 
 
@@ -49,6 +51,8 @@ def build_registry(*, settings: Settings, app: App | None = None) -> kopf.Operat
         errors = memo.app.metrics.errors
         tolerate_unavailable_groups(on_skip=lambda group: errors.labels(stage="discovery").inc())
         tolerate_vanished_resources(on_vanish=lambda resource: errors.labels(stage="discovery").inc())
+        list_in_pages()
+        small_tls_buffers()
         await memo.app.start()
 
     @kopf.on.cleanup(registry=registry)

@@ -81,10 +81,6 @@ class Unseen:
         return f"groups={groups or '-'} kinds={kinds or '-'}"
 
 
-#: CRDs per list page in a resync (bodies of large CRDs are megabytes each).
-CRD_PAGE_SIZE = 25
-
-
 @dataclasses.dataclass(frozen=True)
 class Desired:
     """The ids the cluster implies (documents were offered to the engine as they were built)."""
@@ -136,17 +132,29 @@ class ClusterState:
         served = {str((s.get("spec") or {}).get("group") or "") for s in services}
         unseen = Unseen(groups=frozenset(served - {r.group for r in resources}))
         crd_names = set()
-        # A page at a time, and small pages: CRD bodies are large (a real corpus of 118 is 14 MB of
-        # JSON, several times that as Python objects); only their documents are kept.
-        async for page in self._kube.iter_pages(CRD_RESOURCE, page_size=CRD_PAGE_SIZE):
-            for crd in page:
-                crd_names.add(str(crd["metadata"]["name"]))
-                document = self._builder.capability(crd)
-                if isinstance(document, Document):
-                    take(await self._refined(crd, document))
-                elif document is not None:
-                    take(document)
+        changed: list[str] = []
+        # CRD bodies are large (a real corpus of 118 is 14 MB of JSON, ten times that as Python
+        # objects) and rarely change: list their metadata, fetch only those not stored as they are.
+        async for page in self._kube.iter_pages(CRD_RESOURCE, metadata_only=True):
+            for item in page:
+                name = str(item["metadata"]["name"])
+                crd_names.add(name)
+                unchanged = self._builder.capability_unchanged(item["metadata"])
+                if unchanged is not None:
+                    take(unchanged)
+                else:
+                    changed.append(name)
             del page
+        for name in changed:  # one body at a time
+            crd = await self._kube.get_object(CRD_RESOURCE, name)
+            if crd is None:  # deleted since the listing: its document goes
+                continue
+            document = self._builder.capability(crd)
+            if isinstance(document, Document):
+                take(await self._refined(crd, document))
+            elif document is not None:
+                take(document)
+            del crd
         if self._settings.sync.builtin_capabilities:
             self._openapi.clear()  # schemas are held for one resync only: the next one rarely needs any
             hashes = await self._schema_hashes()

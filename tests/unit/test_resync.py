@@ -43,6 +43,8 @@ class FakeReader:
         self.during_list: Callable[[], Awaitable[None]] | None = None  # events landing mid-listing
         self.schema_hash = "h1"  # of core/v1 in the /openapi/v3 index
         self.fetched: list[str] = []  # group-versions whose schemas were read
+        self.bodies: list[str] = []  # names of objects whose whole bodies were read
+        self.during_get: Callable[[str], Awaitable[None]] | None = None
 
     async def discover(self) -> list[ApiResource]:
         return list(self.resources)
@@ -61,14 +63,30 @@ class FakeReader:
         return [dict(o) for o in self.objects.get(resource.plural, [])]
 
     async def iter_pages(
-        self, resource: ApiResource, *, namespace: str | None = None, page_size: int | None = None
+        self,
+        resource: ApiResource,
+        *,
+        namespace: str | None = None,
+        page_size: int | None = None,
+        metadata_only: bool = False,
     ) -> AsyncIterator[list[dict[str, Any]]]:
         """Pages of two; a plural in ``failing_later`` fails after its first page."""
         listed = await self.list_objects(resource, namespace=namespace)
+        if metadata_only:
+            listed = [{"metadata": o["metadata"]} for o in listed]
+        else:
+            self.bodies.extend(str(o["metadata"]["name"]) for o in listed)
         for start in range(0, max(len(listed), 1), 2):
             if start and resource.plural in self.failing_later:
                 raise KubeError(f"GET {resource.list_path()} failed: HTTP 500", reason="HTTP 500 Internal Server Error")
             yield listed[start : start + 2]
+
+    async def get_object(self, resource: ApiResource, name: str, *, namespace: str | None = None) -> Any:
+        self.bodies.append(name)
+        if self.during_get is not None:
+            await self.during_get(name)
+        found = [o for o in self.objects.get(resource.plural, []) if o["metadata"]["name"] == name]
+        return dict(found[0]) if found else None
 
     async def openapi_hashes(self) -> dict[tuple[str, str], str]:
         return {("", "v1"): self.schema_hash}
@@ -388,3 +406,69 @@ async def test_built_in_kinds_are_described_again_only_when_their_schema_changes
     reader.schema_hash = "h2"  # the cluster was upgraded
     await restarted.resync()
     assert reader.fetched == ["/v1", "/v1"]
+
+
+def crd(plural: str, *, generation: int = 1, uid: str | None = None) -> dict[str, Any]:
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"{plural}.example.com", "uid": uid or f"uid-{plural}", "generation": generation},
+        "spec": {
+            "group": "example.com",
+            "scope": "Namespaced",
+            "names": {"kind": plural.title().rstrip("s"), "plural": plural},
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "schema": {"openAPIV3Schema": {"type": "object", "description": f"A {plural} resource."}},
+                }
+            ],
+        },
+    }
+
+
+async def test_crds_are_listed_as_metadata_and_only_changed_ones_fetched() -> None:
+    """A resync reads a CRD's body only when the store does not hold its document as it is now."""
+    reader = FakeReader()
+    app = await prepared_app(reader)
+    reader.objects["customresourcedefinitions"] = [crd("gadgets"), crd("gizmos"), crd("doodads")]
+    await app.resync()
+    await app.engine.flush()
+    assert sorted(reader.bodies) == ["doodads.example.com", "gadgets.example.com", "gizmos.example.com"]
+    assert sorted(app.engine.known["capabilities"]) == sorted(reader.bodies)
+
+    reader.bodies.clear()
+    await app.resync()  # nothing changed: no body is read, nothing is dropped
+    await app.engine.flush()
+    assert reader.bodies == []
+    assert len(app.engine.known["capabilities"]) == 3
+
+    # One CRD edited (a new generation), one deleted, one new.
+    reader.objects["customresourcedefinitions"] = [crd("gadgets", generation=2), crd("gizmos"), crd("widgets")]
+    await app.resync()
+    await app.engine.flush()
+    assert sorted(reader.bodies) == ["gadgets.example.com", "widgets.example.com"]
+    assert sorted(app.engine.known["capabilities"]) == [
+        "gadgets.example.com",
+        "gizmos.example.com",
+        "widgets.example.com",
+    ]
+
+
+async def test_a_crd_deleted_between_listing_and_fetch_is_dropped() -> None:
+    reader = FakeReader()
+    app = await prepared_app(reader)
+    reader.objects["customresourcedefinitions"] = [crd("gadgets"), crd("gizmos")]
+    await app.resync()
+    await app.engine.flush()
+
+    async def delete_gizmos(name: str) -> None:
+        reader.objects["customresourcedefinitions"] = [crd("gadgets", generation=2)]
+
+    reader.objects["customresourcedefinitions"] = [crd("gadgets", generation=2), crd("gizmos", generation=2)]
+    reader.during_get = delete_gizmos
+    await app.resync()
+    await app.engine.flush()
+    assert sorted(app.engine.known["capabilities"]) == ["gadgets.example.com"]
