@@ -17,7 +17,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from backends import VectorStore
 from backends.factory import open_store
@@ -39,9 +39,11 @@ from inference.config import make_embedder
 from inference.documents import COLLECTIONS, Collection
 from inference.embedders.base import Embedder
 from inference.llm import LLMDescriber
-from query.mcp_server import EmbeddedHttpServer, http_app
 from query.related import Direction, Related
 from query.search import Result, SearchRequest, SearchService
+
+if TYPE_CHECKING:
+    from query.mcp_server import EmbeddedHttpServer
 
 logger = logging.getLogger(__name__)
 #: How long start-up waits for the store's hashes before kopf's watches begin.
@@ -355,6 +357,8 @@ def _mcp_server(
     """
     if not settings.mcp_port:
         return None
+    from query.mcp_server import EmbeddedHttpServer, http_app  # the mcp SDK and its web stack: only when served
+
     bases: dict[str, str] = {c: settings.collection(c) for c in COLLECTIONS}
 
     async def refresh() -> tuple[dict[str, str], Embedder | None]:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import hashlib
 import json
 import logging
@@ -31,13 +32,22 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import bm25s
-
 from backends import BackendError, Record, VectorStore
 
 logger = logging.getLogger(__name__)
-# bm25s sets its own logger to DEBUG on import ("Building index from IDs objects" on every build).
-logging.getLogger("bm25s").setLevel(logging.WARNING)
+
+
+@functools.cache
+def _bm25s() -> Any:
+    """bm25s on first use: its import (~40 MiB with its dependencies) is not paid by a controller
+    that serves no queries (``kubevec run`` without the MCP port)."""
+    import bm25s
+
+    # bm25s sets its own logger to DEBUG on import ("Building index from IDs objects" on every build).
+    logging.getLogger("bm25s").setLevel(logging.WARNING)
+    return bm25s
+
+
 IDS_FILE = "ids.json"
 
 
@@ -86,7 +96,7 @@ class LexicalIndex:
         index = await self._index(collection)
         if not index.ids:
             return []
-        tokens = bm25s.tokenize([text], stopwords="en", show_progress=False)
+        tokens = _bm25s().tokenize([text], stopwords="en", show_progress=False)
         documents, scores = index.retriever.retrieve(tokens, k=min(k, len(index.ids)), show_progress=False)
         ranked = [(int(position), float(score)) for position, score in zip(documents[0], scores[0], strict=True)]
         ranked = [(position, score) for position, score in ranked if score > 0]
@@ -164,7 +174,7 @@ class LexicalIndex:
             return None
         try:
             saved = json.loads((path / IDS_FILE).read_text())
-            retriever = await asyncio.to_thread(bm25s.BM25.load, str(path), show_progress=False)
+            retriever = await asyncio.to_thread(_bm25s().BM25.load, str(path), show_progress=False)
         except (OSError, ValueError) as exc:  # a half-written or foreign cache: rebuild it
             logger.warning("Ignoring a lexical index cache path=%s error=%s", path, exc)
             return None
@@ -198,8 +208,8 @@ def _fingerprint(records: Sequence[Record]) -> str:
 
 
 def _build(records: list[Record], fingerprint: str) -> _Index:
-    retriever = bm25s.BM25()
+    retriever = _bm25s().BM25()
     if records:
-        tokens = bm25s.tokenize([corpus_text(r) for r in records], stopwords="en", show_progress=False)
+        tokens = _bm25s().tokenize([corpus_text(r) for r in records], stopwords="en", show_progress=False)
         retriever.index(tokens, show_progress=False)
     return _Index(ids=[r.id for r in records], records=records, retriever=retriever, fingerprint=fingerprint)

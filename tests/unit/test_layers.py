@@ -65,3 +65,16 @@ def test_checker_catches_a_violation(tmp_path: Path) -> None:
     assert not allowed("chromadb", bad)
     assert not allowed("kopf", REPO / "query" / "search.py")
     assert allowed("kopf", REPO / "controller" / "handlers.py")
+
+
+def test_the_controller_imports_no_query_stack_until_it_serves_queries() -> None:
+    """``kubevec run`` without the MCP port never needs the mcp SDK, its web stack or bm25s (~42 MiB)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, controller.operator; "
+        "print(sorted(m for m in ('mcp', 'bm25s', 'starlette', 'uvicorn') if m in sys.modules))"
+    )
+    found = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
+    assert found.stdout.strip() == "[]"
