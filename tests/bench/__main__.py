@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import sys
 
-from tests.bench import churn, embedder, retrieval, stores
+from tests.bench import churn, cli, embedder, retrieval, stores
 
 
 def main() -> None:
@@ -19,6 +19,7 @@ def main() -> None:
         ("Status churn: 1000 Deployments x 10 status rewrites, 2 of which flip health", churn.run),
         ("Retrieval quality: shared CRDs x queries.jsonl", lambda: asyncio.run(retrieval.quality())),
         ("Query latency", lambda: asyncio.run(retrieval.latency())),
+        ("One-shot CLI search", cli.run),
     ]
     for title, section in sections:
         print(f"\n== {title}", flush=True)

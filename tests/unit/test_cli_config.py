@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from controller.cli import main
+from controller.settings import Settings
 
 
 def test_an_invalid_configuration_is_reported_without_its_secrets(
@@ -72,3 +75,26 @@ def test_status_shows_the_most_frequent_kinds_that_fit_and_counts_the_rest() -> 
     many = {f"Kind{i:02d}": 100 - i for i in range(30)}
     line = _kinds_line(many, width=40)
     assert line == "Kind00 100, Kind01 99, Kind02 98, ... (+27 kinds)"
+
+
+async def test_one_shot_commands_keep_int8_weights_a_server_folds_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One query per process: loading without constant folding is faster than what it costs that query."""
+    from backends.memory import MemoryStore
+    from controller import cli
+    from query.request import SearchRequest
+    from tests.fakes import CountingEmbedder
+
+    loaded: list[bool] = []
+
+    def make_embedder(settings: Any) -> CountingEmbedder:
+        loaded.append(settings.int8_weights)
+        return CountingEmbedder()
+
+    monkeypatch.setattr("inference.config.make_embedder", make_embedder)
+    settings = Settings()
+    store = MemoryStore()
+    await store.ensure_collection(settings.collection("capabilities"), dimension=16, embedder="counting-test-embedder")
+    for one_shot in (True, False):
+        service = cli._search_service(settings, store, embedder=True, one_shot=one_shot)
+        await service.search(SearchRequest.build(query="a managed postgres", hybrid=False))
+    assert loaded == [True, False]
