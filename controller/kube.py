@@ -304,7 +304,7 @@ class KubeReader:
                 query["continue"] = token
             page = await self.get(path, query=query, accept=accept)
             items: list[Body] = []
-            for item in page.get("items", []):
+            for item in page.get("items") or []:  # null, not [], in an empty metadata-only list
                 if not metadata_only:
                     item.setdefault("apiVersion", resource.api_version)
                     item.setdefault("kind", resource.kind)

@@ -19,7 +19,9 @@ WIDGETS = kopf.Resource("example.com", "v1", "widgets", namespaced=True)
 @pytest.fixture
 def requests(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, str]]:
     """An API that serves 60 items, honouring ``limit`` and ``continue`` as the apiserver does."""
-    monkeypatch.setattr(fetching, "fetch_objs", fetching.fetch_objs)  # undone after the test
+    # kopf's own function (an in-process controller of an earlier test may have installed the
+    # paging already: it is process-wide), put back after the test.
+    monkeypatch.setattr(fetching, "fetch_objs", getattr(fetching.fetch_objs, "__wrapped__", fetching.fetch_objs))
     seen: list[dict[str, str]] = []
 
     async def get(*, url: str, **_: Any) -> dict[str, Any]:
