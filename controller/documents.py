@@ -116,10 +116,9 @@ class DocumentBuilder:
         kept per (uid, resourceVersion) (bounded, least recently used first out).
         """
         meta = metadata_of(crd)
-        name = meta.get("name")
+        if (unchanged := self.capability_unchanged(meta)) is not None:
+            return unchanged
         built_from = self._crd_built_from(meta)
-        if built_from is not None and self.built_from(CAPABILITIES, str(name)) == built_from:
-            return Unchanged(CAPABILITIES, str(name))
         key = (str(meta.get("uid") or ""), str(meta.get("resourceVersion") or ""))
         if all(key) and (cached := self._capabilities.get(key)) is not None:
             self._capabilities.move_to_end(key)
@@ -129,7 +128,7 @@ class DocumentBuilder:
         except InferenceError as exc:
             self._report(f"crd/{meta.get('name')}", exc)
             return None
-        if built_from is not None and document.id == name:
+        if built_from is not None and document.id == meta.get("name"):
             document = with_built_from(document, built_from)
         if all(key):
             self._capabilities[key] = document
