@@ -25,12 +25,14 @@ from backends.generations import POINTER_COLLECTION, resolve
 from controller.documents import DocumentBuilder
 from controller.engine import SyncEngine
 from controller.events import EventRouter
+from controller.handover import Handover
 from controller.health import ClusterProbe, HealthServer
 from controller.kube import KubeReader
 from controller.metrics import InstrumentedStore, Metrics, kubevec_version
 from controller.migrate import current_generation, migrate
 from controller.peering import PeeringIdentity
 from controller.peering import follow as follow_peering
+from controller.policy import watchable
 from controller.reconcile import ClusterState, Reconciler
 from controller.settings import Settings
 from controller.status import STATUS_COLLECTION, SyncStatus, status_record, write_status, write_store_status
@@ -96,12 +98,20 @@ class App:
             metrics=self.metrics,
             request_resync=self.request_resync,
         )
+        groups = settings.sync.api_groups
+        #: kopf's first listings, handed over to the first resync (installed by the operator's start-up).
+        self.handover = Handover(
+            shares=lambda group, plural, verbs, preferred: watchable(
+                group=group, plural=plural, verbs=list(verbs), preferred=preferred, groups=groups
+            )
+        )
         cluster = ClusterState(
             kube=self.kube,
             settings=settings,
             builder=self.documents,
             metrics=self.metrics,
             llm=self.llm,
+            handover=self.handover,
         )
         self.reconciler = Reconciler(engine=self.engine, cluster=cluster, metrics=self.metrics)
         self.health = HealthServer(
@@ -223,7 +233,10 @@ class App:
             wait = interval
             try:
                 if self.active:
-                    await self.resync()
+                    try:
+                        await self.resync()
+                    finally:
+                        self.handover.close()
                     await self.engine.wait_idle()
                 if not self.engine.degraded:
                     self.ready = True

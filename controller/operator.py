@@ -51,7 +51,8 @@ def build_registry(*, settings: Settings, app: App | None = None) -> kopf.Operat
         errors = memo.app.metrics.errors
         tolerate_unavailable_groups(on_skip=lambda group: errors.labels(stage="discovery").inc())
         tolerate_vanished_resources(on_vanish=lambda resource: errors.labels(stage="discovery").inc())
-        list_in_pages()
+        memo.app.handover.begin()
+        list_in_pages(handover=memo.app.handover)
         small_tls_buffers()
         await memo.app.start()
 

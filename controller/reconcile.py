@@ -24,6 +24,7 @@ from opentelemetry.trace import Span
 
 from controller.documents import DocumentBuilder, Unchanged
 from controller.engine import SyncEngine
+from controller.handover import Handover
 from controller.kube import ApiResource, KubeError, KubeReader
 from controller.metrics import Metrics
 from controller.policy import GROUP, PLURAL, EffectivePolicy, PolicyError, SyncPolicy, listable
@@ -100,8 +101,10 @@ class ClusterState:
         builder: DocumentBuilder,
         metrics: Metrics,
         llm: LLMDescriber | None = None,
+        handover: Handover | None = None,
     ) -> None:
         self._kube = kube
+        self._handover = handover
         self._settings = settings
         self._builder = builder
         self._metrics = metrics
@@ -133,6 +136,7 @@ class ClusterState:
         unseen = Unseen(groups=frozenset(served - {r.group for r in resources}))
         crd_names = set()
         changed: list[str] = []
+        await self._before_listing(CRD_RESOURCE)
         # CRD bodies are large (a real corpus of 118 is 14 MB of JSON, ten times that as Python
         # objects) and rarely change: list their metadata, fetch only those not stored as they are.
         async for page in self._kube.iter_pages(CRD_RESOURCE, metadata_only=True):
@@ -177,6 +181,7 @@ class ClusterState:
                 continue
             if not policy.watches(group=resource.group, kind=resource.kind, plural=resource.plural):
                 continue
+            await self._before_listing(resource)
             try:
                 async for page in self._kube.iter_pages(resource, namespace=self._settings.namespace):
                     for obj in page:  # built a page at a time: the bodies go, the documents stay
@@ -195,6 +200,16 @@ class ClusterState:
                 logger.error("Skipped a resource kubevec may not list resource=%s error=%s", resource.name, exc.reason)
                 continue
         return Desired(ids=ids, unseen=unseen)
+
+    async def _before_listing(self, resource: ApiResource) -> None:
+        """At start-up, list a resource kopf watches only once kopf's watch of it has begun (``controller/handover.py``)."""
+        handover = self._handover
+        if handover is None or not handover.open:
+            return
+        if (resource.group, resource.plural) == (CRD_RESOURCE.group, CRD_RESOURCE.plural) or handover.shares(
+            group=resource.group, plural=resource.plural, verbs=resource.verbs, preferred=True
+        ):
+            await handover.before_listing((resource.group, resource.plural))
 
     async def _policy(self, resources: list[ApiResource]) -> EffectivePolicy:
         """The SyncPolicies as listed now, not as events have delivered them so far.

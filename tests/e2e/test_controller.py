@@ -12,6 +12,8 @@ import json
 import os
 import subprocess
 import sys
+import threading
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -313,6 +315,56 @@ def test_a_restart_with_an_unchanged_cluster_embeds_nothing(
     assert len(mine) >= 4
     assert {i: after["instances"].get(i) for i in mine} == {i: before["instances"][i] for i in mine}
     assert after["capabilities"] == before["capabilities"]
+
+
+def test_start_up_lists_each_object_once_and_misses_no_change_made_meanwhile(
+    cluster: ControlPlane, ns: str, store_path: Path, embedder: LocalEmbedder
+) -> None:
+    """kopf's first listings are handed over to the first resync (``controller/handover.py``).
+
+    The resync lists a resource only once kopf's watch of it has a resource version, so what changes
+    while the controller starts arrives as watch events; ConfigMaps churn all through a restart.
+    """
+    with running_controller(plane=cluster, store_path=store_path, embedder=embedder):
+        pass
+    stop = threading.Event()
+    steps: list[int] = []
+
+    def churn() -> None:
+        step = 0
+        while not stop.is_set():
+            step += 1
+            cluster.kubectl("label", "configmap", "settings", "-n", ns, f"step={step}", "--overwrite")
+            cluster.kubectl("create", "configmap", f"churn-{step}", "-n", ns, "--from-literal=a=b")
+            if step > 1:
+                cluster.kubectl("delete", "configmap", f"churn-{step - 1}", "-n", ns, "--wait=false")
+            steps.append(step)
+
+    churning = threading.Thread(target=churn)
+    churning.start()
+    try:
+        eventually(lambda: len(steps) >= 2, timeout=60)
+        with running_controller(plane=cluster, store_path=store_path, embedder=embedder) as app:
+            time.sleep(1)
+            stop.set()
+            churning.join()
+            assert app.handover.handed_over > 0
+            assert not app.handover.open
+            # No ConfigMap came as a listing event: the resync listed them, once.
+            assert counter(app, "kubevec_events_received_total", resource="configmaps", type="LIST") == 0
+            assert counter(app, "kubevec_events_received_total", resource="configmaps", type="MODIFIED") > 0
+            last = steps[-1]
+
+            def converged() -> bool:
+                instances = stored(store_path, "instances")
+                churned = {i for i in instances if f"/{ns}/core/v1/ConfigMap/churn-" in i}
+                labels = instances[configmap(ns)]["metadata"]["labels"]
+                return churned == {configmap(ns, f"churn-{last}")} and f"step={last}" in labels
+
+            eventually(converged, timeout=30, message="the store missed changes made during start-up")
+    finally:
+        stop.set()
+        churning.join()
 
 
 def test_objects_deleted_while_stopped_are_gone_after_restart(

@@ -472,3 +472,24 @@ async def test_a_crd_deleted_between_listing_and_fetch_is_dropped() -> None:
     await app.resync()
     await app.engine.flush()
     assert sorted(app.engine.known["capabilities"]) == ["gadgets.example.com"]
+
+
+async def test_at_start_up_a_resource_is_listed_only_once_kopfs_watch_of_it_has_begun() -> None:
+    """Changes after kopf's resource version reach it as watch events: the listing must not be older."""
+    reader = FakeReader()
+    app = await prepared_app(reader)
+    reader.resources = [CONFIGMAPS]
+    reader.objects["configmaps"] = [configmap("a")]
+    app.handover.begin()
+    for key in [("apiextensions.k8s.io", "customresourcedefinitions"), ("", "configmaps")]:
+        assert app.handover.take(key)  # kopf asks for the resource versions, no bodies
+    app.handover.started(("apiextensions.k8s.io", "customresourcedefinitions"))
+    resync = asyncio.create_task(app.resync())
+    await asyncio.sleep(0.1)
+    assert not resync.done()
+    assert reader.bodies == []  # kopf's watch of ConfigMaps has no resource version yet
+    app.handover.started(("", "configmaps"))
+    await asyncio.wait_for(resync, timeout=5)
+    await app.engine.flush()
+    assert reader.bodies == ["a"]
+    assert list(app.engine.known["instances"]) == [cm_id("a")]
