@@ -83,6 +83,8 @@ class VectorStore(Protocol):
         self, name: str, *, filter: Filter | None = None, page_size: int = DEFAULT_PAGE_SIZE
     ) -> AsyncIterator[Record]: ...
 
+    def iter_texts(self, name: str, *, page_size: int = DEFAULT_PAGE_SIZE) -> AsyncIterator[tuple[str, str]]: ...
+
     async def search(
         self,
         name: str,
@@ -234,6 +236,23 @@ class BaseStore:
         async for record in self._scan(name, filter=filter, page_size=page_size, with_text=True):
             yield record
 
+    async def iter_texts(self, name: str, *, page_size: int = DEFAULT_PAGE_SIZE) -> AsyncIterator[tuple[str, str]]:
+        """Every ``(id, text)``, page by page, without metadata: all a lexical index of texts reads.
+
+        Metadata is most of the cost of a full scan in Chroma (12,000 instance documents: 0.5 s of
+        metadata, 0.17 s of texts), and an index rebuilt every 30 s should not pay it.
+        """
+        await self._info(name)
+        if page_size <= 0:
+            raise ValueError(f"page_size must be positive, got {page_size}")
+        cursor: Cursor | None = None
+        while True:
+            page, cursor = await self._call(self._text_page, name, cursor, page_size)
+            for item in page:
+                yield item
+            if cursor is None:
+                return
+
     async def search(
         self,
         name: str,
@@ -368,6 +387,11 @@ class BaseStore:
         self, name: str, filter: Filter | None, cursor: Cursor | None, limit: int, with_text: bool
     ) -> tuple[list[Record], Cursor | None]:
         raise NotImplementedError
+
+    def _text_page(self, name: str, cursor: Cursor | None, limit: int) -> tuple[list[tuple[str, str]], Cursor | None]:
+        """A page of ``(id, text)``; backends override this to skip reading metadata."""
+        records, cursor = self._page(name, None, cursor, limit, True)
+        return [(record.id, record.text) for record in records], cursor
 
     def _search(self, name: str, vector: list[float], k: int, filter: Filter | None) -> list[Hit]:
         raise NotImplementedError

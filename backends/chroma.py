@@ -177,6 +177,14 @@ class ChromaStore(BaseStore):
         records = _records(result, with_vectors=False, with_text=with_text)
         return records, (offset + len(records) if len(records) == limit else None)
 
+    def _text_page(self, name: str, cursor: Cursor | None, limit: int) -> tuple[list[tuple[str, str]], Cursor | None]:
+        offset = int(cursor or 0)
+        result = self._collection(name).get(limit=limit, offset=offset, include=["documents"])
+        ids, texts = list(result["ids"]), list(result["documents"] or [])
+        return [(i, t or "") for i, t in zip(ids, texts, strict=True)], (
+            offset + len(ids) if len(ids) == limit else None
+        )
+
     def _ids(self, name: str, filter: Filter | None) -> list[str]:
         # One call: ids alone are small, and offset paging costs Chroma a rescan per page.
         where = translate(filter) if filter is not None else None

@@ -282,6 +282,13 @@ class PgvectorStore(BaseStore):
         ]
         return page, (page[-1].id if len(page) == limit else None)
 
+    def _text_page(self, name: str, cursor: Cursor | None, limit: int) -> tuple[list[tuple[str, str]], Cursor | None]:
+        query = sql.SQL("SELECT id, document FROM {} WHERE id > %s ORDER BY id LIMIT %s").format(self._table(name))
+        with self._connection().connection() as conn:
+            rows = conn.execute(query, [str(cursor or ""), limit]).fetchall()
+        page = [(str(row[0]), str(row[1] or "")) for row in rows]
+        return page, (page[-1][0] if len(page) == limit else None)
+
     def _ids(self, name: str, filter: Filter | None) -> list[str]:
         where, params = compile_filter(filter) if filter is not None else (sql.SQL("true"), [])
         with self._connection().connection() as conn:

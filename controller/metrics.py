@@ -64,6 +64,7 @@ STORE_OPERATIONS: Final = (
     "iter_ids",
     "iter_hashes",
     "iter_records",
+    "iter_texts",
     "search",
     "keyword_search",
     "health",
@@ -294,6 +295,9 @@ class InstrumentedStore:
         self, name: str, *, filter: Filter | None = None, page_size: int = DEFAULT_PAGE_SIZE
     ) -> AsyncIterator[Record]:
         return self._timed_iter("iter_records", self._store.iter_records(name, filter=filter, page_size=page_size))
+
+    def iter_texts(self, name: str, *, page_size: int = DEFAULT_PAGE_SIZE) -> AsyncIterator[tuple[str, str]]:
+        return self._timed_iter("iter_texts", self._store.iter_texts(name, page_size=page_size))
 
     async def search(
         self,

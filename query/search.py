@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from backends import BackendError, Hit, InvalidFilter, VectorStore
 from backends.filters import Contains, Eq, Filter, all_of, matches
+from inference.documents import INSTANCES
 from inference.embedders.base import Embedder
 from inference.identity import parse_instance_id
 from query.lexical import LexicalIndex
@@ -191,7 +192,14 @@ class SearchService:
         ranked = [(h, h.score) for h in dense]  # (hit with its similarity as score, the order's score)
         kind = "cosine"
         if request.hybrid:
-            lexical = await self._lexical(name, query=query, keyword=request.keyword, filter=conditions, k=pool)
+            lexical = await self._lexical(
+                name,
+                query=query,
+                keyword=request.keyword,
+                filter=conditions,
+                k=pool,
+                with_metadata=request.collection != INSTANCES,
+            )
             ranked, kind = await self._fuse(name, vector=vector, dense=dense, lexical=lexical), "fused"
         if request.mmr:
             hits = [hit for hit, _ in ranked[:pool]]
@@ -203,8 +211,10 @@ class SearchService:
             for h, order_score in ranked[:k]
         ]
 
-    async def _lexical(self, name: str, *, query: str, keyword: str | None, filter: Filter | None, k: int) -> list[Hit]:
-        ranked = await self.lexical.rank(name, text=query, k=max(k * 4, 50))
+    async def _lexical(
+        self, name: str, *, query: str, keyword: str | None, filter: Filter | None, k: int, with_metadata: bool
+    ) -> list[Hit]:
+        ranked = await self.lexical.rank(name, text=query, k=max(k * 4, 50), with_metadata=with_metadata)
         extra = Contains(keyword) if keyword else None
         wanted = all_of(filter, extra)
         hits = [

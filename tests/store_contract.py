@@ -158,6 +158,13 @@ class StoreContract:
         got = {i: h async for i, h in store.iter_hashes(collection, page_size=1)}
         assert got == {"new": StoredHashes("c1", "t1"), "old": StoredHashes("c2", "")}
 
+    async def test_iter_texts_yields_every_id_and_text_once(
+        self, store: VectorStore, loaded: tuple[str, list[Record]]
+    ) -> None:
+        name, records = loaded
+        got = [pair async for pair in store.iter_texts(name, page_size=7)]  # 120 records: a partial last page
+        assert sorted(got) == sorted((r.id, r.text) for r in records)
+
     async def test_metadata_round_trips(self, store: VectorStore, collection: str) -> None:
         (record,) = make_records(1)
         await store.upsert(collection, [record])

@@ -148,3 +148,23 @@ async def test_a_damaged_or_unwritable_cache_costs_a_rebuild_never_an_error(
     blocked = tmp_path / "file"
     blocked.write_text("")
     assert await ranked_ids(LexicalIndex(store=store, cache_dir=blocked / "sub"), "pgbouncer") == ["a"]
+
+
+async def test_a_collection_without_words_in_its_metadata_is_indexed_from_texts_alone(
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Instances: no metadata is read to build (the costly part of a scan); ranked records come back whole."""
+
+    def no_records(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("read every record's metadata")
+
+    monkeypatch.setattr(store, "iter_records", no_records)
+    index = LexicalIndex(store=store, refresh_seconds=0.0)
+    [(hit, _)] = await index.rank("c", text="pgbouncer", k=5, with_metadata=False)
+    assert (hit.id, hit.metadata["content_hash"]) == ("a", "PgBouncer connection pooling")
+    # A text changed under the same id: the next check rebuilds (the fingerprint covers texts).
+    await store.upsert("c", [record("b", "rolling updates with cosign")])
+    await index.refresh("c", with_metadata=False)
+    assert [r.id for r, _ in await index.rank("c", text="cosign", k=5, with_metadata=False)] == ["b"]
+    await store.delete("c", ["a"])  # deleted after the build: never answered
+    assert await index.rank("c", text="pgbouncer", k=5, with_metadata=False) == []
