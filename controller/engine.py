@@ -42,6 +42,8 @@ from inference.identity import CORE, parse_instance_id
 logger = logging.getLogger(__name__)
 
 MIN_BACKOFF: Final = 0.5
+#: How old start-up's snapshot may be for the first resync to use it instead of reading the store again.
+PREPARED_SNAPSHOT_SECONDS: Final = 60.0
 
 
 Snapshot = dict[Collection, dict[str, StoredHashes]]
@@ -106,6 +108,7 @@ class SyncEngine:
         self._idle = asyncio.Event()
         self._idle.set()
         self._backoff = MIN_BACKOFF
+        self._prepared: tuple[float, Snapshot] | None = None
 
     # -- read-only views ----------------------------------------------------------------------------
 
@@ -142,11 +145,23 @@ class SyncEngine:
                     embedder=self.embedder.name,
                     indexed=INDEXED_FIELDS,
                 )
-            await self.snapshot()
+            snapshot = await self.snapshot()
         except Exception as exc:
             self._set_degraded(exc, stage="startup")
             raise
+        self._prepared = (time.monotonic(), snapshot) if self.active else None
         self._clear_degraded()
+
+    def prepared_snapshot(self) -> Snapshot | None:
+        """Start-up's snapshot, once, if it is recent and this replica is the active one: the first
+        resync's snapshot without reading every stored hash again (4.5 s at 20,000 documents while
+        kopf starts its watches). Older is as safe as fresh for the resync's decisions (it was taken
+        before any listing, and what was written since shows in the known hashes); a standby's is
+        never used (another replica wrote the store meanwhile)."""
+        prepared, self._prepared = self._prepared, None
+        if prepared is None or not self.active or time.monotonic() - prepared[0] > PREPARED_SNAPSHOT_SECONDS:
+            return None
+        return prepared[1]
 
     async def snapshot(self) -> Snapshot:
         """Re-read every stored (id, hash), all pages, and install it as what is known; returns a copy.
@@ -255,6 +270,8 @@ class SyncEngine:
         self.active = active
         if active:
             self._wakeup.set()
+        else:
+            self._prepared = None
 
     def pending(self, collection: Collection, document_id: str) -> bool:
         key = (collection, document_id)

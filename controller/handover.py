@@ -45,6 +45,7 @@ class Handover:
         self._started: dict[Key, asyncio.Event] = {}  # set once kopf's request answered (or failed)
         self._deadline: float | None = None
         self.handed_over = 0  # kopf listings the resync made unnecessary (for logs and tests)
+        self.waited = 0.0  # seconds the first resync spent waiting for kopf's watches
 
     @property
     def open(self) -> bool:
@@ -82,6 +83,7 @@ class Handover:
             self._deadline = now + WAIT_SECONDS
         event = self._event(key)
         if not event.is_set():
+            started = time.monotonic()
             try:
                 await asyncio.wait_for(event.wait(), timeout=max(0.0, self._deadline - now))
             except TimeoutError:
@@ -89,13 +91,19 @@ class Handover:
                     logger.warning("Listed a resource before kopf's watch began resource=%s", _name(key))
                 else:
                     logger.info("Listed a resource kopf has not listed yet resource=%s", _name(key))
+            finally:
+                self.waited += time.monotonic() - started
         if key not in self._taken:
             self._listed.add(key)  # kopf's first listing, whenever it comes, is a full one
 
     def close(self) -> None:
         """After the first resync (done or failed): every listing from now on is kopf's full one."""
         if self._open:
-            logger.info("Handed kopf's first listings over to the first resync resources=%d", self.handed_over)
+            logger.info(
+                "Handed kopf's first listings over to the first resync resources=%d waited=%.2fs",
+                self.handed_over,
+                self.waited,
+            )
         self._open = False
         self._closed = True
         for event in self._started.values():

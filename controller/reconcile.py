@@ -270,7 +270,8 @@ class Reconciler:
 
     async def _resync(self, span: Span) -> None:
         started = time.monotonic()
-        snapshot = await self._engine.snapshot()  # before listing: see the module docstring
+        # Before listing (see the module docstring); at start-up, the one just read to seed the engine.
+        snapshot = self._engine.prepared_snapshot() or await self._engine.snapshot()
         upserts = 0
 
         def offer(document: Document) -> None:
