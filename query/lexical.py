@@ -31,7 +31,7 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -95,9 +95,18 @@ class LexicalIndex:
         self._lock = asyncio.Lock()
 
     async def rank(
-        self, collection: str, *, text: str, k: int, with_metadata: bool = True
+        self,
+        collection: str,
+        *,
+        text: str,
+        k: int,
+        with_metadata: bool = True,
+        keep: Callable[[Record], bool] | None = None,
+        want: int | None = None,
     ) -> list[tuple[Record, float]]:
-        """Records by BM25 score (positive scores only), best first."""
+        """Records by BM25 score (positive scores only), best first: of the best ``k``, the first ``want``
+        that ``keep`` accepts (default: all). An index without records reads them back by id a
+        batch of ``want`` at a time, so an unfiltered query reads only what it returns."""
         index = await self._index(collection, with_metadata=with_metadata)
         if not index.ids:
             return []
@@ -105,11 +114,22 @@ class LexicalIndex:
         documents, scores = index.retriever.retrieve(tokens, k=min(k, len(index.ids)), show_progress=False)
         ranked = [(int(position), float(score)) for position, score in zip(documents[0], scores[0], strict=True)]
         ranked = [(position, score) for position, score in ranked if score > 0]
+        want = want or len(ranked)
+        out: list[tuple[Record, float]] = []
         if index.records is not None:
-            return [(index.records[position], score) for position, score in ranked]
-        wanted = [index.ids[position] for position, _ in ranked]
-        found = {record.id: record for record in await self._store.get(collection, wanted)}
-        return [(found[index.ids[p]], score) for p, score in ranked if index.ids[p] in found]  # deleted: gone
+            records = index.records
+            out = [(records[p], score) for p, score in ranked if keep is None or keep(records[p])]
+            return out[:want]
+        for start in range(0, len(ranked), want):
+            batch = ranked[start : start + want]
+            found = {r.id: r for r in await self._store.get(collection, [index.ids[p] for p, _ in batch])}
+            for position, score in batch:
+                record = found.get(index.ids[position])  # None: deleted since the build
+                if record is not None and (keep is None or keep(record)):
+                    out.append((record, score))
+            if len(out) >= want:
+                break
+        return out[:want]
 
     async def refresh(self, collection: str, *, with_metadata: bool = True) -> None:
         """Bring the index up to date now (waits for a background check already running)."""

@@ -31,7 +31,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
-from backends import BackendError, Hit, InvalidFilter, VectorStore
+from backends import BackendError, Hit, InvalidFilter, Record, VectorStore
 from backends.filters import Contains, Eq, Filter, all_of, matches
 from inference.documents import INSTANCES
 from inference.embedders.base import Embedder
@@ -214,15 +214,16 @@ class SearchService:
     async def _lexical(
         self, name: str, *, query: str, keyword: str | None, filter: Filter | None, k: int, with_metadata: bool
     ) -> list[Hit]:
-        ranked = await self.lexical.rank(name, text=query, k=max(k * 4, 50), with_metadata=with_metadata)
         extra = Contains(keyword) if keyword else None
         wanted = all_of(filter, extra)
-        hits = [
-            Hit(id=r.id, score=score, text=r.text, metadata=r.metadata)
-            for r, score in ranked
-            if wanted is None or matches(wanted, text=r.text, metadata=r.metadata)
-        ]
-        return hits[:k]
+
+        def keep(record: Record) -> bool:
+            return wanted is None or matches(wanted, text=record.text, metadata=record.metadata)
+
+        ranked = await self.lexical.rank(
+            name, text=query, k=max(k * 4, 50), with_metadata=with_metadata, keep=keep, want=k
+        )
+        return [Hit(id=r.id, score=score, text=r.text, metadata=r.metadata) for r, score in ranked]
 
     async def _fuse(
         self, name: str, *, vector: list[float], dense: list[Hit], lexical: list[Hit]

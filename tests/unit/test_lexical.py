@@ -168,3 +168,24 @@ async def test_a_collection_without_words_in_its_metadata_is_indexed_from_texts_
     assert [r.id for r, _ in await index.rank("c", text="cosign", k=5, with_metadata=False)] == ["b"]
     await store.delete("c", ["a"])  # deleted after the build: never answered
     assert await index.rank("c", text="pgbouncer", k=5, with_metadata=False) == []
+
+
+async def test_records_are_read_back_only_as_far_as_the_query_needs(
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await store.upsert("c", [record(f"x{i}", f"pooling pooling note {i}") for i in range(6)])
+    asked: list[list[str]] = []
+    original = store.get
+
+    async def get(name: str, ids: Any, **kwargs: Any) -> Any:
+        asked.append(list(ids))
+        return await original(name, ids, **kwargs)
+
+    monkeypatch.setattr(store, "get", get)
+    index = LexicalIndex(store=store)
+    got = await index.rank("c", text="pooling", k=10, with_metadata=False, want=2)
+    assert len(got) == 2 and [len(ids) for ids in asked] == [2]  # unfiltered: one read of what it returns
+    asked.clear()
+    only_a = await index.rank("c", text="pooling", k=10, with_metadata=False, want=2, keep=lambda r: r.id == "a")
+    assert [r.id for r, _ in only_a] == ["a"]
+    assert sum(len(ids) for ids in asked) == 7  # filtered: batch after batch until the ranking ends
