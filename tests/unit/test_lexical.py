@@ -184,7 +184,8 @@ async def test_records_are_read_back_only_as_far_as_the_query_needs(
     monkeypatch.setattr(store, "get", get)
     index = LexicalIndex(store=store)
     got = await index.rank("c", text="pooling", k=10, with_metadata=False, want=2)
-    assert len(got) == 2 and [len(ids) for ids in asked] == [2]  # unfiltered: one read of what it returns
+    assert len(got) == 2
+    assert [len(ids) for ids in asked] == [2]  # unfiltered: one read of what it returns
     asked.clear()
     only_a = await index.rank("c", text="pooling", k=10, with_metadata=False, want=2, keep=lambda r: r.id == "a")
     assert [r.id for r, _ in only_a] == ["a"]
