@@ -129,7 +129,9 @@ class App:
             interval=settings.sync.cluster_probe_seconds,
             on_recovered=self.request_resync,
         )
-        self.mcp = _mcp_server(settings, store=self.store, embedder=self.embedder, metrics=self.metrics)
+        served = _mcp_server(settings, store=self.store, embedder=self.embedder, metrics=self.metrics)
+        self.mcp: EmbeddedHttpServer | None = served[0] if served is not None else None
+        self.search: SearchService | None = served[1] if served is not None else None
         self.last_resync_error: str | None = None
         self._resync_now = asyncio.Event()
         self._resync_lock = asyncio.Lock()
@@ -239,6 +241,8 @@ class App:
                         self.handover.close()
                     await self.engine.wait_idle()
                 if not self.engine.degraded:
+                    if not self.ready and self.search is not None:  # agents' first queries: index built
+                        self._tasks.append(asyncio.create_task(self.search.warm(), name="kubevec-warm"))
                     self.ready = True
                     self.metrics.ready.set(1)
                 retry = 5.0
@@ -363,7 +367,7 @@ class InstrumentedSearch(SearchService):
 
 def _mcp_server(
     settings: Settings, *, store: VectorStore, embedder: Embedder, metrics: Metrics
-) -> EmbeddedHttpServer | None:
+) -> tuple[EmbeddedHttpServer, SearchService] | None:
     """The agents' MCP endpoint inside the controller (``KUBEVEC_MCP_PORT``), over the same store.
 
     Raises :class:`UnsafeBind` for a public bind without a token, before anything starts.
@@ -397,4 +401,4 @@ def _mcp_server(
         allowed_hosts=settings.mcp_allowed_hosts,
         allowed_origins=settings.mcp_allowed_origins,
     )
-    return EmbeddedHttpServer(app, host=settings.server.host, port=settings.mcp_port)
+    return EmbeddedHttpServer(app, host=settings.server.host, port=settings.mcp_port), service

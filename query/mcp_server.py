@@ -22,7 +22,7 @@ import logging
 import os
 import re
 import socket
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Sequence
 from io import TextIOWrapper
 from typing import Annotated, Any, Final, Literal
 
@@ -464,17 +464,25 @@ class GuardedStdio:
             await self._stdout.flush()
 
 
-async def run_stdio(server: MCPServer) -> None:
-    """Serve over stdin/stdout; fd 1 points at stderr meanwhile, so stray prints miss the wire."""
+async def run_stdio(server: MCPServer, warm: Callable[[], Coroutine[Any, Any, None]] | None = None) -> None:
+    """Serve over stdin/stdout; fd 1 points at stderr meanwhile, so stray prints miss the wire.
+
+    ``warm`` runs beside the server from the start (the search service's index builds)."""
     wire_in = os.fdopen(os.dup(0), "rb")
     wire_out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
     stdin = anyio.wrap_file(TextIOWrapper(wire_in, encoding="utf-8", errors="replace"))
     stdout = anyio.wrap_file(TextIOWrapper(wire_out, encoding="utf-8"))
     guard = GuardedStdio(stdin=stdin, stdout=stdout)
-    async with stdio_server(stdin=guard, stdout=guard) as (read_stream, write_stream):  # type: ignore[arg-type]
+    async with (
+        stdio_server(stdin=guard, stdout=guard) as (read_stream, write_stream),  # type: ignore[arg-type]
+        anyio.create_task_group() as tasks,
+    ):
+        if warm is not None:
+            tasks.start_soon(warm)
         lowlevel = server._lowlevel_server
         await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+        tasks.cancel_scope.cancel()  # the client is gone: a build still running is not waited for
 
 
 def serve(
@@ -489,7 +497,7 @@ def serve(
     allow_unauthenticated: bool = False,
 ) -> None:
     if transport == "stdio":
-        anyio.run(run_stdio, build_server(service))
+        anyio.run(run_stdio, build_server(service), service.warm)
         return
     app = http_app(
         service,

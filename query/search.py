@@ -26,6 +26,7 @@ or more, ``somewhat related`` below (all-MiniLM-L6-v2 puts good matches of a sho
 from __future__ import annotations
 
 import dataclasses
+import logging
 import math
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -39,6 +40,8 @@ from inference.identity import parse_instance_id
 from query.lexical import LexicalIndex
 from query.related import Direction, Related, Relationships
 from query.request import SearchError, SearchRequest
+
+logger = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from inference.rerank import Reranker
@@ -131,6 +134,24 @@ class SearchService:
         if embedder is not None:
             self.embedder = embedder
         self._refreshed = time.monotonic()
+
+    async def warm(self) -> None:
+        """Build each collection's lexical index now, so an agent's first hybrid query does not wait for it.
+
+        Long-lived servers call it as they start (``kubevec mcp`` over stdio, and the controller's MCP
+        endpoint after its first resync): at 12,000 instance documents the build is ~0.4 s that the
+        first query would otherwise pay. A collection that cannot be read yet is left to that query.
+        """
+        try:
+            await self.fresh()
+        except BackendError as exc:
+            logger.info("Left the lexical indexes to the first queries error=%s", exc)
+            return
+        for collection, name in self.collections.items():
+            try:
+                await self.lexical.refresh(name, with_metadata=collection != INSTANCES)
+            except BackendError as exc:
+                logger.info("Left the lexical index to the first query collection=%s error=%s", collection, exc)
 
     def collection_name(self, collection: str) -> str:
         if collection not in self.collections:

@@ -67,9 +67,18 @@ def one_shot(env: dict[str, str], *args: str) -> float:
     return time.perf_counter() - started
 
 
-async def in_process(path: Path) -> tuple[float, float]:
+async def in_process(path: Path) -> tuple[float, float, float, float]:
+    """First hybrid query of a cold service, of one warmed as servers warm (and the warm-up), later ones."""
     store = ChromaStore(path=str(path))
-    service = SearchService(store=store, embedder=LocalEmbedder(), collections={"instances": "instances"})
+    embedder = LocalEmbedder()
+    warmed = SearchService(store=store, embedder=embedder, collections={"instances": "instances"})
+    started = time.perf_counter()
+    await warmed.warm()
+    warm = time.perf_counter() - started
+    started = time.perf_counter()
+    await warmed.search(SearchRequest.build(query="payments api in prod", collection="instances", k=5))
+    after_warm = time.perf_counter() - started
+    service = SearchService(store=store, embedder=embedder, collections={"instances": "instances"})
     started = time.perf_counter()
     await service.search(SearchRequest.build(query="payments api in prod", collection="instances", k=5))
     first = time.perf_counter() - started
@@ -79,7 +88,7 @@ async def in_process(path: Path) -> tuple[float, float]:
         await service.search(SearchRequest.build(query=f"orders worker {i}", collection="instances", k=5))
         later.append(time.perf_counter() - started)
     await store.close()
-    return first, median(later)
+    return first, warm, after_warm, median(later)
 
 
 def run() -> str:
@@ -102,8 +111,12 @@ def run() -> str:
             seconds = median([one_shot(env, *args) for _ in range(RUNS)])
             goal = "<= 0.8 s" if label.endswith("warm") else ""
             rows.append([label, seconds, goal, ("met" if seconds <= 0.8 else "not met") if goal else ""])
-        first, later = asyncio.run(in_process(store))
+        first, warm, after_warm, later = asyncio.run(in_process(store))
         rows.append(["in process: first hybrid query", first, "<= 0.3 s", "met" if first <= 0.3 else "not met"])
+        rows.append(["  warm-up as servers start (builds the index)", warm, "", ""])
+        rows.append(
+            ["  first hybrid query after it", after_warm, "<= 0.3 s", "met" if after_warm <= 0.3 else "not met"]
+        )
         rows.append(["in process: hybrid queries after it (median)", later, "", ""])
     return (
         table([f"kubevec search, {SIZE} instance documents, embedded Chroma", "seconds", "goal", ""], rows)

@@ -350,3 +350,28 @@ async def test_every_tool_declares_an_output_schema_and_returns_typed_results(se
             "field": "group",
             "counts": {"postgresql.cnpg.io": 2, "apps": 1, "copy": 1, "core": 1},
         }
+
+
+async def test_warm_builds_the_lexical_indexes_before_the_first_query(
+    service: SearchService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await service.warm()
+
+    def no_scan(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the first query read the whole collection")
+
+    monkeypatch.setattr(service.store, "iter_records", no_scan)
+    monkeypatch.setattr(service.store, "iter_texts", no_scan)
+    assert [r.id for r in await search(service, query="Postgres database", collection="capabilities", k=1)]
+
+
+async def test_warm_leaves_a_collection_it_cannot_read_to_the_first_query() -> None:
+    store, embedder = MemoryStore(), CountingEmbedder()
+    service = SearchService(store=store, embedder=embedder, collections={"instances": "instances"})
+    await service.warm()  # no collection yet (a fresh store): no error
+    await store.ensure_collection("instances", dimension=embedder.dimension, embedder=embedder.name)
+    text = "Deployment payments-api"
+    await store.upsert(
+        "instances", [Record(id="d", vector=embedder.vector(text), text=text, metadata={"content_hash": "d"})]
+    )
+    assert [r.id for r in await search(service, query="payments", collection="instances", k=1)] == ["d"]
