@@ -114,6 +114,8 @@ class LexicalIndex:
         documents, scores = index.retriever.retrieve(tokens, k=min(k, len(index.ids)), show_progress=False)
         ranked = [(int(position), float(score)) for position, score in zip(documents[0], scores[0], strict=True)]
         ranked = [(position, score) for position, score in ranked if score > 0]
+        if not ranked:
+            return []
         want = want or len(ranked)
         out: list[tuple[Record, float]] = []
         if index.records is not None:

@@ -168,6 +168,8 @@ async def test_a_collection_without_words_in_its_metadata_is_indexed_from_texts_
     assert [r.id for r, _ in await index.rank("c", text="cosign", k=5, with_metadata=False)] == ["b"]
     await store.delete("c", ["a"])  # deleted after the build: never answered
     assert await index.rank("c", text="pgbouncer", k=5, with_metadata=False) == []
+    # No word matches (and no ``want``): nothing to read back, and no error.
+    assert await index.rank("c", text="nothing matches", k=5, with_metadata=False) == []
 
 
 async def test_records_are_read_back_only_as_far_as_the_query_needs(
