@@ -33,7 +33,7 @@ from controller.migrate import current_generation, migrate
 from controller.peering import PeeringIdentity
 from controller.peering import follow as follow_peering
 from controller.policy import watchable
-from controller.reconcile import ClusterState, Reconciler
+from controller.reconcile import CRD_RESOURCE, ClusterState, Reconciler
 from controller.settings import Settings
 from controller.status import STATUS_COLLECTION, SyncStatus, status_record, write_status, write_store_status
 from controller.tracing import tracer
@@ -99,10 +99,12 @@ class App:
             request_resync=self.request_resync,
         )
         groups = settings.sync.api_groups
-        #: kopf's first listings, handed over to the first resync (installed by the operator's start-up).
+        #: kopf's first listings, handed over to the first resync (installed by the operator's start-up):
+        #: CRDs (for our ``on.event`` handler) and every kind kopf watches for instances.
         self.handover = Handover(
-            shares=lambda group, plural, verbs, preferred: watchable(
-                group=group, plural=plural, verbs=list(verbs), preferred=preferred, groups=groups
+            shares=lambda group, plural, verbs, preferred: (
+                (group, plural) == (CRD_RESOURCE.group, CRD_RESOURCE.plural)
+                or watchable(group=group, plural=plural, verbs=list(verbs), preferred=preferred, groups=groups)
             )
         )
         cluster = ClusterState(

@@ -69,11 +69,8 @@ def list_in_pages(*, handover: Handover | None = None) -> None:
         if (
             handover is not None
             and who.startswith(WATCHER_TASK)
-            and (
-                is_crds(resource)
-                or handover.shares(
-                    group=resource.group, plural=resource.plural, verbs=resource.verbs, preferred=resource.preferred
-                )
+            and handover.shares(
+                group=resource.group, plural=resource.plural, verbs=resource.verbs, preferred=resource.preferred
             )
             and handover.take(key)
         ):

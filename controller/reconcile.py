@@ -206,9 +206,7 @@ class ClusterState:
         handover = self._handover
         if handover is None or not handover.open:
             return
-        if (resource.group, resource.plural) == (CRD_RESOURCE.group, CRD_RESOURCE.plural) or handover.shares(
-            group=resource.group, plural=resource.plural, verbs=resource.verbs, preferred=True
-        ):
+        if handover.shares(group=resource.group, plural=resource.plural, verbs=resource.verbs, preferred=True):
             await handover.before_listing((resource.group, resource.plural))
 
     async def _policy(self, resources: list[ApiResource]) -> EffectivePolicy:
