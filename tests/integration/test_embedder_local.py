@@ -77,3 +77,33 @@ def test_int8_weights_give_the_same_vectors(embedder: LocalEmbedder, monkeypatch
     texts = ["rotate TLS certificates before they expire", "a managed Postgres cluster with backups " * 20, ""]
     cosines = (compact.encode(texts) * embedder.encode(texts)).sum(axis=1)
     assert cosines.min() > 0.9999
+
+
+async def test_document_batches_give_freed_memory_back(
+    embedder: LocalEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """onnxruntime frees hundreds of MiB per batch that glibc would keep; queries skip the ~1 ms call."""
+    import inference.embedders.local as local
+
+    calls: list[str] = []
+    monkeypatch.setattr(local, "release_freed", lambda: calls.append("trim") or True)
+    await embedder.embed_documents(["a managed Postgres cluster", "rotate TLS certificates"])
+    assert calls == ["trim"]
+    await embedder.embed_query("which resource gives me a managed Postgres?")
+    assert calls == ["trim"]
+
+
+def test_the_arena_is_on_and_long_texts_go_alone(embedder: LocalEmbedder) -> None:
+    """The arena re-uses one batch's memory (bounded because each batch's cost is capped)."""
+    from inference.embedders.local import MAX_BATCH_COST
+
+    assert embedder._session.get_session_options().enable_cpu_mem_arena
+    widths: list[tuple[int, int]] = []
+    run = embedder._run
+    embedder._run = lambda pieces: widths.append((len(pieces), max(map(len, pieces)))) or run(pieces)  # type: ignore[method-assign]
+    try:
+        embedder.encode(["word " * 300, "word " * 300, "word " * 100, "word " * 100, "short", "short"])
+    finally:
+        del embedder._run
+    assert all(count * width * width <= MAX_BATCH_COST or count == 1 for count, width in widths)
+    assert (1, 256) in widths

@@ -1,0 +1,38 @@
+"""Give memory that C code freed back to the operating system (glibc's ``malloc_trim``).
+
+onnxruntime allocates and frees hundreds of MiB per batch of texts outside its arena (graph
+optimisation at load time, kernels' scratch space), and glibc keeps most of what was freed in its
+heaps: measured, a process that had 225 MiB live showed 380 MiB resident after a few batches.
+``malloc_trim(0)`` returns the free pages of every heap; it costs about a millisecond, so it runs
+after model loading and after each batch of documents, never on the query path.
+
+Other C libraries (musl in Alpine images, macOS) have no such call; there it does nothing.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import functools
+from collections.abc import Callable
+
+
+@functools.cache
+def _malloc_trim() -> Callable[[int], int] | None:
+    name = ctypes.util.find_library("c")
+    if name is None:
+        return None
+    try:
+        trim: Callable[[int], int] = ctypes.CDLL(name).malloc_trim
+    except (OSError, AttributeError):
+        return None
+    return trim
+
+
+def release_freed() -> bool:
+    """Return freed heap pages to the system; False where the C library cannot."""
+    trim = _malloc_trim()
+    if trim is None:
+        return False
+    trim(0)
+    return True
