@@ -323,15 +323,12 @@ class KubeReader:
             if token:
                 query["continue"] = token
             page = await self.get(path, query=query, accept=accept)
-            items: list[Body] = []
-            for item in page.get("items") or []:  # null, not [], in an empty metadata-only list
-                if not metadata_only:
-                    item.setdefault("apiVersion", resource.api_version)
-                    item.setdefault("kind", resource.kind)
-                items.append(as_body(item))
+            # null, not [], in an empty metadata-only list; no loop variable keeps a body after the page
+            items = [_listed(item, resource, metadata_only=metadata_only) for item in page.get("items") or []]
             token = (page.get("metadata") or {}).get("continue")  # ListMeta
             del page
             yield items
+            del items  # before the next page is fetched and decoded: one page's bodies at a time, not two
             if not token:
                 return
 
@@ -378,6 +375,14 @@ class KubeReader:
             body={"status": dict(status)},
             content_type="application/merge-patch+json",
         )
+
+
+def _listed(item: dict[str, Any], resource: ApiResource, *, metadata_only: bool) -> Body:
+    """A listed item as a body: list items leave out their ``apiVersion`` and ``kind``."""
+    if not metadata_only:
+        item.setdefault("apiVersion", resource.api_version)
+        item.setdefault("kind", resource.kind)
+    return as_body(item)
 
 
 def _aggregated_resources(listing: Mapping[str, Any]) -> list[ApiResource]:

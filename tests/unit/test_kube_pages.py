@@ -43,3 +43,30 @@ async def test_metadata_pages_follow_continue_tokens() -> None:
     pages = [page async for page in reader.iter_pages(CRD_RESOURCE, metadata_only=True, page_size=1)]
     assert [[item["metadata"]["name"] for item in page] for page in pages] == [["a.example.com"], ["b.example.com"]]
     assert [query for query, _ in reader.asked] == [{"limit": 1}, {"limit": 1, "continue": "t1"}]
+
+
+async def test_a_page_is_let_go_before_the_next_is_fetched() -> None:
+    """Regression: the reader kept each page until the next one was decoded: two pages of bodies at
+    once (46 MiB at the peak of an initial sync with 20,000 objects, pages of 500)."""
+    import gc
+    import weakref
+
+    class Item(dict[str, Any]):
+        pass
+
+    first = Item(metadata={"name": "a"})
+    alive: list[bool] = []
+    reader = Replies({"metadata": {"continue": "t1"}, "items": [first]}, {"metadata": {}, "items": [Item()]})
+    get = reader.get
+    previous = weakref.ref(first)
+    del first
+
+    async def fetch(path: str, **kwargs: Any) -> Any:
+        gc.collect()
+        alive.append(previous() is not None)
+        return await get(path, **kwargs)
+
+    reader.get = fetch  # type: ignore[method-assign]
+    async for page in reader.iter_pages(CRD_RESOURCE, page_size=1):
+        del page  # what the resync does once a page's documents are built
+    assert alive == [True, False]
