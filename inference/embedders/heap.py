@@ -3,8 +3,9 @@
 onnxruntime allocates and frees hundreds of MiB per batch of texts outside its arena (graph
 optimisation at load time, kernels' scratch space), and glibc keeps most of what was freed in its
 heaps: measured, a process that had 225 MiB live showed 380 MiB resident after a few batches.
-``malloc_trim(0)`` returns the free pages of every heap; it costs about a millisecond, so it runs
-after model loading and after each batch of documents, never on the query path.
+``malloc_trim(0)`` returns the free pages of every heap. It runs after model loading and after
+each batch of documents (the embedder bench's texts/s did not move with it), never on the query
+path, where a single text frees little.
 
 Other C libraries (musl in Alpine images, macOS) have no such call; there it does nothing.
 """

@@ -81,9 +81,10 @@ class LocalEmbedder:
         options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
         # onnxruntime's CPU arena keeps the peak of the largest batch for good: 1.5 GiB after batches
         # of 32 x 256 word pieces. ``encode`` caps every batch's cost (texts x width²), so the arena
-        # stays at the capped batch's size (~80 MiB), and re-uses it instead of asking malloc for
-        # hundreds of MiB per batch: measured, peak RSS 280 MiB with it against ~380 without, and
-        # as fast or faster (make bench, "Embedder memory").
+        # stays at the largest batch's size (30-65 MiB measured: a text over 128 word pieces goes
+        # alone) and is re-used instead of asking malloc for hundreds of MiB per batch: measured,
+        # peak RSS 280 MiB with it against ~380 without, and as fast or faster (make bench,
+        # "Embedder memory").
         options.enable_cpu_mem_arena = arena
         options.enable_mem_pattern = False  # shapes change with every batch: nothing to re-use
         # The model stores its weights as int8 with a Cast and a Mul in front of each MatMul.
