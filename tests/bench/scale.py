@@ -12,6 +12,7 @@ Environment: ``KUBEVEC_BENCH_CRDS`` (default 200), ``KUBEVEC_BENCH_OBJECTS`` (de
 
 from __future__ import annotations
 
+import asyncio
 import concurrent.futures
 import copy
 import json
@@ -21,6 +22,7 @@ import ssl
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -39,6 +41,7 @@ OBJECTS = int(os.environ.get("KUBEVEC_BENCH_OBJECTS", "5000"))
 NAMESPACES = 20
 WIDGET_KINDS = 10
 WIDGET_GROUP = "scale.kubevec.bench"
+CLUSTER = "scale"
 
 
 class Api:
@@ -49,9 +52,10 @@ class Api:
         self.headers = {"Authorization": f"Bearer {plane.admin_token}", "Content-Type": "application/json"}
         self.context = ssl.create_default_context(cafile=str(plane.workdir / "certs" / "apiserver.crt"))
 
-    def request(self, method: str, path: str, body: Any = None) -> Any:
+    def request(self, method: str, path: str, body: Any = None, *, content_type: str = "application/json") -> Any:
         data = json.dumps(body).encode() if body is not None else None
-        request = urllib.request.Request(self.url + path, data=data, headers=self.headers, method=method)
+        headers = {**self.headers, "Content-Type": content_type}
+        request = urllib.request.Request(self.url + path, data=data, headers=headers, method=method)
         for attempt in range(10):
             try:
                 with urllib.request.urlopen(request, context=self.context, timeout=60) as response:
@@ -109,9 +113,14 @@ def widget_crd(index: int) -> dict[str, Any]:
     schema = {
         "type": "object",
         "description": f"A {kind} runs one part of the shop's order pipeline.",
-        "properties": {"spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}},
+        "properties": {
+            "spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+            "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+        },
     }
-    return namespaced_crd(group=WIDGET_GROUP, plural=f"widget{index}s", kind=kind, schema=schema)
+    crd = namespaced_crd(group=WIDGET_GROUP, plural=f"widget{index}s", kind=kind, schema=schema)
+    crd["spec"]["versions"][0]["subresources"] = {"status": {}}  # status patches as controllers write them
+    return crd
 
 
 def objects(count: int) -> list[tuple[str, dict[str, Any]]]:
@@ -169,7 +178,7 @@ class Controller:
         env = {
             **os.environ,
             "KUBECONFIG": str(self.plane.kubeconfig),
-            "KUBEVEC_CLUSTER_NAME": "scale",
+            "KUBEVEC_CLUSTER_NAME": CLUSTER,
             "KUBEVEC_STORE__URL": self.store_url,
             "KUBEVEC_SERVER__HOST": "127.0.0.1",
             "KUBEVEC_SERVER__HEALTH_PORT": str(self.health),
@@ -236,6 +245,154 @@ def embed_alone(store_url: str) -> tuple[int, float]:
     return len(texts), time.monotonic() - started
 
 
+STATUS_PATCHES = int(os.environ.get("KUBEVEC_BENCH_STATUS_PATCHES", "2000"))
+CHURN_RATE = 20  # label changes per second
+CHURN_SECONDS = int(os.environ.get("KUBEVEC_BENCH_CHURN_SECONDS", "60"))
+
+
+def widget_paths(count: int) -> list[tuple[str, str]]:
+    """(object path, document id) of the first ``count`` custom objects ``objects`` created."""
+    out: list[tuple[str, str]] = []
+    for i in range(0, OBJECTS, 2):
+        if len(out) == count:
+            break
+        namespace, kind = f"ns{i % NAMESPACES:02d}", i % WIDGET_KINDS
+        path = f"/apis/{WIDGET_GROUP}/v1/namespaces/{namespace}/widget{kind}s/w{i}"
+        out.append((path, f"{CLUSTER}/{namespace}/{WIDGET_GROUP}/v1/Widget{kind}/w{i}"))
+    return out
+
+
+def configmap_paths() -> list[tuple[str, str]]:
+    """(object path, document id) of every ConfigMap ``objects`` created."""
+    return [
+        (
+            f"/api/v1/namespaces/ns{i % NAMESPACES:02d}/configmaps/cm{i}",
+            f"{CLUSTER}/ns{i % NAMESPACES:02d}/core/v1/ConfigMap/cm{i}",
+        )
+        for i in range(1, OBJECTS, 2)
+    ]
+
+
+def patch_statuses(api: Api, count: int, *, round_no: int) -> int:
+    """``count`` status-only patches (the status subresource, as a controller writes it), 8 at a time."""
+    targets = widget_paths(count)
+
+    def patch(index: int) -> None:
+        path = targets[index % len(targets)][0] + "/status"
+        body = {"status": {"observedGeneration": 1, "heartbeat": f"{round_no}-{index}", "replicas": index % 3}}
+        api.request("PATCH", path, body, content_type="application/merge-patch+json")
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
+        list(pool.map(patch, range(count)))
+    return count
+
+
+def status_churn(api: Api, controller: Controller) -> dict[str, float]:
+    """Scenario 3: status-only patches cost no embedding and no write. Waits until the controller
+    has received every event and its queue is empty."""
+    before = {name: controller.metric(name) for name in COUNTERS}
+    started = time.monotonic()
+    sent = patch_statuses(api, STATUS_PATCHES, round_no=1)
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline:
+        received = controller.metric("kubevec_events_received_total") - before["kubevec_events_received_total"]
+        if received >= sent and controller.metric("kubevec_queue_depth") == 0:
+            break
+        time.sleep(0.5)
+    else:
+        raise TimeoutError("the controller did not receive every status event within 600 s")
+    seconds = time.monotonic() - started
+    after = {name: controller.metric(name) for name in COUNTERS}
+    return {"seconds": seconds, **{name: after[name] - before[name] for name in COUNTERS}}
+
+
+COUNTERS = ("kubevec_events_received_total", "kubevec_embeddings_computed_total", "kubevec_upserts_total")
+
+
+def label_churn(api: Api, controller: Controller, store_url: str) -> dict[str, float]:
+    """Scenario 4: CHURN_RATE label changes per second for CHURN_SECONDS on distinct ConfigMaps; the
+    time from each patch to its new text in the store (polled every 0.1 s), and the queue's peak."""
+    import chromadb
+    from chromadb.config import Settings
+
+    host, port = store_url.removeprefix("http://").split(":")
+    client = chromadb.HttpClient(host=host, port=int(port), settings=Settings(anonymized_telemetry=False))
+    collection = client.get_collection("instances")
+    targets = configmap_paths()
+    pending: dict[str, tuple[str, float]] = {}  # document id -> (expected label, sent at)
+    latencies: list[float] = []
+    lock = threading.Lock()
+    done = threading.Event()
+    done_at = [float("inf")]
+
+    def poll() -> None:
+        while not done.is_set() or (pending and time.monotonic() < done_at[0] + 60):
+            with lock:
+                wanted = dict(list(pending.items())[:300])
+            if wanted:
+                got = collection.get(ids=list(wanted), include=["documents"])
+                now = time.monotonic()
+                for doc_id, text in zip(got["ids"], got["documents"] or [], strict=True):
+                    label, sent = wanted[doc_id]
+                    if label in (text or ""):
+                        latencies.append(now - sent)
+                        with lock:
+                            pending.pop(doc_id, None)
+            time.sleep(0.1)
+
+    poller = threading.Thread(target=poll, daemon=True)
+    poller.start()
+    depth = 0.0
+    total = CHURN_RATE * CHURN_SECONDS
+    started = time.monotonic()
+    for n in range(total):
+        time.sleep(max(0.0, started + n / CHURN_RATE - time.monotonic()))
+        path, doc_id = targets[n % len(targets)]
+        label = f"c{n:05d}"
+        with lock:
+            pending[doc_id] = (f"churn={label}", time.monotonic())
+        api.request(
+            "PATCH", path, {"metadata": {"labels": {"churn": label}}}, content_type="application/merge-patch+json"
+        )
+        if n % CHURN_RATE == 0:
+            depth = max(depth, controller.metric("kubevec_queue_depth"))
+    done_at[0] = time.monotonic()
+    done.set()
+    poller.join(timeout=120)
+    latencies.sort()
+    return {
+        "changes": total,
+        "seen": len(latencies),
+        "p50": latencies[len(latencies) // 2] if latencies else float("nan"),
+        "p99": latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))] if latencies else float("nan"),
+        "queue_peak": depth,
+    }
+
+
+def naive_baseline(plane: ControlPlane, api: Api, store_url: str) -> dict[str, Any]:
+    """Scenarios 1-3 for the naive baseline (``tests/bench/naive.py``), after the controller stopped."""
+    from tests.bench.naive import Naive
+
+    async def scenarios() -> dict[str, Any]:
+        naive = Naive(plane, store_url=store_url, cluster=CLUSTER)
+        try:
+            print("  naive baseline: initial sync ...", file=sys.stderr, flush=True)
+            first = await naive.sync()
+            print("  naive baseline: restart ...", file=sys.stderr, flush=True)
+            again = await naive.sync()
+            print("  naive baseline: status patches ...", file=sys.stderr, flush=True)
+            kinds = sorted({path.split("/")[6] for path, _ in widget_paths(STATUS_PATCHES)})
+            watcher = naive.watch([f"/apis/{WIDGET_GROUP}/v1/{plural}" for plural in kinds])
+            plural_of = {f"Widget{k.removeprefix('widget').removesuffix('s')}": k for k in kinds}
+            sent = await asyncio.to_thread(patch_statuses, api, STATUS_PATCHES, round_no=2)
+            status = await watcher.drain(count=sent, plural_of=plural_of)
+        finally:
+            await naive.close()
+        return {"first": first, "again": again, "status": status}
+
+    return asyncio.run(scenarios())
+
+
 def run() -> str:
     with tempfile.TemporaryDirectory(prefix="kubevec-scale-") as tmp, running(quiet=True, controllers=()) as plane:
         workdir = Path(tmp)
@@ -264,23 +421,99 @@ def run() -> str:
                 again = controller.start()
                 again_embedded = controller.metric("kubevec_embeddings_computed_total")
                 again_rss = controller.peak_rss_mib()
+                print(f"  {STATUS_PATCHES} status patches ...", file=sys.stderr, flush=True)
+                status = status_churn(api, controller)
+                print(f"  label churn, {CHURN_RATE}/s for {CHURN_SECONDS} s ...", file=sys.stderr, flush=True)
+                churn = label_churn(api, controller, store_url)
             finally:
                 controller.stop()
+            print("  embedding the same texts alone ...", file=sys.stderr, flush=True)
             texts, alone = embed_alone(store_url)
-    rows = [
-        ["initial sync: ready after (s)", first, "", ""],
-        [f"  the same {texts} texts embedded alone (s)", alone, "", ""],
-        ["  ratio sync / embedding alone", first / alone, "<= 1.25", "met" if first / alone <= 1.25 else "not met"],
-        ["  embeddings computed", embedded, "", ""],
-        ["  controller peak RSS (MiB)", first_rss, "<= 400", "met" if first_rss <= 400 else "not met"],
-        ["restart, unchanged cluster: ready after (s)", again, "<= 10", "met" if again <= 10 else "not met"],
-        ["  embeddings computed", again_embedded, "0", "met" if again_embedded == 0 else "not met"],
-        ["  controller peak RSS (MiB)", again_rss, "<= 400", "met" if again_rss <= 400 else "not met"],
+            naive = naive_baseline(plane, api, store_url)
+    n_first, n_again, n_status = naive["first"], naive["again"], naive["status"]
+    rows: list[list[object]] = [
+        ["1. initial sync: ready after (s)", first, "", "", n_first.seconds, ratio(first, n_first.seconds)],
+        [f"  the same {texts} texts embedded alone (s)", alone, "", "", "", ""],
+        ["  ratio sync / embedding alone", first / alone, "<= 1.25", met(first / alone <= 1.25), "", ""],
+        ["  embeddings computed", embedded, "", "", n_first.embeddings, ratio(embedded, n_first.embeddings)],
+        ["  controller peak RSS (MiB)", first_rss, "<= 400", met(first_rss <= 400), "", ""],
+        [
+            "2. restart, unchanged cluster: ready after (s)",
+            again,
+            "<= 10",
+            met(again <= 10),
+            n_again.seconds,
+            ratio(again, n_again.seconds),
+        ],
+        [
+            "  embeddings computed",
+            again_embedded,
+            "0",
+            met(again_embedded == 0),
+            n_again.embeddings,
+            ratio(again_embedded, n_again.embeddings),
+        ],
+        ["  controller peak RSS (MiB)", again_rss, "<= 400", met(again_rss <= 400), "", ""],
+        [
+            f"3. {STATUS_PATCHES} status-only patches: all handled after (s)",
+            status["seconds"],
+            "",
+            "",
+            n_status.seconds,
+            ratio(status["seconds"], n_status.seconds),
+        ],
+        [
+            "  embeddings computed",
+            status["kubevec_embeddings_computed_total"],
+            "0",
+            met(status["kubevec_embeddings_computed_total"] == 0),
+            n_status.embeddings,
+            ratio(status["kubevec_embeddings_computed_total"], n_status.embeddings),
+        ],
+        [
+            "  documents written",
+            status["kubevec_upserts_total"],
+            "0",
+            met(status["kubevec_upserts_total"] == 0),
+            n_status.upserts,
+            ratio(status["kubevec_upserts_total"], n_status.upserts),
+        ],
+        [
+            f"4. {CHURN_RATE} label changes/s for {CHURN_SECONDS} s: in the store after, p50 (s)",
+            churn["p50"],
+            "<= 0.28",
+            met(churn["p50"] <= 0.28),
+            "",
+            "",
+        ],
+        ["  p99 (s)", churn["p99"], "<= 1.5", met(churn["p99"] <= 1.5), "", ""],
+        [
+            "  changes seen in the store",
+            f"{churn['seen']:.0f}/{churn['changes']:.0f}",
+            "all",
+            met(churn["seen"] == churn["changes"]),
+            "",
+            "",
+        ],
+        ["  queue depth, peak (documents)", churn["queue_peak"], "bounded", "", "", ""],
     ]
     return (
-        table([f"{CRDS} CRDs + {OBJECTS} objects, Chroma server", "figure", "goal", ""], rows)
-        + "\n(kubevec run as its own process, offline embedder, 2-core machine; KUBEVEC_BENCH_CRDS/OBJECTS scale it)"
+        table(
+            [f"{CRDS} CRDs + {OBJECTS} objects, Chroma server", "kubevec", "goal", "", "naive", "kubevec / naive"], rows
+        )
+        + "\n(kubevec run as its own process, offline embedder, 2-core machine; KUBEVEC_BENCH_CRDS/OBJECTS scale it."
+        + "\n naive: the same listing and documents, each embedded and upserted alone, no hash-skip (tests/bench/naive.py);"
+        + "\n its times leave out process start and model load. Latency of scenario 4: patch sent -> new text read"
+        + "\n back from the store, polled every 0.1 s.)"
     )
+
+
+def met(ok: bool) -> str:
+    return "met" if ok else "not met"
+
+
+def ratio(ours: float, naive: float) -> str:
+    return f"{ours / naive:.2f}" if naive else ""
 
 
 def main() -> None:
