@@ -273,6 +273,10 @@ class ControlPlane:
         post("/v3/kv/compaction", {"revision": revision, "physical": True})
         return revision
 
+    def pids(self) -> dict[str, int]:
+        """The running processes by name (etcd, kube-apiserver, ...), for benchmarks that count their CPU."""
+        return {name: proc.pid for name, proc, _ in self._procs if proc.poll() is None}
+
     # -- internals -----------------------------------------------------------------------------
 
     def _spawn(self, name: str, argv: list[str]) -> None:
