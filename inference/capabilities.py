@@ -90,6 +90,11 @@ CAPABILITY_LEXICON: Final[tuple[tuple[str, str], ...]] = (
     ("cloud infrastructure", r"provider|cloud|aws|gcp|azure|composit"),
 )
 
+#: The lexicon compiled once, to scan lowercased text: its patterns are lowercase, and 36
+#: case-insensitive scans per type were half the time of describing one (2.4 of 4.4 s for the 118
+#: CRDs of the shared corpus; the same texts either way).
+_LEXICON: Final = tuple((phrase, re.compile(pattern)) for phrase, pattern in CAPABILITY_LEXICON)
+
 PROVIDERS: Final[tuple[tuple[str, str], ...]] = (
     ("aws", r"\baws\b|amazon|\bec2\b|\bs3\b|\brds\b|\bsqs\b|\becr\b|\bkms\b|route53|dynamodb"),
     ("gcp", r"\bgcp\b|google|\bgcs\b|\bgke\b|pubsub|gcr\b"),
@@ -373,9 +378,10 @@ def _capabilities(*, head: str, vocabulary: str) -> tuple[str, ...]:
     ``queueLengthLimit`` do not make API flow control "messaging and event streaming".
     """
     found: list[tuple[int, str]] = []
-    for phrase, pattern in CAPABILITY_LEXICON:
-        in_head = len(re.findall(pattern, head, re.IGNORECASE))
-        terms = [term.lower() for term in re.findall(pattern, vocabulary, re.IGNORECASE)]
+    head, vocabulary = head.lower(), vocabulary.lower()
+    for phrase, pattern in _LEXICON:
+        in_head = len(pattern.findall(head))
+        terms: list[str] = pattern.findall(vocabulary)
         if in_head or len(set(terms)) >= 2:
             found.append((in_head * 10 + len(terms), phrase))
     found.sort(key=lambda item: (-item[0], item[1]))

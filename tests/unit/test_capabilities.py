@@ -242,3 +242,12 @@ def test_one_repeated_field_term_is_no_capability() -> None:
     assert "messaging and event streaming" not in queues.capabilities
     kafka = describe_crd(crd_with_fields({"topic": "Topic to read.", "brokers": "Broker addresses."}))
     assert "messaging and event streaming" in kafka.capabilities
+
+
+def test_capability_terms_match_whatever_their_case() -> None:
+    """The lexicon scans lowercased text with lowercase patterns: an upper-case entry would never match."""
+    from inference.capabilities import CAPABILITY_LEXICON
+
+    assert [p for _, p in CAPABILITY_LEXICON if p != p.lower()] == []
+    shouting = describe_crd(crd_with_fields({"TOPIC": "TOPIC to read.", "Brokers": "BROKER addresses."}))
+    assert "messaging and event streaming" in shouting.capabilities
