@@ -128,7 +128,7 @@ class ControlPlane:
                 f"--secure-port={self.port}",
                 "--bind-address=127.0.0.1",
                 "--advertise-address=127.0.0.1",
-                "--service-cluster-ip-range=10.0.0.0/24",
+                "--service-cluster-ip-range=10.0.0.0/16",  # a /24 runs out at ~250 Services
                 "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
                 f"--service-account-key-file={self.workdir / 'sa.pub'}",
                 f"--service-account-signing-key-file={self.workdir / 'sa.key'}",

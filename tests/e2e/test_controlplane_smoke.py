@@ -90,3 +90,28 @@ async def test_aggregated_discovery_finds_what_one_request_per_group_finds(contr
     assert ("apps", "v1", "Deployment") in kinds
     assert ("", "v1", "Namespace") in kinds
     assert not kinds["", "v1", "Namespace"].namespaced
+
+
+def test_hundreds_of_services_get_a_cluster_ip(control_plane: ControlPlane) -> None:
+    """Scale tests create many Services; a /24 service range refused the ~254th ("range is full")."""
+    namespace = "many-services"
+    services = [
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": f"svc-{i}", "namespace": namespace},
+            "spec": {"selector": {"app": f"app-{i}"}, "ports": [{"port": 80}]},
+        }
+        for i in range(300)
+    ]
+    manifest = {
+        "apiVersion": "v1",
+        "kind": "List",
+        "items": [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}, *services],
+    }
+    try:
+        control_plane.kubectl("apply", "--server-side", "-f", "-", input=json.dumps(manifest))
+        listed = control_plane.get_json(f"/api/v1/namespaces/{namespace}/services")["items"]
+        assert len([s for s in listed if s["spec"].get("clusterIP")]) == 300
+    finally:
+        control_plane.kubectl("delete", "namespace", namespace, "--wait=false", "--ignore-not-found")
