@@ -248,9 +248,14 @@ def _open_embedder(settings: Settings) -> Embedder:
     from inference.embedders.base import EmbedderError
 
     try:
-        return make_embedder(settings.embedder)
+        return make_embedder(settings.embedder, verified_dir=_verified_dir(settings))
     except EmbedderError as exc:
         raise CommandError(str(exc)) from exc
+
+
+def _verified_dir(settings: Settings) -> Path:
+    """Where one-shot commands remember the model files they verified (sha256 once per file identity)."""
+    return settings.cache_dir / "verified-models"
 
 
 def _search_service(
@@ -282,7 +287,7 @@ def _search_service(
             wanted = wanted.model_copy(update={"int8_weights": True})
         key = f"{wanted.provider}:{wanted.model}"
         if key not in loaded:
-            loaded[key] = _LazyEmbedder(wanted)
+            loaded[key] = _LazyEmbedder(wanted, verified_dir=_verified_dir(settings) if one_shot else None)
         return loaded[key]
 
     async def refresh() -> tuple[Mapping[str, str], Embedder | None]:
@@ -447,8 +452,9 @@ async def resolve_command(args: argparse.Namespace, settings: Settings) -> int:
 class _LazyEmbedder:
     """The configured embedder, loaded only if an exact name lookup finds nothing (the model takes a second)."""
 
-    def __init__(self, settings: EmbedderSettings) -> None:
+    def __init__(self, settings: EmbedderSettings, *, verified_dir: Path | None = None) -> None:
         self._settings = settings
+        self._verified_dir = verified_dir
         self._embedder: Embedder | None = None
 
     def _load(self) -> Embedder:
@@ -457,7 +463,7 @@ class _LazyEmbedder:
             from inference.embedders.base import EmbedderError
 
             try:
-                self._embedder = make_embedder(self._settings)
+                self._embedder = make_embedder(self._settings, verified_dir=self._verified_dir)
             except EmbedderError as exc:
                 raise CommandError(str(exc)) from exc
         return self._embedder

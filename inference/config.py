@@ -51,8 +51,12 @@ class DescriberSettings(BaseModel):
     llm: LLMSettings = Field(default_factory=LLMSettings)
 
 
-def make_embedder(settings: EmbedderSettings) -> Embedder:
-    """The configured embedder; the local model is loaded (and its sha256 checked) here, once."""
+def make_embedder(settings: EmbedderSettings, *, verified_dir: Path | None = None) -> Embedder:
+    """The configured embedder; the local model is loaded (and its sha256 checked) here, once.
+
+    ``verified_dir``: where one-shot commands remember a model file they verified (see
+    :func:`inference.embedders.local.verify_sha256`); a long-lived process hashes it once anyway.
+    """
     if settings.provider == "voyage":
         from inference.embedders.voyage import DEFAULT_MODEL, VoyageEmbedder
 
@@ -71,4 +75,5 @@ def make_embedder(settings: EmbedderSettings) -> Embedder:
         threads=settings.threads,
         batch_size=settings.batch_size,
         int8_weights=settings.int8_weights,
+        verified_dir=verified_dir,
     )

