@@ -262,15 +262,20 @@ def chroma_pid(store_url: str) -> int:
     raise RuntimeError(f"no chroma run process serves {store_url}")
 
 
-def embed_alone(store_url: str) -> tuple[int, float, float]:
-    """Every stored text embedded again by a bare LocalEmbedder: the pace the sync is measured against."""
+def chroma_client(store_url: str) -> Any:
+    """A chromadb client of the server at ``store_url``, as the bench reads it behind the controller."""
     import chromadb
     from chromadb.config import Settings
 
+    host, port = store_url.removeprefix("http://").split(":")
+    return chromadb.HttpClient(host=host, port=int(port), settings=Settings(anonymized_telemetry=False))
+
+
+def embed_alone(store_url: str) -> tuple[int, float, float]:
+    """Every stored text embedded again by a bare LocalEmbedder: the pace the sync is measured against."""
     from inference.embedders.local import LocalEmbedder
 
-    host, port = store_url.removeprefix("http://").split(":")
-    client = chromadb.HttpClient(host=host, port=int(port), settings=Settings(anonymized_telemetry=False))
+    client = chroma_client(store_url)
     texts: list[str] = []
     for collection in client.list_collections():
         got = client.get_collection(collection.name).get(include=["documents"])
@@ -350,12 +355,7 @@ COUNTERS = ("kubevec_events_received_total", "kubevec_embeddings_computed_total"
 def label_churn(api: Api, controller: Controller, store_url: str) -> dict[str, float]:
     """Scenario 4: CHURN_RATE label changes per second for CHURN_SECONDS on distinct ConfigMaps; the
     time from each patch to its new text in the store (polled every 0.1 s), and the queue's peak."""
-    import chromadb
-    from chromadb.config import Settings
-
-    host, port = store_url.removeprefix("http://").split(":")
-    client = chromadb.HttpClient(host=host, port=int(port), settings=Settings(anonymized_telemetry=False))
-    collection = client.get_collection("instances")
+    collection = chroma_client(store_url).get_collection("instances")
     targets = configmap_paths()
     pending: dict[str, tuple[str, float]] = {}  # document id -> (expected label, sent at)
     latencies: list[float] = []
