@@ -9,16 +9,21 @@ credentials are judged twice, because either judgement alone misses real cases:
 
 - **by name** (:func:`is_credential_name`): the field name is split into words at camelCase,
   snake_case, kebab-case and dot boundaries, and judged against :data:`CREDENTIAL_WORDS` and
-  :data:`CREDENTIAL_PHRASES`. Whole words only, so ``passwordList`` and ``db_password`` match but
-  ``bypassword`` or ``tokenizer`` do not. A name that ends in a reference word (``secretName``,
+  :data:`CREDENTIAL_PHRASES`. Whole words, so ``passwordList`` and ``db_password`` match but
+  ``bypass`` or ``tokenizer`` do not; a name that *ends* in a short form (``dbPass``, ``rootPw``:
+  :data:`CREDENTIAL_LAST_WORDS`) or runs a credential word into a prefix (``PGPASSWORD``:
+  :data:`CREDENTIAL_SUFFIXES`) matches too. A name that ends in a reference word (``secretName``,
   ``passwordSecretRef``, ``tokenUrl``) points at a credential instead of holding one and is kept.
   Under a credential name *every* value type is dropped: strings, numbers, booleans, lists and maps
-  (a map's reference fields such as ``name`` survive).
+  (a map's reference fields such as ``name`` survive), and in a list of strings the item after a
+  credential flag (``["--password", "x"]``) too.
 - **by value** (:func:`redact_text`): userinfo in any URL, ``Basic``/``Bearer`` credentials and
   ``Authorization:`` headers, JWTs, every ``-----BEGIN ...-----`` block (PEM, PGP, OpenSSH),
   well-known token formats (GitHub, GitLab, Slack, AWS, Google, Stripe, npm, OpenAI-style keys,
-  Azure SAS signatures, Slack/Discord webhooks), and ``password=...``-style pairs inside longer
-  strings. Only the matched part is replaced, so the rest of a sentence stays searchable.
+  Azure SAS signatures, Slack/Discord webhooks), and ``NAME=value`` pairs inside longer strings whose
+  NAME is a credential name (env files, flags, connection strings, query strings; also ``NAME: value``
+  in strings taken from objects, which may hold YAML, JSON or headers). Only the matched part is
+  replaced, so the rest of a sentence stays searchable.
 - long high-entropy strings under *suspicious* names (:data:`SUSPICIOUS_WORDS`: ``signature``,
   ``hmac``, ``cookie``...) that are not credential names on their own.
 """
@@ -80,6 +85,11 @@ CREDENTIAL_WORDS: Final = frozenset(
         "htpasswd",
     }
 )
+#: A field name whose *last* word is one of these short forms holds a credential (``dbPass``, ``rootPw``);
+#: elsewhere in a name they mean something else (``passThrough``).
+CREDENTIAL_LAST_WORDS: Final = frozenset({"pass", "pw", "pword"})
+#: One unbroken word ending in one of these holds a credential (``PGPASSWORD``, ``csrftoken``).
+CREDENTIAL_SUFFIXES: Final = ("password", "passwd", "passphrase", "secret", "token", "apikey")
 #: A field name containing these adjacent words holds a credential (``secretAccessKey``, ``api_key``).
 CREDENTIAL_PHRASES: Final = frozenset(
     {
@@ -99,6 +109,7 @@ CREDENTIAL_PHRASES: Final = frozenset(
         ("ssh", "key"),
         ("cert", "key"),
         ("auth", "key"),
+        ("hmac", "key"),
         ("connection", "string"),
         ("conn", "string"),
         ("basic", "auth"),
@@ -186,10 +197,31 @@ ENTROPY_MIN_BITS: Final = 3.5
 
 _WORD_BOUNDARY = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 
-_PAIR_KEYS: Final = (
-    r"(?:password|passwd|pwd|passphrase|secret|client_secret|token|access_token|refresh_token|"
-    r"api_?key|apikey|sig|signature|x-amz-signature|x-amz-credential|accountkey|sharedaccesskey)"
-)
+#: Pair names that are not credential names in a schema but are in a query or connection string.
+_PAIR_NAMES: Final = re.compile(r"(?i)(?:sig|signature|x-amz-signature|accountkey|sharedaccesskey)")
+#: ``NAME=value`` anywhere (env files, flags, query and connection strings); the name is judged by
+#: :func:`_holds_credential`. ``"NAME": value`` and ``NAME: value`` are :data:`_COLON_PAIR` (raw strings only).
+_PAIR_VALUE: Final = r"(\"[^\"]*\"|'[^']*'|[^\s&;,\"'|}]+)"
+_EQUALS_PAIR: Final = re.compile(rf"(?<![\w.])([A-Za-z_][\w.-]*)(\s*=\s*){_PAIR_VALUE}")
+_COLON_PAIR: Final = re.compile(rf"(?<![\w.])([\"']?)([A-Za-z_][\w.-]*)\1(\s*:\s*){_PAIR_VALUE}")
+#: A command-line flag on its own (its value is the next item of the list).
+_FLAG: Final = re.compile(r"--?[A-Za-z][\w.-]*")
+
+
+def _equals_pair(match: re.Match[str]) -> str:
+    name, separator, _ = match.groups()
+    return f"{name}{separator}{REDACTED}" if _holds_credential(name) else match.group(0)
+
+
+def _colon_pair(match: re.Match[str]) -> str:
+    quote, name, separator, _ = match.groups()
+    return f"{quote}{name}{quote}{separator}{REDACTED}" if _holds_credential(name) else match.group(0)
+
+
+def _holds_credential(name: str) -> bool:
+    return is_credential_name(name) or _PAIR_NAMES.fullmatch(name) is not None
+
+
 #: (pattern, replacement) pairs applied to every string; the replacement keeps what is not secret.
 _VALUE_RULES: Final[tuple[tuple[re.Pattern[str], str], ...]] = (
     # Every armoured block: PEM keys and certificates, PGP, OpenSSH (also when the END line is cut off).
@@ -218,14 +250,12 @@ _VALUE_RULES: Final[tuple[tuple[re.Pattern[str], str], ...]] = (
     (re.compile(r"\bnpm_[A-Za-z0-9]{36}\b"), REDACTED),
     (re.compile(r"\bsk-(?:[A-Za-z0-9]+-)*[A-Za-z0-9_]{20,}"), REDACTED),
     (re.compile(r"\bSG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}"), REDACTED),
-    # key=value credentials: connection strings, query strings, SAS tokens, env files.
-    (re.compile(rf"(?i)\b({_PAIR_KEYS}\s*=\s*)(\"[^\"]*\"|'[^']*'|[^\s&;,\"'|]+)"), rf"\1{REDACTED}"),
 )
-#: Extra rules for strings taken from objects, which may hold YAML or headers (``password: x``,
-#: ``Authorization: Basic x``). Not applied to rendered document text, whose own layout is ``field: words``.
+#: Extra rules for strings taken from objects, which may hold YAML or headers (``Authorization: Basic x``;
+#: ``password: x`` is :data:`_COLON_PAIR`). Not applied to rendered document text, whose own layout is
+#: ``field: words``.
 _RAW_VALUE_RULES: Final[tuple[tuple[re.Pattern[str], str], ...]] = (
     (re.compile(r"(?i)\b(authorization\s*[:=]\s*)(?:[A-Za-z]+\s+)?[^\s,;\"']+"), rf"\1{REDACTED}"),
-    (re.compile(rf"(?i)\b({_PAIR_KEYS}\s*:\s*)(\"[^\"]*\"|'[^']*'|[^\s&;,\"'|]+)"), rf"\1{REDACTED}"),
 )
 
 
@@ -244,7 +274,11 @@ def is_credential_name(name: str) -> bool:
         return True  # ends with the phrase itself: webhookUrl, secretAccessKey
     if words[-1] in REFERENCE_WORDS:
         return False
-    return any(word in CREDENTIAL_WORDS for word in words) or bool(pairs & CREDENTIAL_PHRASES)
+    if words[-1] in CREDENTIAL_LAST_WORDS:
+        return True  # dbPass, smtp_pass, rootPw
+    return any(word in CREDENTIAL_WORDS or word.endswith(CREDENTIAL_SUFFIXES) for word in words) or bool(
+        pairs & CREDENTIAL_PHRASES
+    )
 
 
 def is_suspicious_name(name: str) -> bool:
@@ -281,6 +315,10 @@ def redact_text(value: str, *, raw: bool = True) -> str:
         return value
     for pattern, replacement in (*_VALUE_RULES, *_RAW_VALUE_RULES) if raw else _VALUE_RULES:
         value = pattern.sub(replacement, value)
+    if "=" in value:
+        value = _EQUALS_PAIR.sub(_equals_pair, value)
+    if raw and ":" in value:
+        value = _COLON_PAIR.sub(_colon_pair, value)
     return value
 
 
@@ -339,7 +377,18 @@ def scrub(value: Any, *, under_credential: bool = False) -> Any:
     if isinstance(value, Mapping):
         return {str(k): _scrub_field(str(k), v, under_credential=under_credential) for k, v in value.items()}
     if isinstance(value, list):
-        return [scrub(item, under_credential=under_credential) for item in value]
+        items = [scrub(item, under_credential=under_credential) for item in value]
+        for index, item in enumerate(value[:-1]):
+            following = value[index + 1]
+            if (
+                isinstance(item, str)
+                and isinstance(following, str)
+                and not following.startswith("-")
+                and _FLAG.fullmatch(item)
+                and is_credential_name(item)
+            ):
+                items[index + 1] = REDACTED  # ["--password", "x"]: a command line's credential
+        return items
     if under_credential:
         return REDACTED
     if isinstance(value, str):

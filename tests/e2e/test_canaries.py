@@ -84,8 +84,17 @@ def spec_placements() -> tuple[dict[str, Any], list[str]]:
         "config": f"logLevel: debug\npassword: {c(42)}\n",
         "signature": f"q8Zr3{c(43)}LxV0pT7mN2bW5yK",
         "adminPassword": 972089767740,
+        # Short names, command lines and pairs inside strings (each reached the store before).
+        "dbPass": c(50),
+        "rootPw": c(51),
+        "PGPASSWORD": c(52),
+        "hmacKey": c(53),
+        "args": ["--password", c(54), "--port", "5432"],
+        "envFile": f"DB_USER=app DB_PASSWORD={c(55)}",
+        "headers": f"X-Api-Key: {c(56)}",
+        "settings": f'{{"apiKey": "{c(57)}", "region": "eu"}}',
     }
-    canaries = [c(n) for n in range(10, 44)]
+    canaries = [c(n) for n in (*range(10, 44), *range(50, 58))]
     return spec, canaries
 
 

@@ -291,13 +291,17 @@ def test_every_label_is_stored_in_the_payload_even_past_the_text_cap() -> None:
     assert "(+180 more)" in document.text
 
 
+def _widget_text(spec: dict[str, Any]) -> tuple[str, str]:
+    """A Widget with ``spec``: its document's text, and the text with every metadata value."""
+    cr = {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w", "namespace": "a"}, "spec": spec}
+    document = build_instance(cr, plural="widgets").to_document()
+    return document.text, document.text + json.dumps(dict(document.metadata))
+
+
 def test_credentials_in_custom_resource_specs_by_name_and_value() -> None:
     canary = "Zq4canaryW2"
-    cr = {
-        "apiVersion": "example.com/v1",
-        "kind": "Widget",
-        "metadata": {"name": "w", "namespace": "a"},
-        "spec": {
+    text, dumped = _widget_text(
+        {
             "connectionString": f"Server=x;Password={canary}",
             "dsn": f"postgres://u:{canary}@h/db",
             "clientSecret": canary,
@@ -306,13 +310,30 @@ def test_credentials_in_custom_resource_specs_by_name_and_value() -> None:
             "endpoint": f"https://user:{canary}@api.example.com",
             "note": f"call with Authorization: Bearer {canary}abc",
             "region": "eu-west-1",
-        },
-    }
-    document = build_instance(cr, plural="widgets").to_document()
-    dumped = document.text + json.dumps(dict(document.metadata))
+        }
+    )
     assert canary not in dumped
     assert "972089767740" not in dumped
-    assert "region: eu-west-1" in document.text
+    assert "region: eu-west-1" in text
+
+
+def test_credentials_under_short_names_flags_and_embedded_pairs_are_dropped() -> None:
+    """Found by trying it: each of these reached the instance text before."""
+    canary = "Zq4canaryW2"
+    text, dumped = _widget_text(
+        {
+            "adminPass": canary,
+            "rootPw": canary,
+            "hmacKey": canary,
+            "args": ["--password", canary, "--port", "5432"],
+            "envFile": f"DB_USER=app DB_PASSWORD={canary}",
+            "header": f"X-Api-Key: {canary}",
+            "region": "eu-west-1",
+        }
+    )
+    assert canary not in dumped
+    assert "args: --password, --port, 5432" in text
+    assert "envFile: DB_USER=app DB_PASSWORD=<redacted>" in text
 
 
 def test_invisible_and_bidi_characters_never_reach_a_document() -> None:

@@ -62,6 +62,14 @@ CANARY = "Kv9canaryQ7"
         "webhookUrl",
         "kubeconfig",
         "storage.accountKey",
+        "dbPass",
+        "smtp_pass",
+        "truststorePass",
+        "ADMIN-PASS",
+        "rootPw",
+        "PGPASSWORD",
+        "csrftoken",
+        "hmacKey",
     ],
 )
 def test_credential_names(name: str) -> None:
@@ -90,6 +98,10 @@ def test_credential_names(name: str) -> None:
         "key",
         "author",
         "secretsStoreProvider",
+        "passThrough",
+        "passHostHeader",
+        "compass",
+        "pwdSecretRef",
     ],
 )
 def test_names_that_only_refer_to_credentials_or_are_unrelated(name: str) -> None:
@@ -127,6 +139,16 @@ def test_name_words_split_every_convention() -> None:
         f"sk_live_{CANARY}abcdefghijk",
         f"glpat-{CANARY}abcdefghijkl",
         f"AIzaSy{CANARY}abcdefghijklmnopqrstuvw",
+        f"DB_PASSWORD={CANARY}",
+        f"export DB_PASS={CANARY} && run",
+        f"PGPASSWORD={CANARY} psql -h db",
+        f"--admin-pass={CANARY}",
+        f"aws_secret_access_key = {CANARY}",
+        f"db_password: {CANARY}\nuser: app",
+        f'config: {{"password": "{CANARY}", "user": "app"}}',
+        f"{{'apiKey': '{CANARY}'}}",
+        f"X-Api-Key: {CANARY}",
+        f"curl -H 'Private-Token: {CANARY}' https://gitlab",
     ],
 )
 def test_values_that_are_credentials_anywhere_in_a_string(value: str) -> None:
@@ -147,6 +169,9 @@ def test_values_that_are_credentials_anywhere_in_a_string(value: str) -> None:
         "user@example.com",
         "Secret name that holds the token",
         "Provider of the Security Token Service.",
+        "replicas=3 mode=fast tokenUrl=https://auth.example.com/token",
+        "secretName: db-creds, passwordSecretRef: admin",
+        "https://example.com/search?q=kubernetes&page=2",
     ],
 )
 def test_ordinary_text_is_kept(value: str) -> None:
@@ -179,6 +204,20 @@ def test_every_value_type_under_a_credential_name_is_dropped() -> None:
     assert out["credentials"]["secretRef"] == {"name": "aws-creds", "key": REDACTED}
     assert out["passwordSecretRef"] == {"name": "db-pass", "key": "password"}
     assert out["size"] == "large"
+
+
+def test_the_value_after_a_credential_flag_is_dropped() -> None:
+    """A command line as a list: ``--password`` is kept, the next item is the password."""
+    args = ["--password", CANARY, "--api-key", CANARY, "--verbose", "-v", "--token", "--log-level", "debug"]
+    assert scrub({"args": args}) == {
+        "args": ["--password", REDACTED, "--api-key", REDACTED, "--verbose", "-v", "--token", "--log-level", "debug"]
+    }
+
+
+def test_pairs_are_judged_by_name_in_rendered_text_too() -> None:
+    assert redact_text(f"args: --db-password={CANARY}, --port=5432", raw=False) == (
+        f"args: --db-password={REDACTED}, --port=5432"
+    )
 
 
 def test_high_entropy_strings_under_suspicious_names() -> None:
