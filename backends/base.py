@@ -226,6 +226,7 @@ class BaseStore:
                     str(metadata.get("content_hash", "")),
                     str(metadata.get("text_hash", "")),
                     str(metadata.get("built_from", "")),
+                    str(metadata.get("cluster", "")),
                 ),
             )
 

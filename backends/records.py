@@ -29,11 +29,14 @@ class StoredHashes(NamedTuple):
 
     ``built_from`` says which version of which source object the document was built from (see
     ``inference.documents.BUILT_FROM``), so an unchanged object need not be built again to know.
+    ``cluster`` says which controller wrote it: several may share a store, and each collects only
+    its own documents.
     """
 
     content_hash: str
     text_hash: str  # "" for a record stored before text hashes were kept
     built_from: str = ""
+    cluster: str = ""
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

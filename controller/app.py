@@ -84,6 +84,7 @@ class App:
             debounce=settings.sync.debounce_seconds,
             batch_size=settings.sync.batch_size,
             max_backoff=settings.sync.max_backoff_seconds,
+            cluster=settings.cluster_name,
         )
         self.engine.set_active(self.active)
         self.llm = _llm(settings)

@@ -32,7 +32,7 @@ from opentelemetry import trace
 from opentelemetry.trace import Link, SpanContext
 
 from backends import BackendError, InvalidRecord, Record, StoredHashes, VectorStore
-from backends.filters import And, Eq
+from backends.filters import And, Eq, Filter
 from controller.metrics import Metrics
 from controller.tracing import tracer
 from inference.documents import COLLECTIONS, INDEXED_FIELDS, Collection, Document
@@ -87,8 +87,11 @@ class SyncEngine:
         debounce: float = 1.0,
         batch_size: int = 64,
         max_backoff: float = 60.0,
+        cluster: str | None = None,
     ) -> None:
         self.store = store
+        #: This controller's cluster name: the resync and purges touch only documents it wrote (None: all).
+        self.cluster = cluster
         self.embedder = embedder
         self.metrics = metrics
         self.names = collection_names
@@ -208,7 +211,7 @@ class SyncEngine:
                 known = self._known[collection]
                 wanted = desired[collection]
                 for document_id, stored_hash in snapshot[collection].items():
-                    if document_id in wanted or self.pending(collection, document_id):
+                    if document_id in wanted or self.pending(collection, document_id) or not self._ours(stored_hash):
                         continue
                     if known.get(document_id) != stored_hash:
                         continue
@@ -290,11 +293,18 @@ class SyncEngine:
         async with self._lock:
             for key in [k for k, p in self._queue.items() if k[0] == "instances" and _id_kind(p.id) == (group, kind)]:
                 del self._queue[key]
-            await self.store.delete_where(self.names["instances"], And((Eq("group", group or CORE), Eq("kind", kind))))
+            where: list[Filter] = [Eq("group", group or CORE), Eq("kind", kind)]
+            if self.cluster is not None:
+                where.append(Eq("cluster", self.cluster))
+            await self.store.delete_where(self.names["instances"], And(tuple(where)))
             known = self._known["instances"]
-            for document_id in [i for i in known if _id_kind(i) == (group, kind)]:
+            for document_id in [i for i, h in known.items() if _id_kind(i) == (group, kind) and self._ours(h)]:
                 del known[document_id]
         self._count_documents()
+
+    def _ours(self, stored: StoredHashes) -> bool:
+        """Whether this controller wrote a stored document (one stored without a cluster counts as ours)."""
+        return self.cluster is None or stored.cluster in ("", self.cluster)
 
     # -- the flush loop ----------------------------------------------------------------------------
 
@@ -471,7 +481,7 @@ class SyncEngine:
             return
         known = self._known[collection]
         for d in changed:
-            known[d.id] = StoredHashes(d.content_hash, d.text_hash, d.built_from)
+            known[d.id] = StoredHashes(d.content_hash, d.text_hash, d.built_from, d.cluster)
         self.metrics.upserts.labels(collection=collection).inc(len(records))
         logger.info(
             "Upserted documents collection=%s count=%d embedded=%d reused=%d skipped=%d",

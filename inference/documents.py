@@ -81,6 +81,10 @@ class Document:
     def built_from(self) -> str:
         return str(self.metadata.get(BUILT_FROM, ""))
 
+    @property
+    def cluster(self) -> str:
+        return str(self.metadata.get("cluster", ""))
+
 
 #: What a document was built from: the source object's uid and version (``resourceVersion``, a
 #: CRD's ``generation``), the builder's inputs and kubevec's version. Left out of the content hash:

@@ -95,6 +95,7 @@ async def test_writes_are_planned_from_hashes_and_read_only_vectors_to_re_use() 
         doc("b", uid="2").content_hash,
         doc("b").text_hash,
         "",
+        "",
     )
 
 
@@ -222,6 +223,26 @@ async def test_purge_removes_one_kind_everywhere() -> None:
     await engine.purge_resource(group="kafka.strimzi.io", kind="KafkaTopic")
     assert set(await stored(store)) == {"c/ns/core/v1/ConfigMap/x"}
     assert "c/ns/kafka.strimzi.io/v1/KafkaTopic/t" not in engine.known["instances"]
+
+
+async def test_purge_leaves_the_documents_of_other_clusters_sharing_the_store() -> None:
+    store, embedder = MemoryStore(), CountingEmbedder()
+    engines = {cluster: await engine_with(store, embedder) for cluster in ("east", "west")}
+    for cluster, engine in engines.items():
+        engine.cluster = cluster
+        engine.submit(
+            make_document(
+                id=f"{cluster}/ns/kafka.strimzi.io/v1/KafkaTopic/t",
+                collection="instances",
+                text="t",
+                metadata={"group": "kafka.strimzi.io", "kind": "KafkaTopic", "cluster": cluster},
+            )
+        )
+        await engine.flush()
+    await engines["east"].snapshot()
+    await engines["east"].purge_resource(group="kafka.strimzi.io", kind="KafkaTopic")
+    assert set(await stored(store)) == {"west/ns/kafka.strimzi.io/v1/KafkaTopic/t"}
+    assert set(engines["east"].known["instances"]) == {"west/ns/kafka.strimzi.io/v1/KafkaTopic/t"}
 
 
 async def test_standby_queues_but_writes_nothing_until_active() -> None:

@@ -524,3 +524,27 @@ async def test_a_standby_never_uses_start_ups_snapshot() -> None:
     app.engine.set_active(False)  # another replica writes the store meanwhile
     app.engine.set_active(True)
     assert app.engine.prepared_snapshot() is None
+
+
+async def test_controllers_of_two_clusters_sharing_a_store_never_collect_each_others_documents() -> None:
+    """Several controllers with different cluster names may write one store (README: Searching)."""
+    store = MemoryStore()
+    apps = []
+    for cluster in ("east", "west"):
+        reader = FakeReader()
+        reader.resources = [CONFIGMAPS]
+        reader.apiservice_groups = [""]
+        reader.objects = {"configmaps": [obj("ConfigMap", "v1", f"c-{cluster}")]}
+        settings = Settings(
+            cluster_name=cluster,
+            server=ServerSettings(health_port=0, metrics_port=0),
+            sync=SyncSettings(builtin_capabilities=False),
+        )
+        app = App(settings=settings, store=store, embedder=CountingEmbedder(), kube=reader)  # type: ignore[arg-type]
+        await app.engine.prepare()
+        apps.append(app)
+    for app in [*apps, *apps]:
+        await app.resync()
+        await app.engine.flush()
+    stored = sorted([i async for i, _ in store.iter_ids("instances")])
+    assert stored == ["east/a/core/v1/ConfigMap/c-east", "west/a/core/v1/ConfigMap/c-west"]
