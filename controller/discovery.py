@@ -11,6 +11,11 @@ What is lost while a group is skipped: watch events for its objects. The resync 
 them, so the store stays exact within one interval; kopf watches the group after the next
 restart or the next CRD change in it.
 
+kopf also reads every resource only at its group's preferred version;
+:func:`read_each_kind_at_its_version` makes it read one served only at other versions too
+(prometheus-operator's AlertmanagerConfig), at the version kubevec's own discovery picks
+(``controller/versions.py``).
+
 The same holds for a resource whose CRD was just deleted: kopf stops its watcher only when its
 discovery notices, and a watcher that re-lists in between (after a timeout, a 410 or a reconnect)
 gets 404, which kopf 1.45 lets end the whole operator (seen in CI: ``APINotFoundError: 404 page
@@ -30,18 +35,20 @@ from typing import Any
 import kopf
 from kopf._cogs.clients import errors, scanning, watching
 
+from controller.versions import chosen
+
 logger = logging.getLogger(__name__)
 
 QUICK_BACKOFFS = (1.0,)  # one retry: a group that answers 503 twice is down, not starting
 VANISHED_RETRY_SECONDS = 5.0  # between lists of a resource that answered 404, until kopf drops it
 
-_ReadVersion = Callable[..., Awaitable[Collection[kopf.Resource]]]
+_Discovery = Callable[..., Awaitable[Collection[kopf.Resource]]]
 
 
 def tolerate_unavailable_groups(*, on_skip: Callable[[str], None] = lambda group: None) -> None:
     """Install the skipping discovery once per process; ``on_skip(group)`` counts each skip."""
-    current: _ReadVersion = scanning._read_version
-    original: _ReadVersion = getattr(current, "__wrapped__", current)
+    current: _Discovery = scanning._read_version
+    original: _Discovery = getattr(current, "__wrapped__", current)
 
     async def read_version_or_skip(
         *, url: str, group: str, settings: kopf.OperatorSettings, **kwargs: Any
@@ -58,6 +65,39 @@ def tolerate_unavailable_groups(*, on_skip: Callable[[str], None] = lambda group
 
     read_version_or_skip.__wrapped__ = original  # type: ignore[attr-defined]
     scanning._read_version = read_version_or_skip
+
+
+def read_each_kind_at_its_version() -> None:
+    """Install, once per process, a discovery that marks each resource's chosen version as preferred.
+
+    kopf's versionless selectors (and kubevec's filter, which asks for ``preferred``) then watch a
+    resource that its group's preferred version does not serve, at its own highest-priority version.
+    """
+    current: _Discovery = scanning.scan_resources
+    original: _Discovery = getattr(current, "__wrapped__", current)
+
+    async def scan_resources(**kwargs: Any) -> Collection[kopf.Resource]:
+        return each_at_its_version(await original(**kwargs))
+
+    scan_resources.__wrapped__ = original  # type: ignore[attr-defined]
+    scanning.scan_resources = scan_resources
+
+
+def each_at_its_version(resources: Collection[kopf.Resource]) -> set[kopf.Resource]:
+    """``resources`` with, for each (group, plural) that no preferred version serves, its best version
+    marked preferred."""
+    by_plural: dict[tuple[str, str], list[kopf.Resource]] = {}
+    for resource in resources:
+        by_plural.setdefault((resource.group, resource.plural), []).append(resource)
+    out = set(resources)
+    for candidates in by_plural.values():
+        if any(resource.preferred for resource in candidates):
+            continue
+        best = chosen(((r.version, r) for r in candidates), preferred=None)
+        if best is not None:
+            out.discard(best[1])
+            out.add(dataclasses.replace(best[1], preferred=True))
+    return out
 
 
 def tolerate_vanished_resources(

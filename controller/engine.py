@@ -32,7 +32,7 @@ from opentelemetry import trace
 from opentelemetry.trace import Link, SpanContext
 
 from backends import BackendError, InvalidRecord, Record, StoredHashes, VectorStore
-from backends.filters import And, Eq, Filter
+from backends.filters import And, Eq, Filter, Ne
 from controller.metrics import Metrics
 from controller.tracing import tracer
 from inference.documents import COLLECTIONS, INDEXED_FIELDS, Collection, Document
@@ -288,17 +288,27 @@ class SyncEngine:
         self._idle.clear()
         self._wakeup.set()
 
-    async def purge_resource(self, *, group: str, kind: str) -> None:
-        """Delete every instance of one kind (its CRD is gone), in the store and in the queue."""
+    async def purge_resource(self, *, group: str, kind: str, keep_version: str | None = None) -> None:
+        """Delete every instance of one kind (its CRD is gone), or every one not at ``keep_version`` (its
+        CRD moved to that version), in the store and in the queue."""
+
+        def purged(document_id: str) -> bool:
+            parsed = parse_instance_id(document_id)
+            return (
+                parsed is not None and (parsed.group, parsed.kind) == (group, kind) and parsed.version != keep_version
+            )
+
         async with self._lock:
-            for key in [k for k, p in self._queue.items() if k[0] == "instances" and _id_kind(p.id) == (group, kind)]:
+            for key in [k for k, p in self._queue.items() if k[0] == "instances" and purged(p.id)]:
                 del self._queue[key]
             where: list[Filter] = [Eq("group", group or CORE), Eq("kind", kind)]
+            if keep_version is not None:
+                where.append(Ne("version", keep_version))
             if self.cluster is not None:
                 where.append(Eq("cluster", self.cluster))
             await self.store.delete_where(self.names["instances"], And(tuple(where)))
             known = self._known["instances"]
-            for document_id in [i for i, h in known.items() if _id_kind(i) == (group, kind) and self._ours(h)]:
+            for document_id in [i for i, h in known.items() if purged(i) and self._ours(h)]:
                 del known[document_id]
         self._count_documents()
 
@@ -495,11 +505,6 @@ class SyncEngine:
     def _count_documents(self) -> None:
         for collection in COLLECTIONS:
             self.metrics.documents.labels(collection=collection).set(len(self._known[collection]))
-
-
-def _id_kind(document_id: str) -> tuple[str, str] | None:
-    parsed = parse_instance_id(document_id)
-    return None if parsed is None else (parsed.group, parsed.kind)
 
 
 def _current_span_context() -> SpanContext | None:

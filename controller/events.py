@@ -21,6 +21,7 @@ from controller.metrics import Metrics
 from controller.policy import EffectivePolicy, PolicyError, SyncPolicy
 from controller.reconcile import CRD_RESOURCE
 from controller.tracing import tracer
+from controller.versions import crd_version, version_priority
 from inference.bodies import Body, metadata_of
 from inference.documents import CAPABILITIES, INSTANCES, Document
 from inference.identity import ResourceRef
@@ -49,6 +50,8 @@ class EventRouter:
         self.policy = EffectivePolicy()
         self.policy_error: str | None = None  # the last invalid SyncPolicy, until a valid edit or a resync
         self.purges: set[asyncio.Task[None]] = set()  # each removes itself when done
+        #: (group, kind) -> the version a CRD's instances are read at, from its latest event.
+        self.crd_versions: dict[tuple[str, str], str] = {}
 
     def observe_object(
         self, *, group: str, version: str, plural: str, kind: str, event_type: str | None, body: Body
@@ -72,6 +75,11 @@ class EventRouter:
         ref = ResourceRef(group=group, version=version, plural=plural, kind=kind)
         self._metrics.events.labels(resource=ref.resource_id, type=event_type or "LIST").inc()
         if not self.policy.watches(group=group, kind=kind, plural=plural):
+            return
+        current = self.crd_versions.get((group, kind))
+        if current is not None and version_priority(version) > version_priority(current):
+            # The watch of a version its CRD has just moved on from, before kopf stops it. (A newer
+            # version's events may come before the CRD's own event: those are kept.)
             return
         meta = metadata_of(body)
         document_id = ref.instance_id(
@@ -97,15 +105,23 @@ class EventRouter:
         received = time.monotonic()
         self._metrics.events.labels(resource=CRD_RESOURCE.name, type=event_type or "LIST").inc()
         name = str(metadata_of(body).get("name", ""))
+        spec = body.get("spec") or {}
+        key = (str(spec.get("group", "")), str((spec.get("names") or {}).get("kind") or ""))
         if event_type == "DELETED":
             self._engine.submit_delete(CAPABILITIES, name, received=received)
-            spec = body.get("spec") or {}
-            kind = (spec.get("names") or {}).get("kind")
-            if kind:
-                task = asyncio.create_task(self._purge(group=str(spec.get("group", "")), kind=str(kind)))
-                self.purges.add(task)
-                task.add_done_callback(self.purges.discard)
+            self.crd_versions.pop(key, None)
+            if key[1]:
+                self._start_purge(group=key[0], kind=key[1])
             return
+        version = crd_version(body)
+        if version is not None and key[1]:
+            before = self.crd_versions.get(key)
+            self.crd_versions[key] = version
+            # A changed CRD may have moved its instances to another version (kopf lists them there
+            # again): purge the rest. Unknown before (start-up's listing went to the resync) counts as
+            # changed; a CRD just added has no instances elsewhere.
+            if event_type == "MODIFIED" and before != version:
+                self._start_purge(group=key[0], kind=key[1], keep_version=version)
         document = self._documents.capability(body)
         if isinstance(document, Document):
             self._engine.submit(document, received=received)
@@ -128,9 +144,19 @@ class EventRouter:
             logger.info("Applied SyncPolicies count=%d", len(self.policies))
             self._request_resync()
 
-    async def _purge(self, *, group: str, kind: str) -> None:
+    def _start_purge(self, *, group: str, kind: str, keep_version: str | None = None) -> None:
+        task = asyncio.create_task(self._purge(group=group, kind=kind, keep_version=keep_version))
+        self.purges.add(task)
+        task.add_done_callback(self.purges.discard)
+
+    async def _purge(self, *, group: str, kind: str, keep_version: str | None) -> None:
         try:
-            await self._engine.purge_resource(group=group, kind=kind)
-            logger.info("Purged instances of a deleted CRD group=%s kind=%s", group, kind)
+            await self._engine.purge_resource(group=group, kind=kind, keep_version=keep_version)
+            if keep_version is None:
+                logger.info("Purged instances of a deleted CRD group=%s kind=%s", group, kind)
+            else:
+                logger.info(
+                    "Purged instances at versions a CRD left group=%s kind=%s version=%s", group, kind, keep_version
+                )
         except BackendError as exc:  # the store is down: the next resync collects them
             logger.warning("Failed to purge instances group=%s kind=%s error=%s", group, kind, exc)

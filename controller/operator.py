@@ -13,7 +13,11 @@ from typing import Any
 import kopf
 
 from controller.app import App
-from controller.discovery import tolerate_unavailable_groups, tolerate_vanished_resources
+from controller.discovery import (
+    read_each_kind_at_its_version,
+    tolerate_unavailable_groups,
+    tolerate_vanished_resources,
+)
 from controller.kube import load_configuration
 from controller.paging import list_in_pages
 from controller.peering import PeeringIdentity
@@ -51,6 +55,7 @@ def build_registry(*, settings: Settings, app: App | None = None) -> kopf.Operat
         errors = memo.app.metrics.errors
         tolerate_unavailable_groups(on_skip=lambda group: errors.labels(stage="discovery").inc())
         tolerate_vanished_resources(on_vanish=lambda resource: errors.labels(stage="discovery").inc())
+        read_each_kind_at_its_version()
         memo.app.handover.begin()
         list_in_pages(handover=memo.app.handover)
         small_tls_buffers()

@@ -123,3 +123,58 @@ async def test_a_deleted_crd_purges_its_instances(app: App) -> None:
         assert [i async for i, _ in app.store.iter_ids("instances")] == ["unit/a/core/v1/ConfigMap/keep"]
     finally:
         stopper.cancel()
+
+
+def widget_crd(*versions: str) -> dict[str, object]:
+    """The Widget CRD serving ``versions`` (the last one stored)."""
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.example.com", "uid": "u", "resourceVersion": str(len(versions))},
+        "spec": {
+            "group": "example.com",
+            "scope": "Namespaced",
+            "names": {"kind": "Widget", "plural": "widgets"},
+            "versions": [
+                {
+                    "name": v,
+                    "served": True,
+                    "storage": v == versions[-1],
+                    "schema": {"openAPIV3Schema": {"type": "object"}},
+                }
+                for v in versions
+            ],
+        },
+    }
+
+
+def observe_widget(app: App, version: str, name: str) -> None:
+    body = {"apiVersion": f"example.com/{version}", "kind": "Widget", "metadata": {"name": name, "namespace": "a"}}
+    app.events.observe_object(
+        group="example.com", version=version, plural="widgets", kind="Widget", event_type=None, body=body
+    )
+
+
+async def test_a_crd_moving_to_a_new_version_purges_the_old_versions_instances(app: App) -> None:
+    await app.engine.prepare()
+    stopper = asyncio.create_task(app.engine.run())
+    try:
+        app.events.observe_crd(event_type=None, body=widget_crd("v1alpha1"))
+        for name in ("w1", "w2"):
+            observe_widget(app, "v1alpha1", name)
+        await app.engine.wait_idle()
+        app.events.observe_crd(event_type="MODIFIED", body=widget_crd("v1alpha1", "v1"))
+        observe_widget(app, "v1alpha1", "w3")  # the old watch, before kopf stops it: ignored
+        for name in ("w1", "w2"):
+            observe_widget(app, "v1", name)  # the new watch lists every object again
+        for _ in range(100):
+            await app.engine.wait_idle()
+            if not app.events.purges:
+                break
+            await asyncio.sleep(0.02)
+        await app.engine.wait_idle()
+        stored = sorted([i async for i, _ in app.store.iter_ids("instances")])
+        assert stored == ["unit/a/example.com/v1/Widget/w1", "unit/a/example.com/v1/Widget/w2"]
+        assert sorted(app.engine.known["instances"]) == stored
+    finally:
+        stopper.cancel()

@@ -1,12 +1,14 @@
-"""Aggregated discovery: each group's first version is the preferred one; a stale group is skipped."""
+"""Discovery: each resource once, at its group's preferred version if served there, else at its own best
+version (aggregated and plain discovery alike); a stale group or version is skipped."""
 
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 import pytest
 
-from controller.kube import _aggregated_resources
+from controller.kube import KubeError, KubeReader, _aggregated_resources
 
 
 def group(name: str, *versions: dict[str, object]) -> dict[str, object]:
@@ -37,7 +39,12 @@ def test_the_first_version_is_the_preferred_one_and_scope_is_read() -> None:
         ],
     }
     found = {(r.group, r.version, r.plural): r for r in _aggregated_resources(listing)}
-    assert set(found) == {("db.example.com", "v2", "clusters"), ("db.example.com", "v2", "backups"), ("", "v1", "pods")}
+    assert set(found) == {
+        ("db.example.com", "v2", "clusters"),
+        ("db.example.com", "v2", "backups"),
+        ("db.example.com", "v1", "legacies"),  # not served at the preferred version: at its own
+        ("", "v1", "pods"),
+    }
     assert found["db.example.com", "v2", "clusters"].namespaced
     assert not found["db.example.com", "v2", "backups"].namespaced
     assert found["", "v1", "pods"].verbs == ("get", "list", "watch")
@@ -60,3 +67,83 @@ def test_a_stale_group_is_skipped_with_a_warning(caplog: pytest.LogCaptureFixtur
 def test_odd_entries_are_left_out_instead_of_failing() -> None:
     listing = {"items": [group("empty"), group("x.io", version("v1", resource("things", None), {"scope": "Cluster"}))]}
     assert _aggregated_resources(listing) == []
+
+
+def test_a_kind_the_preferred_version_lacks_is_read_at_its_highest_priority_version() -> None:
+    """monitoring.coreos.com: Prometheus at v1, AlertmanagerConfig at v1beta1 and v1alpha1 only."""
+    listing = {
+        "items": [
+            group(
+                "monitoring.coreos.com",
+                version("v1", resource("prometheuses", "Prometheus")),
+                version(
+                    "v1alpha1",
+                    resource("alertmanagerconfigs", "AlertmanagerConfig"),
+                    resource("scrapeconfigs", "ScrapeConfig"),
+                ),
+                version("v1beta1", resource("alertmanagerconfigs", "AlertmanagerConfig")),
+                version("v2alpha1", resource("scrapeconfigs", "ScrapeConfig"), freshness="Stale"),
+            )
+        ]
+    }
+    found = sorted((r.plural, r.version) for r in _aggregated_resources(listing))
+    assert found == [("alertmanagerconfigs", "v1beta1"), ("prometheuses", "v1"), ("scrapeconfigs", "v1alpha1")]
+
+
+class PlainDiscovery(KubeReader):
+    """A server without aggregated discovery: /apis lists groups, each group version its resources."""
+
+    def __init__(self, versions: dict[str, list[tuple[str, str]]], *, down: set[str] = frozenset()) -> None:  # type: ignore[assignment]
+        super().__init__()
+        self.versions = versions
+        self.down = down
+        self.asked: list[str] = []
+
+    async def get(self, path: str, **_: Any) -> Any:
+        self.asked.append(path)
+        if path == "/api":
+            return {"versions": []}
+        if path == "/apis":
+            return {
+                "groups": [
+                    {
+                        "name": "monitoring.coreos.com",
+                        "preferredVersion": {"version": "v1"},
+                        "versions": [{"version": v} for v in self.versions],
+                    }
+                ]
+            }
+        name = path.rsplit("/", 1)[-1]
+        if name in self.down:
+            raise KubeError(f"GET {path} failed: HTTP 503", reason="HTTP 503")
+        return {
+            "resources": [
+                {"name": plural, "kind": kind, "namespaced": True, "verbs": ["list", "watch"]}
+                for plural, kind in self.versions[name]
+            ]
+        }
+
+
+async def test_plain_discovery_reads_each_kind_at_its_version_and_survives_a_version_that_is_down(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    reader = PlainDiscovery(
+        {
+            "v1": [("prometheuses", "Prometheus")],
+            "v1beta1": [("alertmanagerconfigs", "AlertmanagerConfig")],
+            "v1alpha1": [("alertmanagerconfigs", "AlertmanagerConfig"), ("scrapeconfigs", "ScrapeConfig")],
+            "v1alpha2": [("thanosrulers", "ThanosRuler")],
+        },
+        down={"v1alpha2"},
+    )
+    with caplog.at_level(logging.WARNING):
+        found = sorted((r.plural, r.version) for r in await reader.discover(aggregated=False))
+    assert found == [("alertmanagerconfigs", "v1beta1"), ("prometheuses", "v1"), ("scrapeconfigs", "v1alpha1")]
+    assert "version=v1alpha2" in caplog.text
+
+
+async def test_plain_discovery_skips_a_group_whose_preferred_version_is_down() -> None:
+    reader = PlainDiscovery(
+        {"v1": [("prometheuses", "Prometheus")], "v1alpha1": [("scrapeconfigs", "ScrapeConfig")]}, down={"v1"}
+    )
+    assert await reader.discover(aggregated=False) == []
