@@ -269,6 +269,19 @@ class StoreContract:
         assert await store.count(name, Eq("kind", "ConfigMap")) == 0
         assert await store.count(name) == len(records) - len(expected_ids(records, Eq("kind", "ConfigMap")))
 
+    async def test_delete_where_one_kind_except_one_value(
+        self, store: VectorStore, loaded: tuple[str, list[Record]]
+    ) -> None:
+        """The shape of a purge after a CRD moved version: this kind, not at the version kept."""
+        name, records = loaded
+        purge = And((Eq("kind", "ConfigMap"), Ne("namespace", "shop")))
+        await store.delete_where(name, purge)
+        left = {i async for i, _ in store.iter_ids(name)}
+        assert left == {r.id for r in records} - expected_ids(records, purge)
+        assert await store.count(name, Eq("kind", "ConfigMap")) == len(
+            expected_ids(records, And((Eq("kind", "ConfigMap"), Eq("namespace", "shop"))))
+        )
+
     async def test_dimension_and_embedder_mismatch_are_clear(self, store: VectorStore, collection: str) -> None:
         await store.ensure_collection(collection, dimension=DIM, embedder="test-embedder")  # same: fine
         with pytest.raises(CollectionMismatch, match=r"dimension=8.*dimension=16"):
