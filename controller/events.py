@@ -122,6 +122,10 @@ class EventRouter:
             # changed; a CRD just added has no instances elsewhere.
             if event_type == "MODIFIED" and before != version:
                 self._start_purge(group=key[0], kind=key[1], keep_version=version)
+                if before is not None and version_priority(version) > version_priority(before):
+                    # Back to an older version: its watch's listing may have come before this event
+                    # and been taken for a late one of the version left. Rare; a resync restores them.
+                    self._request_resync()
         document = self._documents.capability(body)
         if isinstance(document, Document):
             self._engine.submit(document, received=received)
