@@ -146,17 +146,20 @@ class StoreContract:
         finally:
             await store.drop_collection(name)
 
-    async def test_iter_hashes_yields_both_hashes(self, store: VectorStore, collection: str) -> None:
+    async def test_iter_hashes_yields_both_hashes_and_the_writers_cluster(
+        self, store: VectorStore, collection: str
+    ) -> None:
         vector = [1.0] + [0.0] * (DIM - 1)
+        new = {"content_hash": "c1", "text_hash": "t1", "built_from": "b1", "cluster": "east"}
         await store.upsert(
             collection,
             [
-                Record(id="new", vector=vector, text="t", metadata={"content_hash": "c1", "text_hash": "t1"}),
+                Record(id="new", vector=vector, text="t", metadata=new),
                 Record(id="old", vector=vector, text="t", metadata={"content_hash": "c2"}),
             ],
         )
         got = {i: h async for i, h in store.iter_hashes(collection, page_size=1)}
-        assert got == {"new": StoredHashes("c1", "t1"), "old": StoredHashes("c2", "")}
+        assert got == {"new": StoredHashes("c1", "t1", "b1", "east"), "old": StoredHashes("c2", "")}
 
     async def test_iter_texts_yields_every_id_and_text_once(
         self, store: VectorStore, loaded: tuple[str, list[Record]]
