@@ -15,6 +15,7 @@ version its instances are read at (:func:`crd_version`).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any, TypeVar
@@ -25,6 +26,7 @@ _STAGES = {None: 0, "beta": 1, "alpha": 2}
 T = TypeVar("T")
 
 
+@functools.cache  # asked on every event of a CRD's kind; a cluster has a few dozen distinct versions
 def version_priority(version: str) -> tuple[int, int, int, str]:
     """Sort key in Kubernetes' order, highest priority first: v2, v1, v2beta1, v1beta2, v1beta1, v1alpha1, then
     versions that are not Kubernetes-like (``v1-preview``) by name."""

@@ -31,6 +31,7 @@ credentials are judged twice, because either judgement alone misses real cases:
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 import math
 import re
@@ -264,8 +265,12 @@ def name_words(name: str) -> tuple[str, ...]:
     return tuple(word.lower() for word in _WORD_BOUNDARY.findall(name))
 
 
+@functools.lru_cache(maxsize=8192)
 def is_credential_name(name: str) -> bool:
-    """Whether a field called ``name`` holds a credential (see the module docstring for the rules)."""
+    """Whether a field called ``name`` holds a credential (see the module docstring for the rules).
+
+    Cached: every key of every object and every ``NAME=`` in its strings asks, and names repeat.
+    """
     words = name_words(name)
     if not words:
         return False
