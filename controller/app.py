@@ -34,6 +34,7 @@ from controller.peering import PeeringIdentity
 from controller.peering import follow as follow_peering
 from controller.policy import watchable
 from controller.reconcile import CRD_RESOURCE, ClusterState, Reconciler
+from controller.reviews import build_authorizer
 from controller.settings import Settings
 from controller.status import STATUS_COLLECTION, SyncStatus, status_record, write_status, write_store_status
 from controller.tracing import tracer
@@ -41,6 +42,7 @@ from inference.config import make_embedder
 from inference.documents import COLLECTIONS, Collection
 from inference.embedders.base import Embedder
 from inference.llm import LLMDescriber
+from query.access import View
 from query.related import Direction, Related
 from query.search import Result, SearchRequest, SearchService
 
@@ -132,7 +134,7 @@ class App:
             interval=settings.sync.cluster_probe_seconds,
             on_recovered=self.request_resync,
         )
-        served = _mcp_server(settings, store=self.store, embedder=self.embedder, metrics=self.metrics)
+        served = _mcp_server(settings, store=self.store, embedder=self.embedder, metrics=self.metrics, kube=self.kube)
         self.mcp: EmbeddedHttpServer | None = served[0] if served is not None else None
         self.search: SearchService | None = served[1] if served is not None else None
         self.last_resync_error: str | None = None
@@ -341,35 +343,43 @@ class InstrumentedSearch(SearchService):
         finally:
             self._metrics.search_seconds.labels(tool=tool).observe(time.perf_counter() - started)
 
-    async def search(self, request: SearchRequest) -> list[Result]:
+    async def search(self, request: SearchRequest, *, view: View | None = None) -> list[Result]:
         with self._measured("vector_search"):
-            return await super().search(request)
+            return await super().search(request, view=view)
 
     async def find_document(
-        self, id: str, *, collection: str | None = None, cluster: str | None = None
+        self, id: str, *, collection: str | None = None, cluster: str | None = None, view: View | None = None
     ) -> tuple[Result, str] | None:
         with self._measured("get_document"):
-            return await super().find_document(id, collection=collection, cluster=cluster)
+            return await super().find_document(id, collection=collection, cluster=cluster, view=view)
 
-    async def resolve_kind(self, name: str, *, limit: int = 5, cluster: str | None = None) -> list[dict[str, Any]]:
+    async def resolve_kind(
+        self, name: str, *, limit: int = 5, cluster: str | None = None, view: View | None = None
+    ) -> list[dict[str, Any]]:
         with self._measured("resolve_kind"):
-            return await super().resolve_kind(name, limit=limit, cluster=cluster)
+            return await super().resolve_kind(name, limit=limit, cluster=cluster, view=view)
 
     async def facets(
-        self, collection: str, field: str, *, limit: int = 100, cluster: str | None = None
+        self, collection: str, field: str, *, limit: int = 100, cluster: str | None = None, view: View | None = None
     ) -> dict[str, int]:
         with self._measured("list_facets"):
-            return await super().facets(collection, field, limit=limit, cluster=cluster)
+            return await super().facets(collection, field, limit=limit, cluster=cluster, view=view)
 
     async def related(
-        self, subject: str, *, hops: int = 1, direction: Direction = "both", cluster: str | None = None
+        self,
+        subject: str,
+        *,
+        hops: int = 1,
+        direction: Direction = "both",
+        cluster: str | None = None,
+        view: View | None = None,
     ) -> Related:
         with self._measured("related"):
-            return await super().related(subject, hops=hops, direction=direction, cluster=cluster)
+            return await super().related(subject, hops=hops, direction=direction, cluster=cluster, view=view)
 
 
 def _mcp_server(
-    settings: Settings, *, store: VectorStore, embedder: Embedder, metrics: Metrics
+    settings: Settings, *, store: VectorStore, embedder: Embedder, metrics: Metrics, kube: KubeReader
 ) -> tuple[EmbeddedHttpServer, SearchService] | None:
     """The agents' MCP endpoint inside the controller (``KUBEVEC_MCP_PORT``), over the same store.
 
@@ -400,8 +410,10 @@ def _mcp_server(
     app = http_app(
         service,
         host=settings.server.host,
-        bearer_token=settings.mcp_token.get_secret_value() if settings.mcp_token else None,
+        authorizer=build_authorizer(settings, placements=lambda: service.placements(settings.cluster_name), kube=kube),
         allowed_hosts=settings.mcp_allowed_hosts,
         allowed_origins=settings.mcp_allowed_origins,
+        session_idle_seconds=settings.mcp_session_idle_seconds,
+        max_sessions=settings.mcp_max_sessions,
     )
     return EmbeddedHttpServer(app, host=settings.server.host, port=settings.mcp_port), service

@@ -730,24 +730,28 @@ def _print(output: str, data: Any, *, text: str) -> None:
 
 
 def mcp_command(args: argparse.Namespace, settings: Settings) -> int:
+    from controller.reviews import build_authorizer
+    from query.access import AccessConfigError
     from query.mcp_server import UnsafeBind, serve
 
     store = _open_store(settings, existing=True)
     _open_embedder(settings)  # a model that cannot load is an error now, not at the first query
     service = _search_service(settings, store, embedder=True, one_shot=False)
-    token = settings.mcp_token.get_secret_value() if settings.mcp_token else None
     try:
+        authorizer = build_authorizer(settings, placements=lambda: service.placements(settings.cluster_name))
         serve(
             service,
             transport=args.transport,
             host=args.host,
             port=args.port,
-            bearer_token=token,
+            authorizer=authorizer,
             allowed_hosts=args.allowed_host or settings.mcp_allowed_hosts,
             allowed_origins=args.allowed_origin or settings.mcp_allowed_origins,
             allow_unauthenticated=args.allow_unauthenticated,
+            session_idle_seconds=settings.mcp_session_idle_seconds,
+            max_sessions=settings.mcp_max_sessions,
         )
-    except UnsafeBind as exc:
+    except (UnsafeBind, AccessConfigError) as exc:
         raise CommandError(str(exc)) from exc
     return 0
 
@@ -762,10 +766,12 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     from inference.embedders.base import EmbedderError
     from query.mcp_server import UnsafeBind, is_loopback
 
-    if settings.mcp_port and not settings.mcp_token and not is_loopback(settings.server.host):
+    authenticated = settings.mcp_token or settings.mcp_tokens_file or settings.mcp_kubernetes_auth
+    if settings.mcp_port and not authenticated and not is_loopback(settings.server.host):
         raise CommandError(
             f"refusing to serve MCP on {settings.server.host}:{settings.mcp_port} without authentication: "
-            "set KUBEVEC_MCP_TOKEN (or KUBEVEC_SERVER__HOST=127.0.0.1)"
+            "set KUBEVEC_MCP_KUBERNETES_AUTH=true, KUBEVEC_MCP_TOKENS_FILE or KUBEVEC_MCP_TOKEN "
+            "(or KUBEVEC_SERVER__HOST=127.0.0.1)"
         )
     try:  # one clear line for a missing kubeconfig or an unreachable API server, before kopf starts
         server_version = preflight(load_configuration(settings.kubeconfig, context=settings.kube_context))

@@ -373,6 +373,12 @@ class KubeReader:
         document = await self.get(path, query=params)
         return ((document or {}).get("components") or {}).get("schemas") or {}
 
+    async def post(self, path: str, body: Mapping[str, Any]) -> Any:
+        """Create a review object (TokenReview, SubjectAccessReview): nothing is stored by the API server."""
+        return await asyncio.to_thread(
+            self._request, "POST", path, body=dict(body), content_type="application/json", timeout=10
+        )
+
     async def patch_status(
         self, *, group: str, version: str, plural: str, name: str, status: Mapping[str, Any]
     ) -> None:

@@ -97,6 +97,25 @@ class Settings(BaseSettings):
         description="Host headers `kubevec mcp --transport http` accepts besides loopback (JSON list; '*': any)",
     )
     mcp_allowed_origins: list[str] = Field(default_factory=list, description="Origin headers it accepts")
+    mcp_kubernetes_auth: bool = Field(
+        default=False,
+        description="accept Kubernetes bearer tokens over MCP HTTP (TokenReview); each caller sees what its RBAC "
+        "lets it list (SubjectAccessReview)",
+    )
+    mcp_audiences: list[str] = Field(
+        default_factory=list,
+        description='audiences a Kubernetes token must carry (e.g. ["kubevec"]); default: the API server\'s own',
+    )
+    mcp_tokens_file: Path | None = Field(
+        default=None, description="static MCP tokens with scopes (namespaces, collections, clusters), YAML or JSON"
+    )
+    mcp_access_ttl_seconds: float = Field(
+        default=30.0, gt=0, le=3600, description="how long a caller's identity and access decisions are re-used"
+    )
+    mcp_session_idle_seconds: float = Field(
+        default=300.0, gt=0, le=86400, description="an MCP HTTP session ends after this long without a request"
+    )
+    mcp_max_sessions: int = Field(default=1000, ge=1, le=100_000, description="open MCP HTTP sessions at most")
     store: StoreSettings = Field(default_factory=StoreSettings)
     cache_dir: Path = Field(
         default_factory=lambda: Path.home() / ".cache" / "kubevec",

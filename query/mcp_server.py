@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hmac
 import importlib.metadata
 import inspect
 import ipaddress
@@ -28,7 +27,7 @@ from typing import Annotated, Any, Final, Literal
 
 import anyio
 import uvicorn
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.stdio import stdio_server
 from mcp.server.transport_security import TransportSecuritySettings
@@ -39,6 +38,7 @@ from backends import BackendError
 from backends.filters import json_too_deep
 from inference.documents import Collection
 from inference.embedders.base import EmbedderError
+from query.access import Authorizer, ReviewUnavailable, View, everything
 from query.render import as_json, compact
 from query.request import SearchError, SearchRequest
 from query.search import SearchService
@@ -75,6 +75,7 @@ def request_signature() -> inspect.Signature:
     parameters.append(
         inspect.Parameter("format", inspect.Parameter.KEYWORD_ONLY, default="compact", annotation=OutputFormat)
     )
+    parameters.append(inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Context))
     return inspect.Signature(parameters, return_annotation=Annotated[CallToolResult, SearchResults])
 
 
@@ -194,13 +195,35 @@ class KubevecServer(MCPServer):
             raise ToolError(f"Invalid arguments for {name}: {problems}") from None
 
 
+#: Where :class:`HttpGuard` leaves the caller's view for the tools (the request's ASGI state).
+VIEW_STATE: Final = "kubevec_view"
+
+
+def caller_view(ctx: Context | None) -> View | None:
+    """The view of the caller of this tool call: None (everything) over stdio, the guard's over HTTP.
+
+    Over HTTP a request that reached a tool without a view is refused: nothing is shown by default.
+    """
+    request = None
+    if ctx is not None:
+        with contextlib.suppress(ValueError):
+            request = ctx.request_context.request
+    if request is None:
+        return None
+    view = getattr(request, "state", None) and getattr(request.state, VIEW_STATE, None)
+    if not isinstance(view, View):
+        raise ToolError("Not authenticated")
+    return view
+
+
 def build_server(service: SearchService) -> MCPServer:
     server: MCPServer = KubevecServer(name="kubevec", instructions=INSTRUCTIONS, version=server_version())
 
-    async def vector_search(**arguments: Any) -> CallToolResult:
+    async def vector_search(ctx: Context | None = None, **arguments: Any) -> CallToolResult:
         output = arguments.pop("format", "compact")
+        view = caller_view(ctx)
         try:
-            results = await service.search(SearchRequest.build(**arguments))
+            results = await service.search(SearchRequest.build(**arguments), view=view)
         except (SearchError, BackendError, EmbedderError) as exc:
             raise ToolError(str(exc).splitlines()[0]) from exc
         typed = SearchResults(results=[SearchHit(**r.to_json()) for r in results])
@@ -224,9 +247,10 @@ def build_server(service: SearchService) -> MCPServer:
             Field(description="capabilities or instances; by default taken from the id's shape"),
         ] = None,
         cluster: ClusterName = None,
+        ctx: Context | None = None,
     ) -> Annotated[CallToolResult, StoredDocument]:
         try:
-            found = await service.find_document(id, collection=collection, cluster=cluster)
+            found = await service.find_document(id, collection=collection, cluster=cluster, view=caller_view(ctx))
         except (SearchError, BackendError) as exc:
             raise ToolError(str(exc).splitlines()[0]) from exc
         if found is None:
@@ -247,9 +271,10 @@ def build_server(service: SearchService) -> MCPServer:
     async def resolve_kind(
         name: Annotated[str, Field(description="e.g. Certificate, certificates, cert, certificates.cert-manager.io")],
         cluster: ClusterName = None,
+        ctx: Context | None = None,
     ) -> Annotated[CallToolResult, ResolvedKinds]:
         try:
-            answers = await service.resolve_kind(name, cluster=cluster)
+            answers = await service.resolve_kind(name, cluster=cluster, view=caller_view(ctx))
         except (SearchError, BackendError, EmbedderError) as exc:
             raise ToolError(str(exc).splitlines()[0]) from exc
         if not answers:
@@ -278,9 +303,10 @@ def build_server(service: SearchService) -> MCPServer:
         ] = "both",
         cluster: ClusterName = None,
         format: OutputFormat = "compact",
+        ctx: Context | None = None,
     ) -> Annotated[CallToolResult, RelatedObjects]:
         try:
-            answer = await service.related(id, hops=hops, direction=direction, cluster=cluster)
+            answer = await service.related(id, hops=hops, direction=direction, cluster=cluster, view=caller_view(ctx))
         except (SearchError, BackendError) as exc:
             raise ToolError(str(exc).splitlines()[0]) from exc
         data = answer.to_json()
@@ -299,9 +325,10 @@ def build_server(service: SearchService) -> MCPServer:
             str, Field(description="kind (default), group, namespace, labels, scope, capabilities, providers ...")
         ] = "kind",
         cluster: ClusterName = None,
+        ctx: Context | None = None,
     ) -> Annotated[CallToolResult, FacetCounts]:
         try:
-            counts = await service.facets(collection, field, cluster=cluster)
+            counts = await service.facets(collection, field, cluster=cluster, view=caller_view(ctx))
         except (SearchError, BackendError) as exc:
             raise ToolError(str(exc).splitlines()[0]) from exc
         return _answer(json.dumps(counts), FacetCounts(field=field, counts=counts))
@@ -327,26 +354,71 @@ def is_loopback(host: str) -> bool:
 
 
 class HttpGuard:
-    """ASGI middleware in front of the MCP app: an open ``/healthz``, then the bearer token.
+    """ASGI middleware in front of the MCP app: an open ``/healthz``, then who is calling.
 
     ``/healthz`` answers without a token and without Host checks, so kubelet probes (which use the
-    pod IP as Host) work; everything else needs ``Authorization: Bearer <token>`` when one is set.
+    pod IP as Host) work. Everything else needs ``Authorization: Bearer <token>`` when any way of
+    authenticating is configured; the caller's :class:`View` is left in the request's state for the
+    tools. A session belongs to the caller that opened it: another caller's token with its session
+    id is answered 404, as an unknown session is.
     """
 
-    def __init__(self, app: Any, *, token: str | None) -> None:
+    def __init__(self, app: Any, *, authorizer: Authorizer) -> None:
         self.app = app
-        self.expected = f"Bearer {token}".encode() if token else None
+        self.authorizer = authorizer
+        self._owners: dict[str, str] = {}
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] == "http" and scope.get("path") == "/healthz":
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        if scope.get("path") == "/healthz":
             await _respond(send, 200, b"ok")
             return
-        if scope["type"] == "http" and self.expected is not None:
-            given = dict(scope.get("headers") or []).get(b"authorization", b"")
-            if not hmac.compare_digest(given, self.expected):
+        headers = dict(scope.get("headers") or [])
+        view = everything("anonymous")
+        if self.authorizer.required:
+            given = headers.get(b"authorization", b"").decode("latin-1")
+            scheme, _, token = given.partition(" ")
+            try:
+                found = await self.authorizer.view_for(token.strip() if scheme.lower() == "bearer" else None)
+            except ReviewUnavailable as exc:
+                logger.warning("Refused an MCP request: access review failed error=%s", clip(str(exc)))
+                await _respond(send, 503, b"cannot check access now; try again")
+                return
+            if found is None:
                 await _respond(send, 401, b"missing or wrong bearer token", [(b"www-authenticate", b"Bearer")])
                 return
-        await self.app(scope, receive, send)
+            view = found
+        session = headers.get(b"mcp-session-id", b"").decode("latin-1")
+        if session and self._owners.get(session, view.caller) != view.caller:
+            await _respond(send, 404, b"unknown session")
+            return
+        scope.setdefault("state", {})[VIEW_STATE] = view
+        await self.app(scope, receive, self._recording(send, caller=view.caller))
+
+    def _recording(self, send: Any, *, caller: str) -> Any:
+        """``send`` that notes the caller of each session the app opens (and forgets closed ones)."""
+
+        async def wrapped(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                for name, value in message.get("headers", []):
+                    if name.lower() == b"mcp-session-id":
+                        self._owners[value.decode("latin-1")] = caller
+                        while len(self._owners) > MAX_OWNERS:
+                            del self._owners[next(iter(self._owners))]
+            await send(message)
+
+        return wrapped
+
+
+#: Sessions whose caller is remembered (the SDK's own cap on open sessions is lower).
+MAX_OWNERS: Final = 100_000
+
+
+def clip(text: str, limit: int = 200) -> str:
+    """At most ``limit`` characters of something a caller sent, for a log line."""
+    return text if len(text) <= limit else f"{text[:limit]}...(+{len(text) - limit} chars)"
 
 
 async def _respond(send: Any, status: int, body: bytes, headers: list[tuple[bytes, bytes]] | None = None) -> None:
@@ -379,17 +451,30 @@ def transport_security(
     )
 
 
+#: Sessions (an agent's connection state, ~60 KB each) end after this long without a request ...
+SESSION_IDLE_SECONDS: Final = 300.0
+#: ... and no more than this many are open at once (a new one is refused with 503 until one ends).
+MAX_SESSIONS: Final = 1000
+
+
 def http_app(
     service: SearchService,
     *,
     host: str,
-    bearer_token: str | None,
+    bearer_token: str | None = None,
+    authorizer: Authorizer | None = None,
     allowed_hosts: Sequence[str] = (),
     allowed_origins: Sequence[str] = (),
     allow_unauthenticated: bool = False,
+    session_idle_seconds: float = SESSION_IDLE_SECONDS,
+    max_sessions: int = MAX_SESSIONS,
 ) -> Any:
-    """The MCP app over streamable HTTP; refuses a public bind without a token unless told otherwise."""
-    if not bearer_token and not is_loopback(host):
+    """The MCP app over streamable HTTP; refuses a public bind without authentication unless told otherwise.
+
+    ``authorizer`` says who may call and what each caller sees; without one, ``bearer_token`` (if
+    any) is the one token, which sees everything."""
+    authorizer = authorizer or Authorizer(cluster="", full_token=bearer_token)
+    if not authorizer.required and not is_loopback(host):
         if not allow_unauthenticated:
             raise UnsafeBind(
                 f"refusing to serve MCP on {host} without authentication: set KUBEVEC_MCP_TOKEN, "
@@ -397,8 +482,13 @@ def http_app(
             )
         logger.warning("Serving MCP without authentication host=%s (--allow-unauthenticated)", host)
     security = transport_security(host=host, allowed_hosts=allowed_hosts, allowed_origins=allowed_origins)
-    app = build_server(service).streamable_http_app(host=host, transport_security=security)
-    return HttpGuard(app, token=bearer_token)
+    app = build_server(service).streamable_http_app(
+        host=host,
+        transport_security=security,
+        session_idle_timeout=session_idle_seconds,
+        max_sessions=max_sessions,
+    )
+    return HttpGuard(app, authorizer=authorizer)
 
 
 #: Deeper JSON-RPC messages are answered with an error before any parser sees them (the SDK's
@@ -491,10 +581,12 @@ def serve(
     transport: str,
     host: str,
     port: int,
-    bearer_token: str | None,
+    authorizer: Authorizer,
     allowed_hosts: Sequence[str] = (),
     allowed_origins: Sequence[str] = (),
     allow_unauthenticated: bool = False,
+    session_idle_seconds: float = SESSION_IDLE_SECONDS,
+    max_sessions: int = MAX_SESSIONS,
 ) -> None:
     if transport == "stdio":
         anyio.run(run_stdio, build_server(service), service.warm)
@@ -502,10 +594,12 @@ def serve(
     app = http_app(
         service,
         host=host,
-        bearer_token=bearer_token,
+        authorizer=authorizer,
         allowed_hosts=allowed_hosts,
         allowed_origins=allowed_origins,
         allow_unauthenticated=allow_unauthenticated,
+        session_idle_seconds=session_idle_seconds,
+        max_sessions=max_sessions,
     )
     uvicorn.run(app, host=host, port=port, log_level="warning")
 

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Final, Literal
 
 from backends import VectorStore
-from backends.filters import And, Eq, Filter, In, Or
+from backends.filters import And, Eq, Filter, In, Or, matches
 from inference.identity import object_key, parse_instance_id, parse_object_key
 from query.request import SearchError
 
@@ -146,9 +146,14 @@ class Related:
 class Relationships:
     """The ``related`` query over one instances collection."""
 
-    def __init__(self, *, store: VectorStore, collection: str) -> None:
+    def __init__(
+        self, *, store: VectorStore, collection: str, visible: Filter | None = None, hidden: bool = False
+    ) -> None:
+        """``visible`` is ANDed into every read (a caller's view); ``hidden``: the caller sees no instance."""
         self.store = store
         self.collection = collection
+        self.visible = visible
+        self.hidden = hidden
 
     async def related(
         self,
@@ -164,6 +169,8 @@ class Relationships:
         if direction not in DIRECTIONS:
             raise SearchError(f"direction must be one of {', '.join(DIRECTIONS)}, got {direction!r}")
         start = await self._subject(subject, cluster=cluster)
+        if self.hidden:
+            return Related(subject=start, edges=(), hops=hops, direction=direction, truncated=False)
         edges: list[Edge] = []
         seen = {start.identity}
         frontier: list[tuple[Node, Literal["out", "in"]]] = []
@@ -194,8 +201,12 @@ class Relationships:
     async def _subject(self, subject: str, *, cluster: str | None) -> Node:
         text = subject.strip()
         if parse_instance_id(text) is not None:
-            records = await self.store.get(self.collection, [text])
-            if not records or (cluster is not None and records[0].metadata.get("cluster") != cluster):
+            records = [] if self.hidden else await self.store.get(self.collection, [text])
+            if (
+                not records
+                or (cluster is not None and records[0].metadata.get("cluster") != cluster)
+                or (self.visible is not None and not matches(self.visible, text="", metadata=records[0].metadata))
+            ):
                 raise SearchError(f"No instance document {text!r}")
             return Node.of_record(records[0].id, records[0].metadata)
         parsed = parse_object_key(text)
@@ -206,12 +217,12 @@ class Relationships:
             )
         kind, namespace, name = parsed
         named = Node(kind=kind, namespace=namespace, name=name, cluster=cluster)
-        stored = await self._lookup([named], cluster=cluster)
-        matches = stored.get(named.key, [])
-        if len(matches) > 1 and cluster is None:
-            clusters = sorted({str(m.cluster) for m in matches})
+        stored = {} if self.hidden else await self._lookup([named], cluster=cluster)
+        found = stored.get(named.key, [])
+        if len(found) > 1 and cluster is None:
+            clusters = sorted({str(m.cluster) for m in found})
             raise SearchError(f"{text} exists in several clusters ({', '.join(clusters)}); pass a cluster")
-        return matches[0] if matches else named
+        return found[0] if found else named
 
     # -- one step ----------------------------------------------------------------------------------
 
@@ -274,9 +285,10 @@ class Relationships:
                         found.setdefault(key, []).append(node)
         return found
 
-    @staticmethod
-    def _scope(cluster: str | None, *filters: Filter) -> Filter:
+    def _scope(self, cluster: str | None, *filters: Filter) -> Filter:
         parts = (Eq("cluster", cluster), *filters) if cluster else filters
+        if self.visible is not None:
+            parts = (*parts, *(self.visible.filters if isinstance(self.visible, And) else (self.visible,)))
         return parts[0] if len(parts) == 1 else And(tuple(parts))
 
 

@@ -45,6 +45,7 @@ logger = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from inference.rerank import Reranker
+    from query.access import Placement, View
 
 #: RRF constant and the weight of the BM25 ranking (dense counts 1). The textbook k=60 suits
 #: fusing many deep runs; fusing two short rankings, it flattens the top so much that BM25's
@@ -158,20 +159,25 @@ class SearchService:
             raise SearchError(f"Unknown collection {collection!r}; use one of {', '.join(sorted(self.collections))}")
         return self.collections[collection]
 
-    async def search(self, request: SearchRequest) -> list[Result]:
-        """Run one search by its cheapest path (see the module docstring); at most ``request.k`` results."""
+    async def search(self, request: SearchRequest, *, view: View | None = None) -> list[Result]:
+        """Run one search by its cheapest path (see the module docstring); at most ``request.k`` results.
+
+        With a ``view`` (an MCP caller's), only the documents it may see are ranked, counted or returned."""
         await self.fresh()
+        if view is not None and not view.sees(request.collection):
+            self.collection_name(request.collection)  # an unknown collection is still an error
+            return []
+        conditions = view.restrict(request.collection, request.conditions) if view else request.conditions
         try:
-            return await self._search(request)
+            return await self._search(request, conditions)
         except BackendError as exc:
             if self._refresh is None or "does not exist" not in str(exc):
                 raise
             await self.fresh(force=True)  # switched generations since the names were read: once more
-            return await self._search(request)
+            return await self._search(request, conditions)
 
-    async def _search(self, request: SearchRequest) -> list[Result]:
+    async def _search(self, request: SearchRequest, conditions: Filter | None) -> list[Result]:
         name = self.collection_name(request.collection)
-        conditions = request.conditions
         try:
             if request.query is None and request.keyword is not None:
                 hits = await self.store.keyword_search(name, text=request.keyword, filter=conditions, k=request.k)
@@ -179,7 +185,7 @@ class SearchService:
             elif request.query is None:
                 results = await self._filtered(name, conditions, request.k)
             else:
-                results = await self._semantic(name, request=request, query=request.query)
+                results = await self._semantic(name, request=request, query=request.query, conditions=conditions)
         except InvalidFilter as exc:
             raise SearchError(str(exc)) from exc
         if request.min_score is not None:
@@ -196,7 +202,9 @@ class SearchService:
                 break
         return out
 
-    async def _semantic(self, name: str, *, request: SearchRequest, query: str) -> list[Result]:
+    async def _semantic(
+        self, name: str, *, request: SearchRequest, query: str, conditions: Filter | None
+    ) -> list[Result]:
         if self.embedder is None:
             raise SearchError("Semantic search needs an embedder; use keyword or filter search instead")
         if name not in self._embedder_checked:  # once per collection, not on every query
@@ -207,7 +215,7 @@ class SearchService:
                     f"but this search uses {self.embedder.name!r}; configure the same embedder"
                 )
             self._embedder_checked.add(name)
-        pool, conditions, k = request.pool, request.conditions, request.k
+        pool, k = request.pool, request.k
         vector = await self.embedder.embed_query(query)
         dense = await self.store.search(name, vector=vector, k=pool, filter=conditions, text_contains=request.keyword)
         ranked = [(h, h.score) for h in dense]  # (hit with its similarity as score, the order's score)
@@ -317,18 +325,23 @@ class SearchService:
         return self._result(records[0].id, 1.0, records[0].text, records[0].metadata, kind="id") if records else None
 
     async def find_document(
-        self, id: str, *, collection: str | None = None, cluster: str | None = None
+        self, id: str, *, collection: str | None = None, cluster: str | None = None, view: View | None = None
     ) -> tuple[Result, str] | None:
         """The document and its collection: the one named, else the one the id's shape points to, then the other.
 
         Instance ids are ``cluster/namespace/group/version/kind/name``; capability ids ``plural.group``.
-        With ``cluster``, a document another cluster's controller wrote does not count.
+        With ``cluster``, a document another cluster's controller wrote does not count; with ``view``,
+        one the caller may not see is not there.
         """
+
+        def counts(result: Result | None, where: str) -> bool:
+            if result is None or (cluster is not None and result.metadata.get("cluster") != cluster):
+                return False
+            return view is None or view.allows(where, metadata=result.metadata, text=result.text)
+
         if collection is not None:
             result = await self.get_document(collection, id)
-            if result is None or (cluster is not None and result.metadata.get("cluster") != cluster):
-                return None
-            return result, collection
+            return (result, collection) if result is not None and counts(result, collection) else None
         first = "instances" if parse_instance_id(id) is not None else "capabilities"
         for where in (first, "capabilities" if first == "instances" else "instances"):
             if where not in self.collections:
@@ -339,11 +352,13 @@ class SearchService:
                 if "does not exist" in str(exc):
                     continue  # a store indexed by `kubevec index crds` has no instances collection
                 raise
-            if result is not None and (cluster is None or result.metadata.get("cluster") == cluster):
+            if result is not None and counts(result, where):
                 return result, where
         return None
 
-    async def resolve_kind(self, name: str, *, limit: int = 5, cluster: str | None = None) -> list[dict[str, Any]]:
+    async def resolve_kind(
+        self, name: str, *, limit: int = 5, cluster: str | None = None, view: View | None = None
+    ) -> list[dict[str, Any]]:
         """What an agent needs to write a manifest for a kind it only knows by name.
 
         Exact first: the kind, plural, short name, ``plural.group`` or ``Kind.group``, case-insensitive,
@@ -356,8 +371,12 @@ class SearchService:
         if not wanted:
             raise SearchError("resolve_kind needs a kind, a plural, a short name or a phrase")
         collection = self.collection_name("capabilities")
+        if view is not None and not view.sees("capabilities"):
+            return []
         exact = []
-        scope = Eq("cluster", cluster) if cluster else None
+        scope: Filter | None = Eq("cluster", cluster) if cluster else None
+        if view is not None:
+            scope = view.restrict("capabilities", scope)
         async for record in self.store.iter_records(collection, filter=scope, page_size=1000):
             metadata = record.metadata
             resource = str(metadata.get("resource", record.id))
@@ -377,32 +396,65 @@ class SearchService:
         if self.embedder is None:
             return []
         request = SearchRequest.build(collection="capabilities", query=name, k=limit, hybrid=False, cluster=cluster)
-        results = await self.search(request)
+        results = await self.search(request, view=view)
         return [_kind_answer(r.id, r.metadata, match="semantic", similarity=r.similarity) for r in results]
 
     async def related(
-        self, subject: str, *, hops: int = 1, direction: Direction = "both", cluster: str | None = None
+        self,
+        subject: str,
+        *,
+        hops: int = 1,
+        direction: Direction = "both",
+        cluster: str | None = None,
+        view: View | None = None,
     ) -> Related:
-        """What an instance (an id, or an object key ``Kind/namespace/name``) references and what references it."""
+        """What an instance (an id, or an object key ``Kind/namespace/name``) references and what references it.
+
+        With ``view``, documents the caller may not see are neither edges nor ends: such an object is
+        only named where a visible document references it (as its own spec does)."""
         await self.fresh()
-        relationships = Relationships(store=self.store, collection=self.collection_name("instances"))
+        relationships = Relationships(
+            store=self.store,
+            collection=self.collection_name("instances"),
+            visible=view.filter("instances") if view is not None else None,
+            hidden=view is not None and not view.sees("instances"),
+        )
         try:
             return await relationships.related(subject, hops=hops, direction=direction, cluster=cluster)
         except InvalidFilter as exc:
             raise SearchError(str(exc)) from exc
 
     async def facets(
-        self, collection: str, field: str, *, limit: int = 100, cluster: str | None = None
+        self, collection: str, field: str, *, limit: int = 100, cluster: str | None = None, view: View | None = None
     ) -> dict[str, int]:
-        """Distinct values of a metadata field with their counts (lists count each element)."""
+        """Distinct values of a metadata field with their counts (lists count each element), of visible documents."""
         await self.fresh()
         counts: dict[str, int] = {}
-        scope = Eq("cluster", cluster) if cluster else None
+        if view is not None and not view.sees(collection):
+            self.collection_name(collection)
+            return counts
+        scope: Filter | None = Eq("cluster", cluster) if cluster else None
+        if view is not None:
+            scope = view.restrict(collection, scope)
         async for record in self.store.iter_records(self.collection_name(collection), filter=scope, page_size=1000):
             value = record.metadata.get(field)
             for item in value if isinstance(value, list) else [value] if value is not None else []:
                 counts[str(item)] = counts.get(str(item), 0) + 1
         return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:limit])
+
+    async def placements(self, cluster: str) -> set[Placement]:
+        """Where this cluster's instance documents live (namespace, resource): what access reviews ask about."""
+        from query.access import placement_of
+
+        await self.fresh()
+        found: set[Placement] = set()
+        async for record in self.store.iter_records(
+            self.collection_name("instances"), filter=Eq("cluster", cluster), page_size=1000
+        ):
+            placement = placement_of(record.metadata)
+            if placement is not None:
+                found.add(placement)
+        return found
 
 
 def _cosine(a: Sequence[float], b: Sequence[float]) -> float:

@@ -1,0 +1,107 @@
+"""Who is calling the MCP endpoint, asked of the API server: TokenReview and SubjectAccessReview.
+
+The process serving agents needs no read access to the cluster for this: ``create`` on
+``tokenreviews`` and ``subjectaccessreviews`` (the built-in ``system:auth-delegator`` ClusterRole)
+is all. Errors are :class:`ReviewUnavailable`, so a caller is refused (503) rather than guessed at.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from typing import Any, Final
+
+from controller.kube import KubeError, KubeReader
+from controller.settings import Settings
+from query.access import (
+    Authorizer,
+    Identity,
+    Placement,
+    ReviewUnavailable,
+    StaticToken,
+    load_static_tokens,
+)
+
+TOKEN_REVIEWS: Final = "/apis/authentication.k8s.io/v1/tokenreviews"
+ACCESS_REVIEWS: Final = "/apis/authorization.k8s.io/v1/subjectaccessreviews"
+
+
+class KubeReviewer:
+    """:class:`query.access.Reviewer` over the API server, with this process's own credentials."""
+
+    def __init__(self, *, kube: KubeReader, audiences: Sequence[str] = ()) -> None:
+        self.kube = kube
+        self.audiences = list(audiences)
+
+    async def authenticate(self, token: str) -> Identity | None:
+        spec: dict[str, Any] = {"token": token}
+        if self.audiences:
+            spec["audiences"] = self.audiences
+        review = await self._post(
+            TOKEN_REVIEWS, {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview", "spec": spec}
+        )
+        status = review.get("status") or {}
+        if not status.get("authenticated"):
+            return None
+        user = status.get("user") or {}
+        extra = user.get("extra") or {}
+        return Identity(
+            user=str(user.get("username", "")),
+            uid=str(user.get("uid", "")),
+            groups=tuple(str(g) for g in user.get("groups") or ()),
+            extra=tuple(sorted((str(k), tuple(str(v) for v in vs)) for k, vs in extra.items())),
+        )
+
+    async def allowed(
+        self,
+        identity: Identity,
+        *,
+        verb: str,
+        group: str = "",
+        resource: str = "",
+        namespace: str = "",
+        path: str = "",
+    ) -> bool:
+        spec: dict[str, Any] = {"user": identity.user, "groups": list(identity.groups)}
+        if identity.uid:
+            spec["uid"] = identity.uid
+        if identity.extra:
+            spec["extra"] = {key: list(values) for key, values in identity.extra}
+        if path:
+            spec["nonResourceAttributes"] = {"path": path, "verb": verb}
+        else:
+            attributes = {"verb": verb, "group": group, "resource": resource}
+            if namespace:
+                attributes["namespace"] = namespace
+            spec["resourceAttributes"] = attributes
+        body = {"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview", "spec": spec}
+        review = await self._post(ACCESS_REVIEWS, body)
+        return bool((review.get("status") or {}).get("allowed"))
+
+    async def _post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        try:
+            answer = await self.kube.post(path, body)
+        except KubeError as exc:
+            raise ReviewUnavailable(f"{path.rsplit('/', 1)[-1]}: {exc.reason}") from exc
+        return answer if isinstance(answer, dict) else {}
+
+
+def build_authorizer(
+    settings: Settings,
+    *,
+    placements: Callable[[], Awaitable[Iterable[Placement]]],
+    kube: KubeReader | None = None,
+) -> Authorizer:
+    """The MCP endpoint's authorizer from settings: the one token, static tokens, Kubernetes callers."""
+    static: list[StaticToken] = load_static_tokens(settings.mcp_tokens_file) if settings.mcp_tokens_file else []
+    reviewer = None
+    if settings.mcp_kubernetes_auth:
+        reader = kube or KubeReader(kubeconfig=settings.kubeconfig, context=settings.kube_context)
+        reviewer = KubeReviewer(kube=reader, audiences=settings.mcp_audiences)
+    return Authorizer(
+        cluster=settings.cluster_name,
+        full_token=settings.mcp_token.get_secret_value() if settings.mcp_token else None,
+        static=static,
+        reviewer=reviewer,
+        placements=placements if reviewer is not None else None,
+        ttl=settings.mcp_access_ttl_seconds,
+    )
