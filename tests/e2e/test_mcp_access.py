@@ -1,0 +1,182 @@
+"""MCP callers with Kubernetes identities on the real control plane: each sees what its RBAC lets it list.
+
+`kubevec run` serves MCP with ``KUBEVEC_MCP_KUBERNETES_AUTH``; agents call it with ServiceAccount
+tokens (TokenRequest). Two ServiceAccounts with Roles in different namespaces see disjoint
+results; one without any RBAC sees no instance; facets, ``related`` and ``get_document`` reveal
+nothing hidden; an RBAC edit shows after the cache's TTL; a token the API server rejects is 401.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import secrets
+import signal
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+from mcp.client.client import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from tests.controlplane.cluster import ControlPlane, free_port
+from tests.e2e.controller_harness import CLUSTER, apply, eventually, spawn_kubevec_run
+
+pytestmark = pytest.mark.e2e
+
+ADMIN_TOKEN = "e2e-full-access-token-" + secrets.token_hex(8)
+
+
+def workloads(ns: str) -> list[dict[str, Any]]:
+    meta = {"namespace": ns}
+    pod = {"containers": [{"name": "web", "image": "nginx:1.27", "envFrom": [{"secretRef": {"name": "db-creds"}}]}]}
+    return [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}},
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "settings", **meta}, "data": {"a": "1"}},
+        {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", **meta}, "spec": {"selector": {"app": "web"}, "ports": [{"port": 80}]}},
+        {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", **meta},
+         "spec": {"selector": {"matchLabels": {"app": "web"}},
+                  "template": {"metadata": {"labels": {"app": "web"}}, "spec": pod}}},
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "agent", **meta}},
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "nobody", **meta}},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": "agent-reader", **meta},
+         "rules": [{"apiGroups": [""], "resources": ["configmaps", "services"], "verbs": ["get", "list"]},
+                   {"apiGroups": ["apps"], "resources": ["deployments"], "verbs": ["get", "list"]}]},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": {"name": "agent-reader", **meta},
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "agent-reader"},
+         "subjects": [{"kind": "ServiceAccount", "name": "agent", "namespace": ns}]},
+    ]  # fmt: skip
+
+
+class Agent:
+    """One MCP session with one bearer token."""
+
+    def __init__(self, url: str, token: str) -> None:
+        self.url, self.token = url, token
+
+    async def calls(self, *calls: tuple[str, dict[str, Any]]) -> list[Any]:
+        async with (
+            httpx2.AsyncClient(headers={"Authorization": f"Bearer {self.token}"}, timeout=60) as http,
+            Client(streamable_http_client(self.url, http_client=http)) as client,
+        ):
+            out = []
+            for name, arguments in calls:
+                result = await client.call_tool(name, arguments)
+                out.append(result.structured_content if not result.is_error else {"error": _text(result)})
+            return out
+
+    def call(self, name: str, **arguments: Any) -> Any:
+        return asyncio.run(self.calls((name, arguments)))[0]
+
+    def ids(self, **fields: Any) -> set[str]:
+        found = self.call("vector_search", **{"collection": "instances", "k": 100, **fields})
+        assert "error" not in found, found
+        return {hit["id"] for hit in found["results"]}
+
+
+def _text(result: Any) -> str:
+    return "".join(getattr(block, "text", "") for block in result.content)
+
+
+def test_each_agent_sees_only_what_its_rbac_lets_it_list(control_plane: ControlPlane, tmp_path: Path) -> None:
+    plane = control_plane
+    suffix = secrets.token_hex(3)
+    ns_a, ns_b = f"tenant-a-{suffix}", f"tenant-b-{suffix}"
+    for ns in (ns_a, ns_b):
+        apply(plane, workloads(ns))
+    port, health = free_port(), free_port()
+    log = tmp_path / "kubevec.log"
+    proc = spawn_kubevec_run(
+        plane,
+        tmp_path / "store",
+        log=log,
+        KUBEVEC_CLUSTER_NAME=CLUSTER,
+        KUBEVEC_MCP_PORT=str(port),
+        KUBEVEC_MCP_KUBERNETES_AUTH="true",
+        KUBEVEC_MCP_TOKEN=ADMIN_TOKEN,
+        KUBEVEC_MCP_ACCESS_TTL_SECONDS="2",
+        KUBEVEC_SERVER__HEALTH_PORT=str(health),
+        KUBEVEC_SERVER__METRICS_PORT="0",
+    )
+    try:
+        url = f"http://127.0.0.1:{port}/mcp"
+        admin = Agent(url, ADMIN_TOKEN)
+
+        def indexed() -> bool:
+            assert proc.poll() is None, log.read_text()[-3000:]
+            try:
+                seen = admin.ids(kind="Deployment", filter={"namespace": {"$in": [ns_a, ns_b]}})
+            except Exception:
+                return False
+            return len(seen) == 2
+
+        eventually(indexed, timeout=240, message="the tenants' Deployments were never indexed")
+        token = {
+            (ns, sa): plane.kubectl("create", "token", sa, "-n", ns, "--duration=1h").strip()
+            for ns in (ns_a, ns_b)
+            for sa in ("agent", "nobody")
+        }
+        agent_a, agent_b = Agent(url, token[ns_a, "agent"]), Agent(url, token[ns_b, "agent"])
+        nobody = Agent(url, token[ns_a, "nobody"])
+
+        everything = admin.ids(query="web settings", filter={"namespace": {"$in": [ns_a, ns_b]}})
+        seen_a = agent_a.ids(query="web settings")
+        seen_b = agent_b.ids(query="web settings")
+        kinds = {"ConfigMap", "Service", "Deployment"}
+        assert {i.split("/")[1] for i in seen_a} == {ns_a}
+        assert {i.split("/")[1] for i in seen_b} == {ns_b}
+        assert {i.split("/")[4] for i in seen_a} == kinds  # the Role's kinds; not ReplicaSets, not the namespace's SAs
+        assert {i.split("/")[4] for i in everything} > kinds  # the admin sees more kinds in the same namespaces
+        assert not seen_a & seen_b
+        assert nobody.ids(query="web settings") == set()
+        assert nobody.ids(kind="Deployment") == set()
+
+        # Nothing hidden leaks through counts, facets, relationships or a document read by id.
+        facets_a, facets_none = (
+            agent_a.call("list_facets", field="namespace"),
+            nobody.call("list_facets", field="namespace"),
+        )
+        assert facets_a["counts"] == {ns_a: len(agent_a.ids(k=100, filter={"namespace": ns_a}))}
+        assert facets_none["counts"] == {}
+        assert set(agent_a.call("list_facets", field="kind")["counts"]) == kinds
+        b_deployment = f"{CLUSTER}/{ns_b}/apps/v1/Deployment/web"
+        assert b_deployment in seen_b
+        assert "error" in agent_a.call("get_document", id=b_deployment)
+        assert agent_b.call("get_document", id=b_deployment)["id"] == b_deployment
+        used_by = agent_a.call("related", id=f"Secret/{ns_b}/db-creds", direction="in", hops=3)
+        assert used_by["edges"] == []
+        assert agent_b.call("related", id=f"Secret/{ns_b}/db-creds", direction="in")["edges"]
+        assert nobody.call("related", id=f"Secret/{ns_a}/db-creds", direction="in")["edges"] == []
+        assert "error" in agent_a.call("related", id=b_deployment)
+
+        # A token the API server rejects is 401; an RBAC edit shows after the TTL (2 s here).
+        request = urllib.request.Request(
+            url, data=b"{}", method="POST", headers={"Authorization": "Bearer not-a-real-token"}
+        )
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(request, timeout=10)
+        assert refused.value.code == 401
+        apply(
+            plane,
+            {
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "RoleBinding",
+                "metadata": {"name": "nobody-reads", "namespace": ns_a},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "agent-reader"},
+                "subjects": [{"kind": "ServiceAccount", "name": "nobody", "namespace": ns_a}],
+            },
+        )
+        eventually(
+            lambda: nobody.ids(query="web settings") == seen_a, timeout=30, message="the RoleBinding never showed"
+        )
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=30)
+    text = log.read_text()
+    assert "Traceback" not in text
+    for value in token.values():
+        assert value not in text  # tokens are never logged
+    assert "Reviewed an MCP caller's access user=system:serviceaccount:" in text
