@@ -19,6 +19,8 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
+from inference.redaction import redact_text
+
 HEALTHY: Final = "healthy"
 PROGRESSING: Final = "progressing"
 DEGRADED: Final = "degraded"
@@ -45,11 +47,30 @@ class Health:
 
     def metadata(self) -> dict[str, str | bool]:
         out: dict[str, str | bool] = {"health": self.state, "ready": self.ready}
-        if self.phase:
-            out["phase"] = self.phase[:MAX_REASON]
-        if self.reason:
-            out["health_reason"] = self.reason[:MAX_REASON]
+        phase, reason = _word(self.phase), _word(self.reason)
+        if phase:
+            out["phase"] = phase
+        if reason:
+            out["health_reason"] = reason
         return out
+
+
+#: What a phase or a reason is by API convention: a word or a short phrase (``CrashLoopBackOff``, ``In Progress``).
+_WORDLIKE: Final = re.compile(r"[A-Za-z][A-Za-z0-9_.-]*(?: [A-Za-z0-9_.-]+){0,5}")
+
+
+def _word(value: str | None) -> str | None:
+    """``value`` if it is a word or short phrase that no credential rule objects to, else None.
+
+    Both are copied from ``status``, which any controller may fill with anything: a phase that holds a
+    sentence, a URL or ``password=...`` is left out rather than stored (it would bypass the text's
+    redaction, since metadata is not embedded text)."""
+    if not value:
+        return None
+    value = value[:MAX_REASON]
+    if not _WORDLIKE.fullmatch(value) or redact_text(value) != value:
+        return None
+    return value
 
 
 def health_of(obj: Mapping[str, Any]) -> Health | None:

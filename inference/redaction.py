@@ -88,7 +88,7 @@ CREDENTIAL_WORDS: Final = frozenset(
 )
 #: A field name whose *last* word is one of these short forms holds a credential (``dbPass``, ``rootPw``);
 #: elsewhere in a name they mean something else (``passThrough``).
-CREDENTIAL_LAST_WORDS: Final = frozenset({"pass", "pw", "pword"})
+CREDENTIAL_LAST_WORDS: Final = frozenset({"pass", "pw", "pword", "pin", "otp", "totp", "hotp"})
 #: One unbroken word ending in one of these holds a credential (``PGPASSWORD``, ``csrftoken``).
 CREDENTIAL_SUFFIXES: Final = ("password", "passwd", "passphrase", "secret", "token", "apikey")
 #: A field name containing these adjacent words holds a credential (``secretAccessKey``, ``api_key``).
@@ -116,8 +116,22 @@ CREDENTIAL_PHRASES: Final = frozenset(
         ("basic", "auth"),
         ("webhook", "url"),
         ("sas", "url"),
+        ("otp", "seed"),
+        ("totp", "seed"),
+        ("mfa", "seed"),
+        ("recovery", "code"),
+        ("recovery", "codes"),
+        ("backup", "codes"),
     }
 )
+#: A name that starts with one of these states a fact about a credential (``has-secret``,
+#: ``enableBasicAuth``, ``createToken``): a yes/no value under it is kept, anything else is not.
+PREDICATE_WORDS: Final = frozenset(
+    {"has", "is", "enable", "enabled", "disable", "use", "uses", "with", "without", "no", "skip", "allow",
+     "require", "requires", "create", "generate", "rotate", "auto", "inject", "sync", "manage", "mount"}
+)  # fmt: skip
+#: Values that answer yes or no: never a credential, whatever the name.
+YES_NO: Final = frozenset({"true", "false", "yes", "no", "on", "off", "enabled", "disabled", "none", "null"})
 #: A field name whose *last* word is one of these refers to a credential rather than holding it.
 REFERENCE_WORDS: Final = frozenset(
     {
@@ -201,22 +215,106 @@ _WORD_BOUNDARY = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 #: Pair names that are not credential names in a schema but are in a query or connection string.
 _PAIR_NAMES: Final = re.compile(r"(?i)(?:sig|signature|x-amz-signature|accountkey|sharedaccesskey)")
 #: ``NAME=value`` anywhere (env files, flags, query and connection strings); the name is judged by
-#: :func:`_holds_credential`. ``"NAME": value`` and ``NAME: value`` are :data:`_COLON_PAIR` (raw strings only).
+#: :func:`_holds_credential`. ``"NAME": value`` and ``NAME: value`` are :data:`_COLON_PAIR` (raw strings only):
+#: a quoted name (JSON) may have no space after its colon, a bare one (YAML, headers) must, so an
+#: image reference (``acme/token-service:1.4.2``) is not a pair; neither side crosses a line.
 _PAIR_VALUE: Final = r"(\"[^\"]*\"|'[^']*'|[^\s&;,\"'|}]+)"
-_EQUALS_PAIR: Final = re.compile(rf"(?<![\w.])([A-Za-z_][\w.-]*)(\s*=\s*){_PAIR_VALUE}")
-_COLON_PAIR: Final = re.compile(rf"(?<![\w.])([\"']?)([A-Za-z_][\w.-]*)\1(\s*:\s*){_PAIR_VALUE}")
+_EQUALS_PAIR: Final = re.compile(rf"(?<![\w.])([A-Za-z_][\w.-]*)([ \t]*=[ \t]*){_PAIR_VALUE}")
+_COLON_PAIR: Final = re.compile(
+    rf"(?<![\w./@:-])(?:([\"'])([A-Za-z_][\w.-]*)\1([ \t]*:[ \t]*)|()([A-Za-z_][\w.-]*)([ \t]*:[ \t]+)){_PAIR_VALUE}"
+)
+#: A YAML block scalar under a credential key: ``password: |`` and the more-indented lines after it.
+_BLOCK_SCALAR: Final = re.compile(r"(?m)^([ \t]*)([\"']?)([A-Za-z_][\w.-]*)\2[ \t]*:[ \t]*[|>][-+0-9]*[ \t]*$")
 #: A command-line flag on its own (its value is the next item of the list).
 _FLAG: Final = re.compile(r"--?[A-Za-z][\w.-]*")
 
 
 def _equals_pair(match: re.Match[str]) -> str:
-    name, separator, _ = match.groups()
-    return f"{name}{separator}{REDACTED}" if _holds_credential(name) else match.group(0)
+    name, separator, value = match.groups()
+    if not _holds_credential(name) or _says_yes_or_no(value):
+        return match.group(0)
+    return f"{name}{separator}{REDACTED}"
 
 
 def _colon_pair(match: re.Match[str]) -> str:
-    quote, name, separator, _ = match.groups()
-    return f"{quote}{name}{quote}{separator}{REDACTED}" if _holds_credential(name) else match.group(0)
+    quoted, quoted_name, quoted_separator, _, bare_name, bare_separator, value = match.groups()
+    quote, name, separator = (quoted, quoted_name, quoted_separator) if quoted else ("", bare_name, bare_separator)
+    if not _holds_credential(name) or _says_yes_or_no(value) or value in ("{", "[", "|", ">"):
+        return match.group(0)
+    return f"{quote}{name}{quote}{separator}{REDACTED}"
+
+
+def _userinfo(match: re.Match[str]) -> str:
+    scheme, userinfo = match.groups()
+    if ":" not in userinfo and re.fullmatch(r"[a-z][a-z0-9._-]{0,31}", userinfo) and not looks_random(userinfo):
+        return match.group(0)  # ssh://git@github.com: a user name, no password
+    return f"{scheme}{REDACTED}@"
+
+
+def _flag_value(match: re.Match[str]) -> str:
+    """``--password SECRET`` inside a string (a shell line): the value after a credential flag."""
+    lead, flag, value = match.groups()
+    if not is_credential_name(flag) or _says_yes_or_no(value) or value.startswith(REDACTED):
+        return match.group(0)
+    return f"{lead}{REDACTED}"
+
+
+def _says_yes_or_no(value: str) -> bool:
+    return value.strip("\"'").lower() in YES_NO
+
+
+def _redact_blocks(value: str) -> str:
+    """Lines of a YAML block scalar (``password: |``) under a credential key become ``<redacted>``."""
+    lines = value.split("\n")
+    out: list[str] = []
+    hiding: int | None = None  # the indent of the credential key whose block is being dropped
+    for line in lines:
+        if hiding is not None:
+            indent = len(line) - len(line.lstrip(" \t"))
+            if not line.strip() or indent > hiding:
+                if not out[-1].endswith(REDACTED):
+                    out[-1] = f"{out[-1]} {REDACTED}"
+                continue
+            hiding = None
+        block = _BLOCK_SCALAR.match(line)
+        if block is not None and _holds_credential(block.group(3)):
+            hiding = len(block.group(1))
+        out.append(line)
+    return "\n".join(out)
+
+
+def _redact_structured(value: str) -> str | None:
+    """A string that holds a JSON or YAML document, scrubbed as a structure (nested credentials too).
+
+    None when it is not one, or when nothing in it is a credential (the text is then left as it
+    was, formatting and all)."""
+    import json
+
+    import yaml
+
+    stripped = value.strip()
+    if stripped[:1] in ("{", "["):
+        try:
+            data = json.loads(stripped)
+        except ValueError:
+            data = None
+        if isinstance(data, dict | list):
+            cleaned = scrub(data)
+            return json.dumps(cleaned, ensure_ascii=False) if cleaned != data else None
+    if "\n" in stripped and ":" in stripped and len(stripped) <= MAX_STRUCTURED:
+        try:
+            data = yaml.safe_load(stripped)
+        except yaml.YAMLError:
+            return None
+        if isinstance(data, dict):
+            cleaned = scrub(data)
+            if cleaned != data:
+                return yaml.safe_dump(cleaned, sort_keys=False, allow_unicode=True, default_flow_style=False).strip()
+    return None
+
+
+#: Embedded YAML longer than this is judged line by line only.
+MAX_STRUCTURED: Final = 65_536
 
 
 def _holds_credential(name: str) -> bool:
@@ -227,8 +325,9 @@ def _holds_credential(name: str) -> bool:
 _VALUE_RULES: Final[tuple[tuple[re.Pattern[str], str], ...]] = (
     # Every armoured block: PEM keys and certificates, PGP, OpenSSH (also when the END line is cut off).
     (re.compile(r"-----BEGIN [A-Z0-9 ]+-----.*?(?:-----END [A-Z0-9 ]+-----|\Z)", re.DOTALL), REDACTED),
-    # Userinfo in any URL: scheme://user:password@host, scheme://token@host.
-    (re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^\s/?#@]+@"), rf"\1{REDACTED}@"),
+    # Userinfo in any URL: scheme://user:password@host, scheme://token@host (a plain user name alone,
+    # as in ssh://git@host, is kept: see _userinfo).
+    (re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)([^\s/?#@]+)@"), "userinfo"),
     # JWTs (and JWS/JWE compact forms) anywhere.
     (re.compile(r"\beyJ[A-Za-z0-9_-]{2,}\.[A-Za-z0-9_-]{2,}\.[A-Za-z0-9_-]*"), REDACTED),
     # Scheme credentials inside longer values.
@@ -251,6 +350,24 @@ _VALUE_RULES: Final[tuple[tuple[re.Pattern[str], str], ...]] = (
     (re.compile(r"\bnpm_[A-Za-z0-9]{36}\b"), REDACTED),
     (re.compile(r"\bsk-(?:[A-Za-z0-9]+-)*[A-Za-z0-9_]{20,}"), REDACTED),
     (re.compile(r"\bSG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}"), REDACTED),
+    (re.compile(r"\bhf_[A-Za-z0-9]{30,}"), REDACTED),  # Hugging Face
+    (re.compile(r"\bhv[sbr]\.[A-Za-z0-9_-]{24,}"), REDACTED),  # HashiCorp Vault
+    (re.compile(r"\b(?:dop|doo|dor)_v1_[a-f0-9]{64}"), REDACTED),  # DigitalOcean
+    (re.compile(r"\bdckr_pat_[A-Za-z0-9_-]{20,}"), REDACTED),  # Docker Hub
+    (re.compile(r"\bshp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}"), REDACTED),  # Shopify
+    (re.compile(r"\bpypi-AgE[A-Za-z0-9_-]{50,}"), REDACTED),  # PyPI
+    (re.compile(r"\bya29\.[A-Za-z0-9_-]{20,}"), REDACTED),  # Google OAuth access token
+    (re.compile(r"\bxai-[A-Za-z0-9]{40,}"), REDACTED),
+    # Command lines, in args and in `sh -c` strings: mysql's password glued to its flag (-pSECRET),
+    # curl/wget's user:password, and a credential flag's value after a space (--password SECRET).
+    (
+        re.compile(
+            r"(\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mariadb|mariadb-dump)\b[^|;&\n]*?\s-p)(?!\s)([^\s\"'|;&]+)"
+        ),
+        rf"\1{REDACTED}",
+    ),
+    (re.compile(r"((?<!\S)(?:-u|--user|--proxy-user|-U)[\s=]+[^\s:\"']+:)([^\s\"']+)"), rf"\1{REDACTED}"),
+    (re.compile(r"((?<![^\s\"'])(--?[A-Za-z][\w.-]*)\s+)(?!-)([^\s\"']+)"), "flag"),
 )
 #: Extra rules for strings taken from objects, which may hold YAML or headers (``Authorization: Basic x``;
 #: ``password: x`` is :data:`_COLON_PAIR`). Not applied to rendered document text, whose own layout is
@@ -286,6 +403,12 @@ def is_credential_name(name: str) -> bool:
     )
 
 
+def _states_a_fact(key: str, value: Any) -> bool:
+    words = name_words(key)
+    yes_no = isinstance(value, bool) or (isinstance(value, str) and _says_yes_or_no(value))
+    return bool(words) and words[0] in PREDICATE_WORDS and yes_no
+
+
 def is_suspicious_name(name: str) -> bool:
     return any(word in SUSPICIOUS_WORDS for word in name_words(name))
 
@@ -318,11 +441,22 @@ def redact_text(value: str, *, raw: bool = True) -> str:
     """
     if len(value) < 8:
         return value
+    if raw and (value.lstrip()[:1] in ("{", "[") or "\n" in value):
+        structured = _redact_structured(value)
+        if structured is not None:
+            value = structured
     for pattern, replacement in (*_VALUE_RULES, *_RAW_VALUE_RULES) if raw else _VALUE_RULES:
-        value = pattern.sub(replacement, value)
+        if replacement == "userinfo":
+            value = pattern.sub(_userinfo, value)
+        elif replacement == "flag":
+            value = pattern.sub(_flag_value, value)
+        else:
+            value = pattern.sub(replacement, value)
     if "=" in value:
         value = _EQUALS_PAIR.sub(_equals_pair, value)
     if raw and ":" in value:
+        if "\n" in value:
+            value = _redact_blocks(value)
         value = _COLON_PAIR.sub(_colon_pair, value)
     return value
 
@@ -371,7 +505,9 @@ def _redact_metadata(metadata: Mapping[str, Any]) -> dict[str, Any]:
     labels = metadata.get("labels")
     if isinstance(labels, Mapping):
         out["labels"] = {
-            str(k): REDACTED if is_credential_name(str(k).rsplit("/", 1)[-1]) else redact_text(str(v))
+            str(k): REDACTED
+            if is_credential_name(str(k).rsplit("/", 1)[-1]) and not _says_yes_or_no(str(v))
+            else redact_text(str(v))
             for k, v in labels.items()
         }
     return out
@@ -403,6 +539,8 @@ def scrub(value: Any, *, under_credential: bool = False) -> Any:
 
 def _scrub_field(key: str, value: Any, *, under_credential: bool) -> Any:
     if is_credential_name(key):
+        if _states_a_fact(key, value):
+            return value  # hasSecret: true, enableBasicAuth: false
         if isinstance(value, Mapping):
             return scrub(value, under_credential=True)  # reference fields inside (name, key) survive
         return REDACTED

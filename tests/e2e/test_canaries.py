@@ -45,7 +45,7 @@ SSH = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk{c}tdjEAAAAA\n-----EN
 PGP = "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nlQOYBF{c}xyz\n-----END PGP PRIVATE KEY BLOCK-----"
 
 
-def spec_placements() -> tuple[dict[str, Any], list[str]]:
+def spec_placements() -> tuple[dict[str, Any], dict[str, Any], list[str]]:
     """A custom-resource spec with a canary in each placement, and the canaries it holds."""
     c = canary
     spec: dict[str, Any] = {
@@ -94,8 +94,18 @@ def spec_placements() -> tuple[dict[str, Any], list[str]]:
         "headers": f"X-Api-Key: {c(56)}",
         "settings": f'{{"apiKey": "{c(57)}", "region": "eu"}}',
     }
-    canaries = [c(n) for n in (*range(10, 44), *range(50, 58))]
-    return spec, canaries
+    v3 = {  # Redaction v3 (issue 27): glued flags, shell strings, nested YAML/JSON, provider prefixes, seeds.
+        "region": "eu-central-1",
+        "migrate": ["sh", "-c", f"mysql -uroot -p{c(60)} shop < /init.sql"],
+        "backupCommand": f"pg_dump --password {c(61)} --verbose shop",
+        "healthCheck": f"curl -fsS -u admin:{c(62)} http://localhost/health",
+        "appConfig": f"database:\n  host: db\n  password: {c(63)}\n",
+        "vendor": f'{{"password": {{"value": "{c(64)}"}}}}',
+        "model": f"hf_{c(65)}abcdefghijklmnopqrstuv",
+        "otpSeed": f"JBSW{c(67)}",
+    }
+    canaries = [c(n) for n in (*range(10, 44), *range(50, 58), *range(60, 66), 67)]
+    return spec, v3, canaries
 
 
 def vault_crd() -> dict[str, Any]:
@@ -124,7 +134,7 @@ def test_no_canary_reaches_the_store_or_the_log(plane: ControlPlane, tmp_path: P
             "spec": {"secrets": True},
         },
     )
-    spec, planted = spec_placements()
+    spec, v3, planted = spec_placements()
     last_applied = json.dumps({"kind": "Secret", "stringData": {"password": c(1)}})
     objects: list[dict[str, Any]] = [
         {
@@ -183,6 +193,7 @@ def test_no_canary_reaches_the_store_or_the_log(plane: ControlPlane, tmp_path: P
             },
         },
         {"apiVersion": f"{GROUP}/v1", "kind": "Vault", "metadata": {"name": "main", "namespace": NS}, "spec": spec},
+        {"apiVersion": f"{GROUP}/v1", "kind": "Vault", "metadata": {"name": "v3", "namespace": NS}, "spec": v3},
         {
             "apiVersion": f"{GROUP}/v1",
             "kind": "Vault",
@@ -207,6 +218,7 @@ def test_no_canary_reaches_the_store_or_the_log(plane: ControlPlane, tmp_path: P
     capabilities = stored(controller.store, "capabilities")
     vault = instances[f"faults/{NS}/{GROUP}/v1/Vault/main"]
     assert "region: eu-west-1" in vault["text"]  # the control value survived
+    assert "eu-central-1" in instances[f"faults/{NS}/{GROUP}/v1/Vault/v3"]["text"]
     secret = instances[f"faults/{NS}/core/v1/Secret/db"]
     assert "keys: password, token" in secret["text"]  # key names are kept by design
     everything = json.dumps([instances, capabilities])

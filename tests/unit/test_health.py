@@ -266,3 +266,25 @@ async def test_a_health_change_writes_metadata_with_the_stored_vector_and_equal_
         == (upserts or 0) + 1
     )
     assert len(embedder.texts) == 1
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "hvs.Kv9canaryQ7abcdefghijklmnopqrstu",
+        "password=Kv9canaryQ7",
+        "https://u:Kv9canaryQ7@db",
+        "Bearer abcdef0123456789",
+    ],
+)
+def test_a_phase_or_reason_holding_a_credential_is_left_out(value: str) -> None:
+    """Both come from ``status``, which any controller fills; they are metadata, so the text's redaction never saw them."""
+    obj = {
+        "kind": "Widget",
+        "status": {"phase": value, "conditions": [{"type": "Ready", "status": "False", "reason": value}]},
+    }
+    metadata = health_of(obj).metadata()  # type: ignore[union-attr]
+    assert "Kv9canaryQ7" not in str(metadata)
+    assert "abcdef0123456789" not in str(metadata)
+    kept = health_of({"kind": "Widget", "status": {"phase": "In Progress"}}).metadata()  # type: ignore[union-attr]
+    assert kept["phase"] == "In Progress"

@@ -360,3 +360,94 @@ def test_property_scrub_keeps_plain_data_and_is_idempotent(tree: Any) -> None:
     once = scrub(tree)
     assert once == tree  # lowercase words, numbers and booleans under ordinary names are kept as they are
     assert scrub(once) == once
+
+
+# -- v3: shapes that reached documents before (issue 27), and what must stay searchable ------------
+
+HF = "hf_" + "aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dE3f"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"mysql -uroot -p{CANARY} -h db shop",
+        f'sh -c "mysqldump -u root -p{CANARY} shop > /backup/shop.sql"',
+        f"mysql --user=root -p{CANARY}",
+        f'sh -c "pg_dump --password {CANARY} shop"',
+        f"run-backup --db-password {CANARY} --verbose",
+        f"curl -u admin:{CANARY} https://api.example.com/health",
+        f"curl --user admin:{CANARY} https://api.example.com",
+        f"database:\n  host: db\n  password: {CANARY}\n  port: 5432",
+        f"auth:\n  password: |\n    {CANARY}\n  user: app",
+        f'{{"password": {{"value": "{CANARY}"}}, "user": "app"}}',
+        f'[{{"name": "db", "credentials": {{"secret": "{CANARY}"}}}}]',
+        f"HF token {HF}",
+        f"export VAULT_TOKEN=hvs.{CANARY}abcdefghijklmnopqrstu",
+    ],
+)
+def test_v3_shapes_lose_the_credential_and_keep_the_rest(text: str) -> None:
+    out = redact_text(text)
+    assert CANARY not in out, out
+    assert HF not in out
+    assert REDACTED in out
+
+
+def test_v3_the_rest_of_a_command_line_stays_searchable() -> None:
+    assert redact_text(f"mysql -uroot -p{CANARY} -h db shop") == f"mysql -uroot -p{REDACTED} -h db shop"
+    assert redact_text(f"curl -u admin:{CANARY} https://x.example") == f"curl -u admin:{REDACTED} https://x.example"
+    assert redact_text(f"backup --password {CANARY} --verbose") == f"backup --password {REDACTED} --verbose"
+    nested = redact_text(f"database:\n  host: db\n  password: {CANARY}")
+    assert "host: db" in nested
+
+
+@pytest.mark.parametrize(
+    ("obj", "leaked"),
+    [
+        ({"pin": 4821}, "4821"),
+        ({"simPin": "0042"}, "0042"),
+        ({"otpSeed": "JBSWY3DPEHPK3PXP"}, "JBSWY3DPEHPK3PXP"),
+        ({"totp": "JBSWY3DPEHPK3PXP"}, "JBSWY3DPEHPK3PXP"),
+        ({"recoveryCodes": ["a1b2-c3d4", "e5f6-a7b8"]}, "a1b2-c3d4"),
+        ({"args": ["sh", "-c", f"mysql -uroot -p{CANARY}"]}, CANARY),
+    ],
+)
+def test_v3_short_credentials_under_credential_names_are_dropped(obj: dict[str, Any], leaked: str) -> None:
+    assert leaked not in json.dumps(scrub(obj))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "ghcr.io/acme/token-service:1.4.2",
+        "registry.example.com/secret-manager:2.0.0",
+        "ssh://git@github.com/acme/platform.git",
+        "git+ssh://git@gitlab.com/acme/infra.git",
+        "has-secret=true",
+        "uses-token=false",
+        "docker run -p 8080:80 nginx",
+        "ssh -p 2222 deploy@bastion",
+        "--password-file /etc/app/password",
+        "kubectl get secret db-creds -o name",
+        "connect to db:5432 with secretName app-db",
+        "see https://docs.example.com/tokens?page=2",
+        "mysql -h db -P 3306 --protocol tcp",
+    ],
+)
+def test_v3_false_positives_are_kept_whole(text: str) -> None:
+    assert redact_text(text) == text
+
+
+def test_v3_references_and_facts_about_credentials_are_kept() -> None:
+    obj = {
+        "secretName": "api-tls",
+        "passwordSecretRef": {"name": "db", "key": "password"},
+        "hasSecret": True,
+        "enableBasicAuth": False,
+        "image": "ghcr.io/acme/token-service:1.4.2",
+        "repo": "ssh://git@github.com/acme/platform.git",
+    }
+    assert scrub(obj) == obj
+    labels = redact_object(
+        {"kind": "Deployment", "metadata": {"name": "x", "labels": {"has-secret": "true", "api-token": "abc123xyz"}}}
+    )
+    assert labels.obj["metadata"]["labels"] == {"has-secret": "true", "api-token": REDACTED}
