@@ -142,7 +142,9 @@ async def test_each_kubernetes_caller_sees_only_what_it_may_list() -> None:
     service, _ = await index()
     auth = authorizer(service, reviewer())
     a, b, none = [await auth.view_for(t) for t in ("tok-a", "tok-b", "tok-none")]
-    assert a is not None and b is not None and none is not None
+    assert a is not None
+    assert b is not None
+    assert none is not None
     seen_a = await ids(service, a, collection="instances", query="api settings")
     assert seen_a == {
         "prod/team-a/apps/v1/Deployment/team-a-api",
@@ -169,7 +171,8 @@ async def test_no_count_facet_document_or_edge_reveals_a_hidden_object() -> None
     service, _ = await index()
     auth = authorizer(service, reviewer())
     a, none = await auth.view_for("tok-a"), await auth.view_for("tok-none")
-    assert a is not None and none is not None
+    assert a is not None
+    assert none is not None
     assert await service.facets("instances", "namespace", view=a) == {"team-a": 2}
     assert await service.facets("instances", "kind", view=a) == {"ConfigMap": 1, "Deployment": 1}
     assert await service.facets("instances", "kind", view=none) == {}
@@ -200,7 +203,8 @@ async def test_capabilities_follow_openapi_access_and_resolve_kind_too() -> None
     review = reviewer()
     auth = authorizer(service, review)
     a, none = await auth.view_for("tok-a"), await auth.view_for("tok-none")
-    assert a is not None and none is not None
+    assert a is not None
+    assert none is not None
     assert await ids(service, a, collection="capabilities", query="tls") == {"certificates.cert-manager.io"}
     assert [k["id"] for k in await service.resolve_kind("Certificate", view=a)] == ["certificates.cert-manager.io"]
     assert await ids(service, none, collection="capabilities", query="tls") == set()
@@ -260,7 +264,8 @@ def test_a_view_over_hundreds_of_namespaces_stays_within_the_filter_limits() -> 
     scope = visible_instances(cluster=CLUSTER, everywhere=resources[:5], per_namespace=per_namespace)
     assert scope is not None
     validate(scope)  # raises past MAX_DEPTH, MAX_CHILDREN or MAX_VALUES
-    assert MAX_CHILDREN == 64 and MAX_VALUES == 256
+    assert MAX_CHILDREN == 64
+    assert MAX_VALUES == 256
     assert visible_instances(cluster=CLUSTER, everywhere=[], per_namespace={"a": []}) is None
 
 
@@ -289,9 +294,11 @@ async def test_static_tokens_have_explicit_scopes(tmp_path: Path) -> None:
     auth = Authorizer(cluster=CLUSTER, static=load_static_tokens(path))
     assert auth.required
     team = await auth.view_for(secret)
-    assert team is not None and team.caller == "static:team-a"
+    assert team is not None
+    assert team.caller == "static:team-a"
     seen = await ids(service, team, collection="instances", query="api")
-    assert seen and all(i.startswith("prod/team-a/") for i in seen)
+    assert seen
+    assert all(i.startswith("prod/team-a/") for i in seen)
     assert await ids(service, team, collection="capabilities", query="tls") == set()
     every = await auth.view_for("every-namespace-token-x")
     assert every is not None
