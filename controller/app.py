@@ -17,16 +17,17 @@ import contextlib
 import logging
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from backends import VectorStore
+from backends import BackendUnavailable, VectorStore
 from backends.factory import open_store
 from backends.generations import POINTER_COLLECTION, resolve
 from controller.documents import DocumentBuilder
 from controller.engine import SyncEngine
 from controller.events import EventRouter
 from controller.handover import Handover
-from controller.health import ClusterProbe, HealthServer
+from controller.health import ClusterProbe, HealthServer, StoreDirectory
 from controller.kube import KubeReader
 from controller.metrics import InstrumentedStore, Metrics, kubevec_version
 from controller.migrate import current_generation, migrate
@@ -125,8 +126,16 @@ class App:
             metrics_port=settings.server.metrics_port,
             metrics=self.metrics,
             not_ready=self.not_ready,
+            not_live=self.not_live,
         )
         self.ready = False
+        where = settings.store
+        local = where.backend in ("chroma", "qdrant") and not where.url and (store is None or self._opens(where.path))
+        self.store_directory = (
+            StoreDirectory(Path(where.path), bound=settings.sync.unwritable_restart_seconds)
+            if local and where.path is not None and str(where.path) != ":memory:"
+            else None
+        )
         self._prepared = asyncio.Event()
         self.probe = ClusterProbe(
             kube=self.kube,
@@ -191,6 +200,9 @@ class App:
             try:
                 await self._use_generation()
                 await self.engine.prepare()
+                if self.store_directory is not None:
+                    self.store_directory.remember()
+                    self._tasks.append(asyncio.create_task(self._watch_store_directory(), name="kubevec-store-dir"))
                 self._prepared.set()
                 break
             except Exception as exc:
@@ -240,6 +252,9 @@ class App:
             wait = interval
             try:
                 if self.active:
+                    unwritable = self.store_directory.check() if self.store_directory is not None else None
+                    if unwritable is not None:
+                        raise BackendUnavailable(f"Cannot write the store: {unwritable}")
                     try:
                         await self.resync()
                     finally:
@@ -294,8 +309,24 @@ class App:
             store=self.store, collection=self.settings.collection(STATUS_COLLECTION), record=record
         )
 
+    def _opens(self, path: Path | None) -> bool:
+        """Whether an injected store is the embedded one at ``path`` (tests pass their own stores)."""
+        return path is not None and self.store.location == str(path)
+
+    def not_live(self) -> str | None:
+        """None while a restart would not help; else why one would (an embedded store's directory went away)."""
+        return self.store_directory.not_live() if self.store_directory is not None else None
+
+    async def _watch_store_directory(self) -> None:
+        assert self.store_directory is not None
+        while True:
+            self.store_directory.check()
+            await asyncio.sleep(min(5.0, self.settings.sync.unwritable_restart_seconds / 2))
+
     def not_ready(self) -> str | None:
         """None when ready (initial sync done, store and embedder working, API server answering), else why not."""
+        if self.store_directory is not None and self.store_directory.error is not None:
+            return f"cannot write the store: {self.store_directory.error}"
         if self.probe.error is not None:
             return f"cannot reach the Kubernetes API: {self.probe.error}"
         if self.engine.degraded:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from aiohttp import web
 
@@ -51,8 +53,54 @@ class ClusterProbe:
             await asyncio.sleep(self._interval)
 
 
+class StoreDirectory:
+    """An embedded store's directory, checked for being the one opened: deleted or replaced, it is not.
+
+    An embedded store keeps writing into files that were deleted under it (the open handles still
+    work), so every write "succeeds" into nothing. Only a new process recreates the directory; so
+    liveness fails once this has lasted ``bound`` seconds and the kubelet restarts the pod.
+    """
+
+    def __init__(self, path: Path, *, bound: float, clock: Callable[[], float] = time.monotonic) -> None:
+        self.path = path
+        self.bound = bound
+        self._clock = clock
+        self._identity: tuple[int, int] | None = None
+        self.failing_since: float | None = None
+        self.error: str | None = None
+
+    def remember(self) -> None:
+        """Note the directory the store has opened (after it has)."""
+        with contextlib.suppress(OSError):
+            found = self.path.stat()
+            self._identity = (found.st_dev, found.st_ino)
+
+    def check(self) -> str | None:
+        """None while the opened directory is in place, else why not (also kept in ``error``)."""
+        try:
+            found = self.path.stat()
+            error = (
+                f"the store directory {self.path} was replaced after it was opened"
+                if self._identity is not None and (found.st_dev, found.st_ino) != self._identity
+                else None
+            )
+        except OSError as exc:
+            error = f"the store directory {self.path} is gone ({exc.strerror or exc})"
+        if error is None:
+            self.failing_since, self.error = None, None
+        elif self.error is None:
+            logger.error("Cannot write the store, will restart after=%.0fs error=%s", self.bound, error)
+            self.failing_since, self.error = self._clock(), error
+        return error
+
+    def not_live(self) -> str | None:
+        if self.failing_since is None or self._clock() - self.failing_since < self.bound:
+            return None
+        return f"{self.error} for more than {self.bound:.0f}s"
+
+
 class HealthServer:
-    """Liveness always answers; readiness asks ``not_ready()`` (None when ready, else the reason)."""
+    """Liveness asks ``not_live()``, readiness ``not_ready()`` (None when fine, else the reason)."""
 
     def __init__(
         self,
@@ -62,7 +110,9 @@ class HealthServer:
         metrics_port: int,
         metrics: Metrics,
         not_ready: Callable[[], str | None],
+        not_live: Callable[[], str | None] = lambda: None,
     ) -> None:
+        self._not_live = not_live
         self._host = host
         self._health_port = health_port
         self._metrics_port = metrics_port
@@ -93,7 +143,10 @@ class HealthServer:
         self._runners.append(runner)
 
     async def _healthz(self, _: web.Request) -> web.Response:
-        return web.Response(text="ok")
+        reason = self._not_live()
+        if reason is None:
+            return web.Response(text="ok")
+        return web.Response(status=503, text=f"not live: {reason}")
 
     async def _readyz(self, _: web.Request) -> web.Response:
         reason = self._not_ready()

@@ -34,6 +34,12 @@ class SyncSettings(BaseModel):
     cluster_probe_seconds: float = Field(
         default=5.0, ge=0.5, description="how often /version is read; readiness drops while it fails"
     )
+    unwritable_restart_seconds: float = Field(
+        default=60.0,
+        ge=1,
+        description="an embedded store whose directory was deleted or replaced fails /healthz after this long "
+        "(only a restart recreates it); /readyz fails at once",
+    )
     migrate: bool = Field(
         default=False,
         description="when the store was built with another embedder, migrate it at start-up (as `kubevec "
