@@ -7,6 +7,7 @@ SyncPolicy objects. The official client is synchronous, so each call runs in a w
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import dataclasses
 import json
@@ -29,6 +30,8 @@ logger = logging.getLogger(__name__)
 
 #: Objects per list page (kopf's initial listings use the same size: ``controller/paging.py``).
 PAGE_SIZE = 500
+#: Credentials are loaded again this often even without a 401 (projected tokens rotate hourly).
+RELOAD_SECONDS = 300.0
 #: Accept header for lists of metadata only (what client-go's metadata informers ask for).
 METADATA_ONLY = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
 #: Accept header for aggregated discovery (GA in Kubernetes 1.30): every group's resources in one
@@ -176,12 +179,29 @@ class KubeReader:
         self._kubeconfig = kubeconfig
         self._context = context
         self._page_size = page_size
+        self._reloadable = api is None  # a client given to us is not ours to rebuild
+        self._loaded_at = time.monotonic()
 
     @property
     def _api(self) -> client.ApiClient:
+        now = time.monotonic()
+        if self._client is not None and self._reloadable and now - self._loaded_at > RELOAD_SECONDS:
+            self._reload(f"credentials are re-read every {RELOAD_SECONDS:.0f}s", level=logging.DEBUG)
         if self._client is None:
             self._client = load_api_client(self._kubeconfig, context=self._context)
+            self._loaded_at = now
         return self._client
+
+    def _reload(self, why: str, *, level: int = logging.INFO) -> None:
+        """Drop the client so the next call loads the kubeconfig (or the pod's token) again.
+
+        A rotated token (a new kubeconfig, a projected ServiceAccount token refreshed by the kubelet)
+        is picked up by kopf's own re-login; this is the same for the resync and the probe."""
+        old, self._client = self._client, None
+        if old is not None:
+            logger.log(level, "Reloading the Kubernetes credentials reason=%s", why)
+            with contextlib.suppress(Exception):
+                old.close()  # type: ignore[no-untyped-call]
 
     def close(self) -> None:
         if self._client is not None:
@@ -222,6 +242,7 @@ class KubeReader:
         content_type: str | None = None,
         accept: str = "application/json",
         timeout: float = 60,
+        _retried: bool = False,
     ) -> Any:
         headers = {"Accept": accept}
         if content_type:
@@ -238,11 +259,23 @@ class KubeReader:
             response = self._api.call_api(*serialized, _request_timeout=timeout)
             payload = response.read()  # type: ignore[no-untyped-call]
         except ApiException as exc:
+            if exc.status == 401 and self._reloadable and not _retried:
+                self._reload("the API server answered 401 Unauthorized")
+                return self._request(
+                    method, path, query=query, body=body, content_type=content_type, accept=accept, timeout=timeout,
+                    _retried=True,
+                )  # fmt: skip
             reason = f"HTTP {exc.status} {exc.reason}"
             raise KubeError(f"{method} {path} failed: {reason}", reason=reason) from exc
         except Exception as exc:
             reason = short_reason(exc)
             raise KubeError(f"{method} {path} failed: {type(exc).__name__}: {reason}", reason=reason) from exc
+        if response.status == 401 and self._reloadable and not _retried:
+            self._reload("the API server answered 401 Unauthorized")
+            return self._request(
+                method, path, query=query, body=body, content_type=content_type, accept=accept, timeout=timeout,
+                _retried=True,
+            )  # fmt: skip
         if not 200 <= response.status < 300:
             reason = f"HTTP {response.status}: {_status_message(payload)}"
             raise KubeError(f"{method} {path} failed: {reason}", reason=reason)
