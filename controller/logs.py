@@ -109,6 +109,26 @@ class HandlerSuccessFilter(logging.Filter):
 TEXT_FORMAT: Final = "%(asctime)s %(levelname)s %(name)s %(message)s"
 
 
+#: The longest message a log line carries; the rest is cut, with a count (a caller's 1 MB id or query
+#: is not one 1 MB line).
+MAX_MESSAGE: Final = 2000
+
+
+class ClipFilter(logging.Filter):
+    """Cut every message to ``limit`` characters, saying how much was left out."""
+
+    def __init__(self, *, limit: int = MAX_MESSAGE) -> None:
+        super().__init__()
+        self.limit = limit
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if len(message) > self.limit:
+            record.msg = f"{message[: self.limit]}...(+{len(message) - self.limit} chars)"
+            record.args = None
+        return True
+
+
 def formatter(format: str) -> logging.Formatter:
     """Text lines, or JSON objects by python-json-logger (already kopf's own dependency)."""
     if format == "json":
@@ -125,6 +145,7 @@ def install(*, level: str, format: str = "text", interval: float = DEFAULT_INTER
     logging.basicConfig(level=level.upper(), format=TEXT_FORMAT)
     for handler in logging.getLogger().handlers:
         handler.setFormatter(formatter(format))
+        handler.addFilter(ClipFilter())
         handler.addFilter(RepeatFilter(interval=interval))
     objects = logging.getLogger("kopf.objects")
     objects.setLevel(logging.DEBUG)  # the filter decides: success lines count as DEBUG

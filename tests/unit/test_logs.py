@@ -97,3 +97,17 @@ def test_handler_success_lines_are_debug_and_failures_keep_their_level() -> None
     assert at_debug.filter(record(logging.INFO, "Handler 'observe_instance' succeeded."))
     assert at_info.filter(record(logging.ERROR, "Handler 'observe_instance' failed with an exception."))
     assert at_info.filter(record(logging.INFO, "Resync finished"))
+
+
+def test_a_huge_message_is_clipped_with_a_count() -> None:
+    """A caller's 1 MB JSON-RPC id or query was logged as one 1 MB line."""
+    from controller.logs import ClipFilter
+
+    record = logging.LogRecord("mcp", logging.WARNING, __file__, 1, "Bad request id=%s", ("x" * 1_000_000,), None)
+    assert ClipFilter(limit=100).filter(record)
+    message = record.getMessage()
+    assert len(message) < 150
+    assert message.endswith(f"...(+{1_000_000 + len('Bad request id=') - 100} chars)")
+    short = logging.LogRecord("mcp", logging.INFO, __file__, 1, "Upserted documents count=%d", (3,), None)
+    ClipFilter(limit=100).filter(short)
+    assert short.getMessage() == "Upserted documents count=3"
