@@ -131,7 +131,8 @@ def test_cluster_scoped_objects_are_named_per_release(helm: str) -> None:
 
 
 def test_no_secrets_rbac_grants_nothing_on_secrets(helm: str) -> None:
-    docs = render(helm, "--set", "rbac.readSecrets=false", "--set", "rbac.extraApiGroups={cert-manager.io}")
+    """The default (issue 27: the pod that serves agents could read every Secret); Secrets are opt-in."""
+    docs = render(helm, "--set", "rbac.extraApiGroups={cert-manager.io}")
     (role,) = [d for d in docs if d["kind"] == "ClusterRole"]
     for rule in role.get("rules", []):
         groups = rule.get("apiGroups", [])
@@ -144,8 +145,24 @@ def test_no_secrets_rbac_grants_nothing_on_secrets(helm: str) -> None:
     (deployment,) = [d for d in docs if d["kind"] == "Deployment"]
     env = {e["name"]: e.get("value") for e in deployment["spec"]["template"]["spec"]["containers"][0]["env"]}
     assert "cert-manager.io" in env["KUBEVEC_SYNC__API_GROUPS"]
-    (default_role,) = [d for d in render(helm) if d["kind"] == "ClusterRole"]
-    assert default_role["rules"][0] == {"apiGroups": ["*"], "resources": ["*"], "verbs": ["get", "list", "watch"]}
+    (opted_in,) = [d for d in render(helm, "--set", "rbac.readSecrets=true") if d["kind"] == "ClusterRole"]
+    assert opted_in["rules"][0] == {"apiGroups": ["*"], "resources": ["*"], "verbs": ["get", "list", "watch"]}
+
+
+def test_mcp_with_kubernetes_tokens_gets_review_rights_and_no_more(helm: str) -> None:
+    docs = render(helm, "--set", "mcp.enabled=true", "--set", "mcp.tokensSecret=agent-tokens")
+    (role,) = [d for d in docs if d["kind"] == "ClusterRole"]
+    creates = [r for r in role["rules"] if "create" in r.get("verbs", [])]
+    assert sorted(r["resources"][0] for r in creates) == ["subjectaccessreviews", "tokenreviews"]
+    (deployment,) = [d for d in docs if d["kind"] == "Deployment"]
+    pod = deployment["spec"]["template"]["spec"]
+    env = {e["name"]: e.get("value") for e in pod["containers"][0]["env"]}
+    assert env["KUBEVEC_MCP_KUBERNETES_AUTH"] == "true"
+    assert env["KUBEVEC_MCP_TOKENS_FILE"] == "/etc/kubevec/mcp-tokens/tokens.yaml"
+    assert "KUBEVEC_MCP_TOKEN" not in env
+    assert {"name": "mcp-tokens", "secret": {"secretName": "agent-tokens"}} in pod["volumes"]
+    (plain,) = [d for d in render(helm) if d["kind"] == "ClusterRole"]
+    assert not [r for r in plain["rules"] if "create" in r.get("verbs", [])]
 
 
 def test_production_knobs_render(helm: str, tmp_path: Path) -> None:
@@ -200,7 +217,11 @@ def test_production_knobs_render(helm: str, tmp_path: Path) -> None:
     [
         (["--set", "replicaCount=2"], "/peering/enabled", ["--set", "peering.enabled=true"]),  # one writer
         (["--set", "embedder.provider=voyage"], "/embedder/apiKeySecret", ["--set", "embedder.apiKeySecret=voyage"]),
-        (["--set", "mcp.enabled=true"], "/mcp/tokenSecret", ["--set", "mcp.tokenSecret=mcp"]),  # never open
+        (
+            ["--set", "mcp.enabled=true", "--set", "mcp.kubernetesAuth=false"],
+            "/mcp/tokenSecret",
+            ["--set", "mcp.tokenSecret=mcp"],
+        ),  # never open
         (["--set", "llm.enabled=true"], "/llm/apiKeySecret", ["--set", "llm.apiKeySecret=llm"]),
         (
             ["--set", "store.backend=pgvector"],
