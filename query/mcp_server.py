@@ -367,6 +367,7 @@ class HttpGuard:
         self.app = app
         self.authorizer = authorizer
         self._owners: dict[str, str] = {}
+        self._in_flight: set[tuple[str, str, str | int]] = set()
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -395,7 +396,35 @@ class HttpGuard:
             await _respond(send, 404, b"unknown session")
             return
         scope.setdefault("state", {})[VIEW_STATE] = view
-        await self.app(scope, receive, self._recording(send, caller=view.caller))
+        if scope.get("method") != "POST" or not session:
+            await self.app(scope, receive, self._recording(send, caller=view.caller))
+            return
+        body = await _read_body(receive, limit=MAX_BODY)
+        if body is None:
+            await _respond(send, 413, b"request body too large")
+            return
+        text = body.decode("utf-8", errors="replace")
+        if json_too_deep(text, limit=MAX_MESSAGE_DEPTH):
+            await _respond_json(
+                send, 400, _rpc_error(request_id(text), f"Request is nested deeper than {MAX_MESSAGE_DEPTH} levels")
+            )
+            return
+        ids = _request_ids(text)
+        keys = {(session, type(i).__name__, i) for i in ids}
+        clash = next((i for i in ids if (session, type(i).__name__, i) in self._in_flight), None)
+        if clash is not None:  # the SDK would route both answers to one stream and neither caller would get one
+            logger.warning(
+                "Refused a request reusing an id in flight caller=%s id=%s", view.caller, clip(repr(clash), 80)
+            )
+            shown = clash if len(repr(clash)) <= 200 else None
+            message = f"Request id {clip(repr(clash), 80)} is already in use in this session; use a new id"
+            await _respond_json(send, 409, _rpc_error(shown, message))
+            return
+        self._in_flight |= keys
+        try:
+            await self.app(scope, _replay(body, receive), self._recording(send, caller=view.caller))
+        finally:
+            self._in_flight -= keys
 
     def _recording(self, send: Any, *, caller: str) -> Any:
         """``send`` that notes the caller of each session the app opens (and forgets closed ones)."""
@@ -414,6 +443,67 @@ class HttpGuard:
 
 #: Sessions whose caller is remembered (the SDK's own cap on open sessions is lower).
 MAX_OWNERS: Final = 100_000
+#: The largest POST body read (the SDK's own limit).
+MAX_BODY: Final = 4 * 1024 * 1024
+
+
+async def _read_body(receive: Any, *, limit: int) -> bytes | None:
+    """The whole request body, or None past ``limit`` bytes."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            break
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            break
+    return b"".join(chunks)
+
+
+def _replay(body: bytes, receive: Any) -> Any:
+    """An ASGI ``receive`` that gives ``body`` once, then what the client sends next (its disconnect)."""
+    sent = False
+
+    async def replayed() -> dict[str, Any]:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        message: dict[str, Any] = await receive()
+        return message
+
+    return replayed
+
+
+def _request_ids(text: str) -> list[str | int]:
+    """The ids of the JSON-RPC requests in a POST body (one message or a batch); [] if it is not JSON."""
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        return []
+    messages = data if isinstance(data, list) else [data]
+    return [
+        m["id"]
+        for m in messages
+        if isinstance(m, dict)
+        and "method" in m
+        and isinstance(m.get("id"), str | int)
+        and not isinstance(m["id"], bool)
+    ]
+
+
+def _rpc_error(id: str | int | None, message: str) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": id, "error": {"code": INVALID_REQUEST, "message": message}}
+
+
+async def _respond_json(send: Any, status: int, payload: dict[str, Any]) -> None:
+    await send({"type": "http.response.start", "status": status, "headers": [(b"content-type", b"application/json")]})
+    await send({"type": "http.response.body", "body": json.dumps(payload).encode()})
 
 
 def clip(text: str, limit: int = 200) -> str:

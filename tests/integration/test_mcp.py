@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib.metadata
 import json
 import os
@@ -182,8 +183,14 @@ def test_stdio_transport(store_env: dict[str, str]) -> None:
 
 @pytest.fixture
 def http_server(store_env: dict[str, str]) -> Iterator[str]:
+    with serving_http({**store_env, "KUBEVEC_MCP_TOKEN": "s3cret"}) as (url, _):
+        yield url
+
+
+@contextlib.contextmanager
+def serving_http(env: dict[str, str]) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """`kubevec mcp --transport http` on a free port with ``env``: its URL and process (stderr piped)."""
     port = free_port()
-    env = {**store_env, "KUBEVEC_MCP_TOKEN": "s3cret"}
     proc = subprocess.Popen(
         [KUBEVEC, "mcp", "--transport", "http", "--port", str(port)],
         env=env,
@@ -202,7 +209,7 @@ def http_server(store_env: dict[str, str]) -> Iterator[str]:
                 if proc.poll() is not None or time.monotonic() > deadline:
                     raise AssertionError(proc.stderr.read().decode() if proc.stderr else "no output") from None
                 time.sleep(0.2)
-        yield url
+        yield url, proc
     finally:
         proc.terminate()
         proc.wait(timeout=15)
@@ -317,3 +324,70 @@ def test_http_checks_host_and_origin_and_serves_an_open_healthz(http_server: str
         with pytest.raises(urllib.error.HTTPError) as rejected:
             urllib.request.urlopen(request, timeout=5)
         assert rejected.value.code in (400, 403, 421), headers
+
+
+def _open_session(url: str, token: str) -> tuple[int, str | None]:
+    body = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}  # fmt: skip
+    answer = httpx2.post(url, json=body, headers={**_ACCEPT, "Authorization": f"Bearer {token}"}, timeout=10)
+    session = answer.headers.get("mcp-session-id")
+    if session:
+        httpx2.post(
+            url,
+            json={"jsonrpc": "2.0", "method": "notifications/initialized"},
+            headers={**_ACCEPT, "Authorization": f"Bearer {token}", "mcp-session-id": session},
+            timeout=10,
+        )
+    return answer.status_code, session
+
+
+_ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+def test_http_sessions_are_owned_bounded_and_expire_and_ids_in_flight_are_not_reused(
+    store_env: dict[str, str], tmp_path: Path
+) -> None:
+    """Before: a request reusing an id in flight hung both; sessions lived 30 minutes, 10,000 of them;
+    anyone with a valid token could use another caller's session id; a 1 MB id was one 1 MB log line."""
+    tokens = tmp_path / "tokens.yaml"
+    tokens.write_text(
+        "tokens:\n"
+        "  - {name: alice, token: alice-token-0123456789, namespaces: ['*']}\n"
+        "  - {name: bob, token: bob-token-0123456789ab, namespaces: [shop]}\n"
+    )
+    env = {
+        **store_env,
+        "KUBEVEC_MCP_TOKENS_FILE": str(tokens),
+        "KUBEVEC_MCP_MAX_SESSIONS": "3",
+        "KUBEVEC_MCP_SESSION_IDLE_SECONDS": "2",
+    }
+    with serving_http(env) as (url, proc):
+        status, session = _open_session(url, "alice-token-0123456789")
+        assert status == 200
+        assert session
+        alice = {**_ACCEPT, "Authorization": "Bearer alice-token-0123456789", "mcp-session-id": session}
+        bob_with_alices_session = {**alice, "Authorization": "Bearer bob-token-0123456789ab"}
+        listing = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+        assert httpx2.post(url, json=listing, headers=bob_with_alices_session, timeout=10).status_code == 404
+        assert httpx2.post(url, json=listing, headers=alice, timeout=10).status_code == 200
+
+        call = {"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                "params": {"name": "vector_search", "arguments": {"query": "postgres database", "k": 2}}}  # fmt: skip
+
+        async def twice() -> list[int]:
+            async with httpx2.AsyncClient(timeout=20) as http:
+                answers = await asyncio.gather(*(http.post(url, json=call, headers=alice) for _ in range(2)))
+            return sorted(a.status_code for a in answers)
+
+        assert asyncio.run(twice()) == [200, 409]  # one answered, the other refused at once (both hung before)
+        huge = {**call, "id": "x" * 1_000_000}
+        assert httpx2.post(url, json=huge, headers=alice, timeout=20).status_code == 200
+
+        assert [_open_session(url, "bob-token-0123456789ab")[0] for _ in range(3)] == [200, 200, 503]  # cap 3
+        time.sleep(3)  # every session idle for longer than 2 s: all gone
+        assert httpx2.post(url, json=listing, headers=alice, timeout=10).status_code == 404
+        assert _open_session(url, "bob-token-0123456789ab")[0] == 200
+    assert proc.stderr is not None
+    log = proc.stderr.read().decode()
+    assert max(len(line) for line in log.splitlines()) < 2_200
+    assert "alice-token" not in log
