@@ -234,6 +234,11 @@ def test_production_knobs_render(helm: str, tmp_path: Path) -> None:
             ["--set", "store.url=postgresql://kubevec@pg:5432/kubevec", "--set", "store.passwordSecret=pg-app"],
         ),
         (
+            ["--set", "mcp.enabled=true", "--set", "mcp.mode=standalone"],
+            "/store/url",
+            ["--set", "store.url=http://chroma:8000"],
+        ),  # a second process over the embedded store would not see the controller's writes
+        (
             ["--set", "mcp.enabled=true", "--set", "mcp.tokenSecret=t", "--set", "mcp.ingress.enabled=true"],
             "/mcp/ingress/hosts",
             ["--set", "mcp.ingress.hosts={kubevec.example.com}"],
@@ -450,3 +455,34 @@ def test_alerts_and_dashboard_name_only_metrics_the_controller_exports(helm: str
         assert names <= exported, f"{expr!r} names {names - exported}, which the controller does not export"
     assert promql_metric_names("rate(kubevec_not_a_metric_total[5m]) > 0") == {"kubevec_not_a_metric_total"}
     assert 'job="kv-kubevec-metrics", namespace="kubevec"' in alerts[0]["expr"]  # this release's scrape job only
+
+
+def test_a_standalone_mcp_server_holds_review_rights_and_nothing_else(helm: str) -> None:
+    """issue 27: the process agents talk to held the controller's cluster-wide read token."""
+    docs = render(helm, "-f", str(CHART / "ci" / "mcp-standalone-values.yaml"))
+    by = {(d["kind"], d["metadata"]["name"]): d for d in docs}
+    mcp = by["Deployment", "kv-kubevec-mcp"]["spec"]["template"]
+    pod = mcp["spec"]
+    assert pod["serviceAccountName"] == "kv-kubevec-mcp"
+    assert pod["automountServiceAccountToken"] is False
+    assert by["ServiceAccount", "kv-kubevec-mcp"]["automountServiceAccountToken"] is False
+    binding = by["ClusterRoleBinding", "kv-kubevec-mcp"]
+    assert binding["roleRef"]["name"] == "system:auth-delegator"
+    bound = [d for d in docs if d["kind"] in ("ClusterRoleBinding", "RoleBinding")]
+    assert [b["metadata"]["name"] for b in bound if any(s["name"] == "kv-kubevec-mcp" for s in b["subjects"])] == [
+        "kv-kubevec-mcp"
+    ]  # no other binding for its ServiceAccount
+    (container,) = pod["containers"]
+    assert container["args"][:3] == ["mcp", "--transport", "http"]
+    env = {e["name"]: e.get("value") for e in container["env"]}
+    assert env["KUBEVEC_STORE__URL"] == "http://chroma.vector.svc:8000"
+    assert env["KUBEVEC_MCP_KUBERNETES_AUTH"] == "true"
+    mounts = {m["mountPath"] for m in container["volumeMounts"]}
+    assert "/var/run/secrets/kubernetes.io/serviceaccount" in mounts
+    assert {"kind", "apiVersion"} <= set(by["Service", "kv-kubevec-mcp"])
+    assert by["Service", "kv-kubevec-mcp"]["spec"]["selector"] == mcp["metadata"]["labels"]
+    controller = by["Deployment", "kv-kubevec"]["spec"]["template"]["spec"]["containers"][0]
+    assert "KUBEVEC_MCP_PORT" not in {e["name"] for e in controller["env"]}  # the controller serves nothing
+    (role,) = [d for d in docs if d["kind"] == "ClusterRole"]
+    assert not [r for r in role["rules"] if "create" in r.get("verbs", [])]
+    assert ("NetworkPolicy", "kv-kubevec-mcp") in by

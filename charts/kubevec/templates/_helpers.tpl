@@ -75,3 +75,65 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- range $names }}{{ $hosts = append (append $hosts .) (printf "%s:*" .) }}{{ end -}}
 {{- concat $hosts .Values.mcp.allowedHosts | uniq | toJson -}}
 {{- end }}
+
+{{/* Where the index is and how queries are embedded: the controller's and the standalone MCP server's. */}}
+{{- define "kubevec.storeEnv" -}}
+- {name: KUBEVEC_STORE__BACKEND, value: {{ .Values.store.backend | quote }}}
+- {name: KUBEVEC_STORE__PATH, value: /data/store}
+{{- with .Values.store.url }}
+- {name: KUBEVEC_STORE__URL, value: {{ . | quote }}}
+{{- end }}
+{{- with .Values.store.collectionPrefix }}
+- {name: KUBEVEC_STORE__COLLECTION_PREFIX, value: {{ . | quote }}}
+{{- end }}
+{{- if .Values.store.apiKeySecret }}
+- name: KUBEVEC_STORE__API_KEY
+  valueFrom: {secretKeyRef: {name: {{ .Values.store.apiKeySecret | quote }}, key: {{ .Values.store.apiKeyKey | quote }}}}
+{{- end }}
+{{- if .Values.store.passwordSecret }}
+- name: KUBEVEC_STORE__PASSWORD
+  valueFrom: {secretKeyRef: {name: {{ .Values.store.passwordSecret | quote }}, key: {{ .Values.store.passwordKey | quote }}}}
+{{- end }}
+- {name: KUBEVEC_EMBEDDER__PROVIDER, value: {{ .Values.embedder.provider | quote }}}
+{{- with .Values.embedder.model }}
+- {name: KUBEVEC_EMBEDDER__MODEL, value: {{ . | quote }}}
+{{- end }}
+- {name: KUBEVEC_EMBEDDER__THREADS, value: {{ .Values.embedder.threads | quote }}}
+- {name: KUBEVEC_EMBEDDER__BATCH_SIZE, value: {{ .Values.embedder.batchSize | quote }}}
+- {name: KUBEVEC_EMBEDDER__INT8_WEIGHTS, value: {{ .Values.embedder.int8Weights | quote }}}
+{{- if .Values.embedder.apiKeySecret }}
+- name: KUBEVEC_EMBEDDER__API_KEY
+  valueFrom: {secretKeyRef: {name: {{ .Values.embedder.apiKeySecret | quote }}, key: {{ .Values.embedder.apiKeyKey | quote }}}}
+{{- end }}
+{{- end }}
+
+{{/* Who may call the MCP endpoint and how sessions are bounded (the port is set by whoever serves it). */}}
+{{- define "kubevec.mcpEnv" -}}
+{{- if .Values.mcp.tokenSecret }}
+- name: KUBEVEC_MCP_TOKEN
+  valueFrom: {secretKeyRef: {name: {{ .Values.mcp.tokenSecret | quote }}, key: {{ .Values.mcp.tokenKey | quote }}}}
+{{- end }}
+{{- if .Values.mcp.kubernetesAuth }}
+- {name: KUBEVEC_MCP_KUBERNETES_AUTH, value: "true"}
+{{- with .Values.mcp.audiences }}
+- {name: KUBEVEC_MCP_AUDIENCES, value: {{ toJson . | quote }}}
+{{- end }}
+{{- end }}
+{{- if .Values.mcp.tokensSecret }}
+- {name: KUBEVEC_MCP_TOKENS_FILE, value: {{ printf "/etc/kubevec/mcp-tokens/%s" .Values.mcp.tokensKey | quote }}}
+{{- end }}
+- {name: KUBEVEC_MCP_ACCESS_TTL_SECONDS, value: {{ .Values.mcp.accessTtlSeconds | quote }}}
+- {name: KUBEVEC_MCP_SESSION_IDLE_SECONDS, value: {{ .Values.mcp.sessionIdleSeconds | quote }}}
+- {name: KUBEVEC_MCP_MAX_SESSIONS, value: {{ .Values.mcp.maxSessions | quote }}}
+- {name: KUBEVEC_MCP_ALLOWED_HOSTS, value: {{ include "kubevec.mcpAllowedHosts" . | quote }}}
+{{- with .Values.mcp.allowedOrigins }}
+- {name: KUBEVEC_MCP_ALLOWED_ORIGINS, value: {{ toJson . | quote }}}
+{{- end }}
+{{- end }}
+
+{{/* The standalone MCP server's pods: a name of their own, so the controller's selector never matches them. */}}
+{{- define "kubevec.mcpSelectorLabels" -}}
+app.kubernetes.io/name: {{ printf "%s-mcp" (include "kubevec.name" .) }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: mcp
+{{- end }}
