@@ -242,7 +242,33 @@ class KubeReader:
         content_type: str | None = None,
         accept: str = "application/json",
         timeout: float = 60,
-        _retried: bool = False,
+    ) -> Any:
+        """One request; on 401 the credentials are loaded again and the request is sent once more."""
+        try:
+            return self._send(
+                method, path, query=query, body=body, content_type=content_type, accept=accept, timeout=timeout
+            )
+        except _Unauthorized as exc:
+            if not self._reloadable:
+                raise exc.error from None
+            self._reload("the API server answered 401 Unauthorized")
+        try:
+            return self._send(
+                method, path, query=query, body=body, content_type=content_type, accept=accept, timeout=timeout
+            )
+        except _Unauthorized as exc:
+            raise exc.error from None
+
+    def _send(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: dict[str, Any] | None,
+        body: Any,
+        content_type: str | None,
+        accept: str,
+        timeout: float,
     ) -> Any:
         headers = {"Accept": accept}
         if content_type:
@@ -259,26 +285,20 @@ class KubeReader:
             response = self._api.call_api(*serialized, _request_timeout=timeout)
             payload = response.read()  # type: ignore[no-untyped-call]
         except ApiException as exc:
-            if exc.status == 401 and self._reloadable and not _retried:
-                self._reload("the API server answered 401 Unauthorized")
-                return self._request(
-                    method, path, query=query, body=body, content_type=content_type, accept=accept, timeout=timeout,
-                    _retried=True,
-                )  # fmt: skip
             reason = f"HTTP {exc.status} {exc.reason}"
-            raise KubeError(f"{method} {path} failed: {reason}", reason=reason) from exc
+            error = KubeError(f"{method} {path} failed: {reason}", reason=reason)
+            if exc.status == 401:
+                raise _Unauthorized(error) from exc
+            raise error from exc
         except Exception as exc:
             reason = short_reason(exc)
             raise KubeError(f"{method} {path} failed: {type(exc).__name__}: {reason}", reason=reason) from exc
-        if response.status == 401 and self._reloadable and not _retried:
-            self._reload("the API server answered 401 Unauthorized")
-            return self._request(
-                method, path, query=query, body=body, content_type=content_type, accept=accept, timeout=timeout,
-                _retried=True,
-            )  # fmt: skip
         if not 200 <= response.status < 300:
             reason = f"HTTP {response.status}: {_status_message(payload)}"
-            raise KubeError(f"{method} {path} failed: {reason}", reason=reason)
+            error = KubeError(f"{method} {path} failed: {reason}", reason=reason)
+            if response.status == 401:
+                raise _Unauthorized(error)
+            raise error
         return json.loads(payload) if payload else None
 
     async def discover(self, *, aggregated: bool = True) -> list[ApiResource]:
@@ -424,6 +444,14 @@ class KubeReader:
             body={"status": dict(status)},
             content_type="application/merge-patch+json",
         )
+
+
+class _Unauthorized(Exception):
+    """A 401, carrying the error to raise if loading the credentials again does not help."""
+
+    def __init__(self, error: KubeError) -> None:
+        super().__init__(str(error))
+        self.error = error
 
 
 def _listed(item: dict[str, Any], resource: ApiResource, *, metadata_only: bool) -> Body:
