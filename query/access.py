@@ -176,7 +176,9 @@ class StaticToken(BaseModel):
             parts.append(_in("cluster", self.clusters))
         scoped = [*parts]
         if ALL not in self.namespaces:
-            scoped.append(_in("namespace", self.namespaces))
+            scoped.append(
+                _any([_in("namespace", chunk) for chunk in _chunks(sorted(set(self.namespaces)), MAX_VALUES)])
+            )
         filters: dict[str, Filter | None] = {}
         for collection in self.collections:
             chosen = scoped if collection == INSTANCES else parts

@@ -199,29 +199,35 @@ class KubevecServer(MCPServer):
 VIEW_STATE: Final = "kubevec_view"
 
 
-def caller_view(ctx: Context | None) -> View | None:
+def caller_view(ctx: Context | None, *, required: bool) -> View | None:
     """The view of the caller of this tool call: None (everything) over stdio, the guard's over HTTP.
 
-    Over HTTP a request that reached a tool without a view is refused: nothing is shown by default.
+    ``required`` (HTTP): a call that reaches a tool without a view (no request in its context, or a
+    request the guard did not see) is refused, so nothing is shown by default.
     """
     request = None
     if ctx is not None:
         with contextlib.suppress(ValueError):
             request = ctx.request_context.request
-    if request is None:
-        return None
-    view = getattr(request, "state", None) and getattr(request.state, VIEW_STATE, None)
-    if not isinstance(view, View):
+    state = getattr(request, "state", None)
+    view = getattr(state, VIEW_STATE, None) if state is not None else None
+    if isinstance(view, View):
+        return view
+    if required or request is not None:
         raise ToolError("Not authenticated")
-    return view
+    return None
 
 
-def build_server(service: SearchService) -> MCPServer:
+def build_server(service: SearchService, *, require_view: bool = False) -> MCPServer:
+    """The tools; ``require_view`` (HTTP) refuses any call whose caller the guard has not judged."""
     server: MCPServer = KubevecServer(name="kubevec", instructions=INSTRUCTIONS, version=server_version())
+
+    def caller(ctx: Context | None) -> View | None:
+        return caller_view(ctx, required=require_view)
 
     async def vector_search(ctx: Context | None = None, **arguments: Any) -> CallToolResult:
         output = arguments.pop("format", "compact")
-        view = caller_view(ctx)
+        view = caller(ctx)
         try:
             results = await service.search(SearchRequest.build(**arguments), view=view)
         except (SearchError, BackendError, EmbedderError) as exc:
@@ -250,7 +256,7 @@ def build_server(service: SearchService) -> MCPServer:
         ctx: Context | None = None,
     ) -> Annotated[CallToolResult, StoredDocument]:
         try:
-            found = await service.find_document(id, collection=collection, cluster=cluster, view=caller_view(ctx))
+            found = await service.find_document(id, collection=collection, cluster=cluster, view=caller(ctx))
         except (SearchError, BackendError) as exc:
             raise ToolError(str(exc).splitlines()[0]) from exc
         if found is None:
@@ -274,7 +280,7 @@ def build_server(service: SearchService) -> MCPServer:
         ctx: Context | None = None,
     ) -> Annotated[CallToolResult, ResolvedKinds]:
         try:
-            answers = await service.resolve_kind(name, cluster=cluster, view=caller_view(ctx))
+            answers = await service.resolve_kind(name, cluster=cluster, view=caller(ctx))
         except (SearchError, BackendError, EmbedderError) as exc:
             raise ToolError(str(exc).splitlines()[0]) from exc
         if not answers:
@@ -306,7 +312,7 @@ def build_server(service: SearchService) -> MCPServer:
         ctx: Context | None = None,
     ) -> Annotated[CallToolResult, RelatedObjects]:
         try:
-            answer = await service.related(id, hops=hops, direction=direction, cluster=cluster, view=caller_view(ctx))
+            answer = await service.related(id, hops=hops, direction=direction, cluster=cluster, view=caller(ctx))
         except (SearchError, BackendError) as exc:
             raise ToolError(str(exc).splitlines()[0]) from exc
         data = answer.to_json()
@@ -328,7 +334,7 @@ def build_server(service: SearchService) -> MCPServer:
         ctx: Context | None = None,
     ) -> Annotated[CallToolResult, FacetCounts]:
         try:
-            counts = await service.facets(collection, field, cluster=cluster, view=caller_view(ctx))
+            counts = await service.facets(collection, field, cluster=cluster, view=caller(ctx))
         except (SearchError, BackendError) as exc:
             raise ToolError(str(exc).splitlines()[0]) from exc
         return _answer(json.dumps(counts), FacetCounts(field=field, counts=counts))
@@ -572,7 +578,7 @@ def http_app(
             )
         logger.warning("Serving MCP without authentication host=%s (--allow-unauthenticated)", host)
     security = transport_security(host=host, allowed_hosts=allowed_hosts, allowed_origins=allowed_origins)
-    app = build_server(service).streamable_http_app(
+    app = build_server(service, require_view=True).streamable_http_app(
         host=host,
         transport_security=security,
         session_idle_timeout=session_idle_seconds,

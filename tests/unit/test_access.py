@@ -21,6 +21,7 @@ from query.access import (
     Identity,
     Placement,
     ReviewUnavailable,
+    StaticToken,
     load_static_tokens,
     visible_instances,
 )
@@ -332,3 +333,28 @@ def test_a_bad_token_file_is_one_clear_error(tmp_path: Path, text: str, message:
     with pytest.raises(AccessConfigError, match=message) as raised:
         load_static_tokens(path)
     assert "aaaaaaaaaaaaaaaaaaaa" not in str(raised.value)  # the token is never echoed
+
+
+def test_over_http_a_tool_call_without_a_judged_caller_is_refused() -> None:
+    """Fail closed: if the SDK ever stopped handing tools the HTTP request, nothing would be shown."""
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    from query.mcp_server import caller_view
+
+    with pytest.raises(ToolError, match="Not authenticated"):
+        caller_view(None, required=True)
+    assert caller_view(None, required=False) is None  # stdio: the local user, everything
+
+
+async def test_a_static_token_with_hundreds_of_namespaces_is_a_valid_filter() -> None:
+    service, _ = await index()
+    namespaces = [f"ns-{i}" for i in range(600)] + ["team-a"]
+    entry = StaticToken(name="many", token="many-namespaces-token-x", namespaces=tuple(namespaces))
+    view = entry.view()
+    scope = view.filter("instances")
+    assert scope is not None
+    validate(scope)
+    assert await ids(service, view, collection="instances", kind="Deployment") == {
+        "prod/team-a/apps/v1/Deployment/team-a-api",
+        "staging/team-a/apps/v1/Deployment/team-a-api",
+    }
