@@ -412,7 +412,9 @@ class HttpGuard:
         text = body.decode("utf-8", errors="replace")
         if json_too_deep(text, limit=MAX_MESSAGE_DEPTH):
             await _respond_json(
-                send, 400, _rpc_error(request_id(text), f"Request is nested deeper than {MAX_MESSAGE_DEPTH} levels")
+                send,
+                400,
+                _rpc_error(_echoable(request_id(text)), f"Request is nested deeper than {MAX_MESSAGE_DEPTH} levels"),
             )
             return
         ids = _request_ids(text)
@@ -422,9 +424,8 @@ class HttpGuard:
             logger.warning(
                 "Refused a request reusing an id in flight caller=%s id=%s", view.caller, clip(repr(clash), 80)
             )
-            shown = clash if len(repr(clash)) <= 200 else None
             message = f"Request id {clip(repr(clash), 80)} is already in use in this session; use a new id"
-            await _respond_json(send, 409, _rpc_error(shown, message))
+            await _respond_json(send, 409, _rpc_error(_echoable(clash), message))
             return
         self._in_flight |= keys
         try:
@@ -433,7 +434,7 @@ class HttpGuard:
             self._in_flight -= keys
 
     def _recording(self, send: Any, *, caller: str) -> Any:
-        """``send`` that notes the caller of each session the app opens (and forgets closed ones)."""
+        """``send`` that notes the caller of each session the app opens (the oldest forgotten past ``MAX_OWNERS``)."""
 
         async def wrapped(message: dict[str, Any]) -> None:
             if message["type"] == "http.response.start":
@@ -501,6 +502,11 @@ def _request_ids(text: str) -> list[str | int]:
         and isinstance(m.get("id"), str | int)
         and not isinstance(m["id"], bool)
     ]
+
+
+def _echoable(id: str | int | None) -> str | int | None:
+    """An id to answer with: a caller's 1 MB id is not sent back (the error says what it was, clipped)."""
+    return id if id is None or len(repr(id)) <= 200 else None
 
 
 def _rpc_error(id: str | int | None, message: str) -> dict[str, Any]:
