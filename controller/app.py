@@ -129,11 +129,12 @@ class App:
             not_live=self.not_live,
         )
         self.ready = False
-        where = settings.store
-        local = where.backend in ("chroma", "qdrant") and not where.url and (store is None or self._opens(where.path))
+        path = settings.store.path  # an embedded store's directory, when this App opened the store itself
+        embedded = settings.store.backend in ("chroma", "qdrant") and not settings.store.url
+        opened_here = store is None or self.store.location == str(path)  # tests inject stores of their own
         self.store_directory = (
-            StoreDirectory(Path(where.path), bound=settings.sync.unwritable_restart_seconds)
-            if local and where.path is not None and str(where.path) != ":memory:"
+            StoreDirectory(Path(path), bound=settings.sync.unwritable_restart_seconds)
+            if embedded and opened_here and path is not None and str(path) != ":memory:"
             else None
         )
         self._prepared = asyncio.Event()
@@ -308,10 +309,6 @@ class App:
         await write_store_status(
             store=self.store, collection=self.settings.collection(STATUS_COLLECTION), record=record
         )
-
-    def _opens(self, path: Path | None) -> bool:
-        """Whether an injected store is the embedded one at ``path`` (tests pass their own stores)."""
-        return path is not None and self.store.location == str(path)
 
     def not_live(self) -> str | None:
         """None while a restart would not help; else why one would (an embedded store's directory went away)."""

@@ -7,7 +7,6 @@ SyncPolicy objects. The official client is synchronous, so each call runs in a w
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import copy
 import dataclasses
 import json
@@ -197,11 +196,11 @@ class KubeReader:
 
         A rotated token (a new kubeconfig, a projected ServiceAccount token refreshed by the kubelet)
         is picked up by kopf's own re-login; this is the same for the resync and the probe."""
-        old, self._client = self._client, None
-        if old is not None:
+        if self._client is not None:
             logger.log(level, "Reloading the Kubernetes credentials reason=%s", why)
-            with contextlib.suppress(Exception):
-                old.close()  # type: ignore[no-untyped-call]
+        # Not closed: another worker thread may be in the middle of a request on it (the probe beside a
+        # resync page); it is released with its last reference.
+        self._client = None
 
     def close(self) -> None:
         if self._client is not None:

@@ -33,11 +33,14 @@ from __future__ import annotations
 import dataclasses
 import functools
 import itertools
+import json
 import math
 import re
 from collections import Counter
-from collections.abc import Mapping
-from typing import Any, Final, cast
+from collections.abc import Callable, Mapping
+from typing import Any, Final, TypeAlias, cast
+
+import yaml
 
 from inference.bodies import Body
 
@@ -288,10 +291,6 @@ def _redact_structured(value: str) -> str | None:
 
     None when it is not one, or when nothing in it is a credential (the text is then left as it
     was, formatting and all)."""
-    import json
-
-    import yaml
-
     stripped = value.strip()
     if stripped[:1] in ("{", "["):
         try:
@@ -322,12 +321,13 @@ def _holds_credential(name: str) -> bool:
 
 
 #: (pattern, replacement) pairs applied to every string; the replacement keeps what is not secret.
-_VALUE_RULES: Final[tuple[tuple[re.Pattern[str], str], ...]] = (
+Replacement: TypeAlias = str | Callable[[re.Match[str]], str]
+_VALUE_RULES: Final[tuple[tuple[re.Pattern[str], Replacement], ...]] = (
     # Every armoured block: PEM keys and certificates, PGP, OpenSSH (also when the END line is cut off).
     (re.compile(r"-----BEGIN [A-Z0-9 ]+-----.*?(?:-----END [A-Z0-9 ]+-----|\Z)", re.DOTALL), REDACTED),
     # Userinfo in any URL: scheme://user:password@host, scheme://token@host (a plain user name alone,
     # as in ssh://git@host, is kept: see _userinfo).
-    (re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)([^\s/?#@]+)@"), "userinfo"),
+    (re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)([^\s/?#@]+)@"), _userinfo),
     # JWTs (and JWS/JWE compact forms) anywhere.
     (re.compile(r"\beyJ[A-Za-z0-9_-]{2,}\.[A-Za-z0-9_-]{2,}\.[A-Za-z0-9_-]*"), REDACTED),
     # Scheme credentials inside longer values.
@@ -367,12 +367,12 @@ _VALUE_RULES: Final[tuple[tuple[re.Pattern[str], str], ...]] = (
         rf"\1{REDACTED}",
     ),
     (re.compile(r"((?<!\S)(?:-u|--user|--proxy-user|-U)[\s=]+[^\s:\"']+:)([^\s\"']+)"), rf"\1{REDACTED}"),
-    (re.compile(r"((?<![^\s\"'])(--?[A-Za-z][\w.-]*)\s+)(?!-)([^\s\"']+)"), "flag"),
+    (re.compile(r"((?<![^\s\"'])(--?[A-Za-z][\w.-]*)\s+)(?!-)([^\s\"']+)"), _flag_value),
 )
 #: Extra rules for strings taken from objects, which may hold YAML or headers (``Authorization: Basic x``;
 #: ``password: x`` is :data:`_COLON_PAIR`). Not applied to rendered document text, whose own layout is
 #: ``field: words``.
-_RAW_VALUE_RULES: Final[tuple[tuple[re.Pattern[str], str], ...]] = (
+_RAW_VALUE_RULES: Final[tuple[tuple[re.Pattern[str], Replacement], ...]] = (
     (re.compile(r"(?i)\b(authorization\s*[:=]\s*)(?:[A-Za-z]+\s+)?[^\s,;\"']+"), rf"\1{REDACTED}"),
 )
 
@@ -446,12 +446,7 @@ def redact_text(value: str, *, raw: bool = True) -> str:
         if structured is not None:
             value = structured
     for pattern, replacement in (*_VALUE_RULES, *_RAW_VALUE_RULES) if raw else _VALUE_RULES:
-        if replacement == "userinfo":
-            value = pattern.sub(_userinfo, value)
-        elif replacement == "flag":
-            value = pattern.sub(_flag_value, value)
-        else:
-            value = pattern.sub(replacement, value)
+        value = pattern.sub(replacement, value)
     if "=" in value:
         value = _EQUALS_PAIR.sub(_equals_pair, value)
     if raw and ":" in value:

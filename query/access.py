@@ -330,13 +330,14 @@ class Authorizer:
         cached = self._identities.get(hashed)
         if cached is not None and cached[0] > now:
             return cached[1]
-        assert self.reviewer is not None
-        identity = await self._once(("token", hashed), lambda: self.reviewer.authenticate(token))  # type: ignore[union-attr]
+        reviewer = self.reviewer
+        assert reviewer is not None
+        identity: Identity | None = await self._once(("token", hashed), lambda: reviewer.authenticate(token))
         ttl = self.ttl if identity is not None else min(self.ttl, NEGATIVE_TTL)
         _remember(self._identities, hashed, (self._clock() + ttl, identity))
         if identity is None:
             logger.info("Refused an MCP token the API server did not accept")
-        return identity  # type: ignore[no-any-return]
+        return identity
 
     async def _view(self, identity: Identity) -> View:
         cached = self._views.get(identity)

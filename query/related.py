@@ -22,8 +22,10 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Final, Literal
 
 from backends import VectorStore
-from backends.filters import And, Eq, Filter, In, Or, matches
+from backends.filters import And, Eq, Filter, In, Or
+from inference.documents import INSTANCES
 from inference.identity import object_key, parse_instance_id, parse_object_key
+from query.access import View
 from query.request import SearchError
 
 Direction = Literal["out", "in", "both"]
@@ -146,14 +148,12 @@ class Related:
 class Relationships:
     """The ``related`` query over one instances collection."""
 
-    def __init__(
-        self, *, store: VectorStore, collection: str, visible: Filter | None = None, hidden: bool = False
-    ) -> None:
-        """``visible`` is ANDed into every read (a caller's view); ``hidden``: the caller sees no instance."""
+    def __init__(self, *, store: VectorStore, collection: str, view: View | None = None) -> None:
+        """``view`` (a caller's) is ANDed into every read: what it may not see is neither an edge nor an end."""
         self.store = store
         self.collection = collection
-        self.visible = visible
-        self.hidden = hidden
+        self.view = view
+        self.hidden = view is not None and not view.sees(INSTANCES)
 
     async def related(
         self,
@@ -205,7 +205,7 @@ class Relationships:
             if (
                 not records
                 or (cluster is not None and records[0].metadata.get("cluster") != cluster)
-                or (self.visible is not None and not matches(self.visible, text="", metadata=records[0].metadata))
+                or (self.view is not None and not self.view.allows(INSTANCES, metadata=records[0].metadata))
             ):
                 raise SearchError(f"No instance document {text!r}")
             return Node.of_record(records[0].id, records[0].metadata)
@@ -287,9 +287,9 @@ class Relationships:
 
     def _scope(self, cluster: str | None, *filters: Filter) -> Filter:
         parts = (Eq("cluster", cluster), *filters) if cluster else filters
-        if self.visible is not None:
-            parts = (*parts, *(self.visible.filters if isinstance(self.visible, And) else (self.visible,)))
-        return parts[0] if len(parts) == 1 else And(tuple(parts))
+        scope = parts[0] if len(parts) == 1 else And(tuple(parts))
+        restricted = self.view.restrict(INSTANCES, scope) if self.view is not None else scope
+        return scope if restricted is None else restricted
 
 
 #: Owners before what they own, so a Service reached through a Deployment and its Pods is shown once, from the Deployment.

@@ -413,12 +413,7 @@ class SearchService:
         With ``view``, documents the caller may not see are neither edges nor ends: such an object is
         only named where a visible document references it (as its own spec does)."""
         await self.fresh()
-        relationships = Relationships(
-            store=self.store,
-            collection=self.collection_name("instances"),
-            visible=view.filter("instances") if view is not None else None,
-            hidden=view is not None and not view.sees("instances"),
-        )
+        relationships = Relationships(store=self.store, collection=self.collection_name("instances"), view=view)
         try:
             return await relationships.related(subject, hops=hops, direction=direction, cluster=cluster)
         except InvalidFilter as exc:
