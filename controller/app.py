@@ -441,7 +441,7 @@ def _mcp_server(
         authorizer=build_authorizer(settings, placements=lambda: service.placements(settings.cluster_name), kube=kube),
         allowed_hosts=settings.mcp_allowed_hosts,
         allowed_origins=settings.mcp_allowed_origins,
-        session_idle_seconds=settings.mcp_session_idle_seconds,
-        max_sessions=settings.mcp_max_sessions,
+        limits=settings.mcp_limits(),
     )
+    metrics.watch_access(app.counts)
     return EmbeddedHttpServer(app, host=settings.server.host, port=settings.mcp_port), service

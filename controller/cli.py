@@ -748,8 +748,7 @@ def mcp_command(args: argparse.Namespace, settings: Settings) -> int:
             allowed_hosts=args.allowed_host or settings.mcp_allowed_hosts,
             allowed_origins=args.allowed_origin or settings.mcp_allowed_origins,
             allow_unauthenticated=args.allow_unauthenticated,
-            session_idle_seconds=settings.mcp_session_idle_seconds,
-            max_sessions=settings.mcp_max_sessions,
+            limits=settings.mcp_limits(),
         )
     except (UnsafeBind, AccessConfigError) as exc:
         raise CommandError(str(exc)) from exc

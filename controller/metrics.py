@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from typing import Any, Final
 
 from prometheus_client import (
@@ -33,6 +33,7 @@ from backends import CollectionInfo, Health, Hit, Record, StoredHashes, VectorSt
 from backends.base import DEFAULT_PAGE_SIZE, Distance
 from backends.filters import Filter
 from inference.documents import COLLECTIONS
+from query.limits import Count
 
 _LATENCY_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120)
 _STORE_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30)
@@ -188,6 +189,10 @@ class Metrics:
         """Export the retry and LLM counts the inference objects keep (they know nothing of Prometheus)."""
         self.registry.register(_InferenceCounts(embedder=embedder, llm=llm, provider=self.provider))
 
+    def watch_access(self, counts: Callable[[], Iterable[Count]]) -> None:
+        """Export the MCP guard's refusals and the authorizer's review counts (the query side knows no Prometheus)."""
+        self.registry.register(_AccessCounts(counts))
+
     def render(self) -> bytes:
         return generate_latest(self.registry)
 
@@ -327,6 +332,20 @@ class InstrumentedStore:
 
     async def close(self) -> None:
         await self._store.close()
+
+
+class _AccessCounts(Collector):
+    """``kubevec_mcp_refused_total{reason}``, ``kubevec_mcp_access_reviews_total{kind}`` and token file reloads."""
+
+    def __init__(self, counts: Callable[[], Iterable[Count]]) -> None:
+        self._counts = counts
+
+    def collect(self) -> Any:
+        for count in self._counts():
+            family = CounterMetricFamily(count.name, count.help, labels=[count.label])
+            for key, value in sorted(count.values.items()):
+                family.add_metric([key], float(value))
+            yield family
 
 
 class _InferenceCounts(Collector):

@@ -16,10 +16,11 @@ from query.access import (
     Authorizer,
     Identity,
     Placement,
+    ReviewBudget,
     ReviewUnavailable,
-    StaticToken,
-    load_static_tokens,
+    StaticTokenFile,
 )
+from query.rbac import RBAC_PATHS, RbacSnapshot
 
 TOKEN_REVIEWS: Final = "/apis/authentication.k8s.io/v1/tokenreviews"
 ACCESS_REVIEWS: Final = "/apis/authorization.k8s.io/v1/subjectaccessreviews"
@@ -77,6 +78,40 @@ class KubeReviewer:
         review = await self._post(ACCESS_REVIEWS, body)
         return bool((review.get("status") or {}).get("allowed"))
 
+    async def rbac(self) -> RbacSnapshot:
+        """Every ClusterRole, ClusterRoleBinding, Role and RoleBinding: four listings (paged), for all callers.
+
+        Needs ``list`` on those four resources (the chart grants it with ``mcp.authorization: rbac``);
+        a refusal is :class:`ReviewUnavailable` naming what is missing, so callers get 503, never a guess.
+        """
+        found: dict[str, list[dict[str, Any]]] = {}
+        for name, path in RBAC_PATHS.items():
+            items: list[dict[str, Any]] = []
+            token: str | None = None
+            while True:
+                query: dict[str, Any] = {"limit": 500}
+                if token:
+                    query["continue"] = token
+                try:
+                    page = await self.kube.get(path, query=query)
+                except KubeError as exc:
+                    raise ReviewUnavailable(
+                        f"cannot list {name} for local RBAC ({exc.reason}); grant list on "
+                        "rbac.authorization.k8s.io roles, rolebindings, clusterroles and clusterrolebindings, "
+                        "or set KUBEVEC_MCP_AUTHORIZATION=reviews"
+                    ) from exc
+                items.extend(item for item in (page or {}).get("items") or () if isinstance(item, dict))
+                token = ((page or {}).get("metadata") or {}).get("continue")
+                if not token:
+                    break
+            found[name] = items
+        return RbacSnapshot(
+            cluster_roles=found["clusterroles"],
+            cluster_role_bindings=found["clusterrolebindings"],
+            roles=found["roles"],
+            role_bindings=found["rolebindings"],
+        )
+
     async def _post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
         try:
             answer = await self.kube.post(path, body)
@@ -92,7 +127,7 @@ def build_authorizer(
     kube: KubeReader | None = None,
 ) -> Authorizer:
     """The MCP endpoint's authorizer from settings: the one token, static tokens, Kubernetes callers."""
-    static: list[StaticToken] = load_static_tokens(settings.mcp_tokens_file) if settings.mcp_tokens_file else []
+    static: StaticTokenFile | tuple[()] = StaticTokenFile(settings.mcp_tokens_file) if settings.mcp_tokens_file else ()
     reviewer = None
     if settings.mcp_kubernetes_auth:
         reader = kube or KubeReader(kubeconfig=settings.kubeconfig, context=settings.kube_context)
@@ -102,6 +137,12 @@ def build_authorizer(
         full_token=settings.mcp_token.get_secret_value() if settings.mcp_token else None,
         static=static,
         reviewer=reviewer,
-        placements=placements if reviewer is not None else None,
+        placements=placements,
+        rbac=reviewer.rbac if reviewer is not None and settings.mcp_authorization == "rbac" else None,
+        budget=ReviewBudget(
+            rate=settings.mcp_reviews_per_second,
+            burst=settings.mcp_reviews_burst,
+            max_wait=settings.mcp_review_max_wait_seconds,
+        ),
         ttl=settings.mcp_access_ttl_seconds,
     )

@@ -8,12 +8,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from backends.config import StoreSettings
 from inference.config import DescriberSettings, EmbedderSettings
 from inference.rerank import RerankerSettings
+from query.limits import Limits
 
 
 class SyncSettings(BaseModel):
@@ -115,6 +116,34 @@ class Settings(BaseSettings):
     mcp_tokens_file: Path | None = Field(
         default=None, description="static MCP tokens with scopes (namespaces, collections, clusters), YAML or JSON"
     )
+    mcp_authorization: Literal["rbac", "reviews"] = Field(
+        default="rbac",
+        description="how a Kubernetes caller's namespaces are judged: 'rbac' reads the RBAC objects once per TTL "
+        "for all callers and matches rules here (2 SubjectAccessReviews per caller); 'reviews' asks "
+        "SubjectAccessReview per (namespace, resource), for clusters that grant outside RBAC (webhook, ABAC)",
+    )
+    mcp_reviews_per_second: float = Field(
+        default=100.0, gt=0, le=10_000, description="TokenReviews and SubjectAccessReviews per second, all callers"
+    )
+    mcp_reviews_burst: int = Field(default=200, ge=1, le=100_000, description="reviews asked at once before the rate")
+    mcp_review_max_wait_seconds: float = Field(
+        default=5.0,
+        ge=0,
+        le=300,
+        description="a caller whose reviews would wait longer for the budget gets 503 with Retry-After",
+    )
+    mcp_caller_sessions: int | None = Field(
+        default=None,
+        ge=1,
+        le=100_000,
+        description="open MCP HTTP sessions per caller (identity or static token), below mcp_max_sessions; "
+        "default: 50, or half of mcp_max_sessions when that is lower",
+    )
+    mcp_caller_in_flight: int = Field(default=16, ge=1, le=10_000, description="requests in progress per caller")
+    mcp_max_in_flight: int = Field(default=256, ge=1, le=100_000, description="requests in progress, all callers")
+    mcp_caller_requests_per_second: float = Field(
+        default=20.0, gt=0, le=100_000, description="requests per second per caller (bursts of twice that)"
+    )
     mcp_access_ttl_seconds: float = Field(
         default=30.0, gt=0, le=3600, description="how long a caller's identity and access decisions are re-used"
     )
@@ -133,6 +162,30 @@ class Settings(BaseSettings):
     describer: DescriberSettings = Field(default_factory=DescriberSettings)
     sync: SyncSettings = Field(default_factory=SyncSettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
+
+    @model_validator(mode="after")
+    def _one_caller_cannot_fill_the_server(self) -> Settings:
+        if self.mcp_caller_sessions is not None and self.mcp_caller_sessions >= self.mcp_max_sessions:
+            raise ValueError(
+                f"mcp_caller_sessions ({self.mcp_caller_sessions}) must be below mcp_max_sessions "
+                f"({self.mcp_max_sessions}), or one caller could lock every other out"
+            )
+        if self.mcp_caller_in_flight > self.mcp_max_in_flight:
+            raise ValueError("mcp_caller_in_flight must not exceed mcp_max_in_flight")
+        return self
+
+    def mcp_limits(self) -> Limits:
+        """The MCP endpoint's caps, global and per caller."""
+        caller_sessions = self.mcp_caller_sessions or max(1, min(50, self.mcp_max_sessions // 2))
+        return Limits(
+            sessions=max(self.mcp_max_sessions, caller_sessions + 1),
+            caller_sessions=caller_sessions,
+            in_flight=self.mcp_max_in_flight,
+            caller_in_flight=self.mcp_caller_in_flight,
+            caller_rate=self.mcp_caller_requests_per_second,
+            caller_burst=2 * self.mcp_caller_requests_per_second,
+            session_idle_seconds=self.mcp_session_idle_seconds,
+        )
 
     def collection(self, name: str) -> str:
         return f"{self.store.collection_prefix}{name}"

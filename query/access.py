@@ -27,10 +27,16 @@ that appears meanwhile stays hidden until the next read (closed, not open).
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import dataclasses
+import fnmatch
 import hashlib
 import hmac
+import json
 import logging
+import os
+import re
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -41,11 +47,15 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from backends.filters import MAX_CHILDREN, MAX_VALUES, And, Eq, Filter, In, Or, matches
 from inference.documents import CAPABILITIES, INSTANCES
+from query.rbac import RbacSnapshot
 
 logger = logging.getLogger(__name__)
 
 COLLECTIONS: Final = (CAPABILITIES, INSTANCES)
 ALL: Final = "*"
+#: A namespace name (DNS-1123 label) in which ``*`` and ``?`` may stand for characters: anything else
+#: in a token file's ``namespaces`` can match no namespace and is refused.
+NAMESPACE_PATTERN: Final = re.compile(r"[a-z0-9*?]([-a-z0-9*?]{0,61}[a-z0-9*?])?")
 #: The non-resource URL whose readers may see capability documents (what ``kubectl explain`` reads).
 OPENAPI_PATH: Final = "/openapi/v3"
 #: A token the API server rejected is asked about again after this long (a fresh token may become valid).
@@ -63,6 +73,60 @@ class AccessConfigError(ValueError):
 class ReviewUnavailable(RuntimeError):
     """The API server could not answer a TokenReview or SubjectAccessReview: refuse, do not guess."""
 
+    #: Seconds after which asking again may succeed (sent as Retry-After); None: unknown.
+    retry_after: float | None = None
+
+
+class ReviewThrottled(ReviewUnavailable):
+    """Answering this caller now would exceed the review budget shared by every caller: come back later."""
+
+    def __init__(self, message: str, *, retry_after: float) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class ReviewBudget:
+    """A token bucket for every TokenReview and SubjectAccessReview this process asks, all callers together.
+
+    A computation reserves what it will ask before it starts; one that would have to wait longer
+    than ``max_wait`` is refused at once with the wait as Retry-After instead of queueing behind
+    everybody else (200 new callers once waited 206 s each for their first answer).
+    """
+
+    def __init__(
+        self,
+        *,
+        rate: float,
+        burst: int,
+        max_wait: float,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if rate <= 0 or burst < 1:
+            raise ValueError("the review budget needs a positive rate and burst")
+        self.rate, self.burst, self.max_wait = rate, burst, max_wait
+        self._clock = clock
+        self._tokens = float(burst)
+        self._at = clock()
+        self.spent = 0
+
+    async def spend(self, count: int, *, what: str) -> None:
+        """Take ``count`` reviews, sleeping for the bucket to refill when it must; :class:`ReviewThrottled` past ``max_wait``."""
+        if count <= 0:
+            return
+        now = self._clock()
+        self._tokens = min(float(self.burst), self._tokens + (now - self._at) * self.rate)
+        self._at = now
+        wait = max(0.0, (count - self._tokens) / self.rate)
+        if wait > self.max_wait:
+            raise ReviewThrottled(
+                f"{what} needs {count} reviews; the budget of {self.rate:g}/s is spent for {wait:.1f}s",
+                retry_after=wait,
+            )
+        self._tokens -= count  # may go below zero: later callers wait for this one's debt
+        self.spent += count
+        if wait > 0:
+            await asyncio.sleep(wait)
+
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class Identity:
@@ -72,6 +136,35 @@ class Identity:
     uid: str = ""
     groups: tuple[str, ...] = ()
     extra: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+
+#: TokenReview's ``extra`` key naming the credential (a token's JTI), not who holds it: left out of the
+#: identity so the next token of the same ServiceAccount (projected tokens rotate hourly) re-uses its decisions.
+CREDENTIAL_ID: Final = "authentication.kubernetes.io/credential-id"
+
+
+def holder(identity: Identity) -> Identity:
+    """``identity`` without what names the credential: the key decisions are cached under."""
+    if not any(key == CREDENTIAL_ID for key, _ in identity.extra):
+        return identity
+    return dataclasses.replace(identity, extra=tuple((k, v) for k, v in identity.extra if k != CREDENTIAL_ID))
+
+
+def token_expiry(token: str) -> float | None:
+    """A JWT's ``exp`` (Unix seconds), None for anything else: the token is not trusted for it, only bounded.
+
+    The signature is the API server's to check (TokenReview); the expiry is read here so that a
+    cached identity is never used past its token's own lifetime.
+    """
+    parts = token.split(".")
+    if len(parts) != 3 or len(parts[1]) > 8192:
+        return None
+    try:
+        claims = json.loads(base64.urlsafe_b64decode(parts[1] + "=" * (-len(parts[1]) % 4)))
+    except (binascii.Error, ValueError, UnicodeDecodeError):
+        return None
+    exp = claims.get("exp") if isinstance(claims, dict) else None
+    return float(exp) if isinstance(exp, int | float) and not isinstance(exp, bool) else None
 
 
 class Reviewer(Protocol):
@@ -151,6 +244,17 @@ class StaticToken(BaseModel):
     collections: tuple[str, ...] = Field(default=COLLECTIONS, min_length=1)
     clusters: tuple[str, ...] = Field(default=(ALL,), min_length=1, description="clusters' documents; '*': all")
 
+    @field_validator("namespaces")
+    @classmethod
+    def _matchable_namespaces(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        bad = [name for name in value if name != ALL and not NAMESPACE_PATTERN.fullmatch(name)]
+        if bad:
+            raise ValueError(
+                f"{', '.join(repr(b) for b in bad)} can match no namespace: use names or globs of "
+                "lowercase letters, digits, '-', '*' and '?' (at most 63 characters), or '*' alone for all"
+            )
+        return value
+
     @field_validator("collections")
     @classmethod
     def _known_collections(cls, value: tuple[str, ...]) -> tuple[str, ...]:
@@ -169,20 +273,32 @@ class StaticToken(BaseModel):
     def digest(self) -> str:
         return self.sha256 or digest(self.token or "")
 
-    def view(self) -> View:
+    @property
+    def globs(self) -> bool:
+        """Whether a namespace entry is a pattern, so the view depends on which namespaces exist."""
+        return ALL not in self.namespaces and any(_is_glob(name) for name in self.namespaces)
+
+    def view(self, *, namespaces: Iterable[str] = ()) -> View:
+        """The token's view; patterns (``team-*``) are matched against ``namespaces``, those in the index."""
         caller = f"static:{self.name}"
         parts: list[Filter] = []
         if ALL not in self.clusters:
             parts.append(_in("cluster", self.clusters))
         scoped = [*parts]
+        instances = True
         if ALL not in self.namespaces:
-            scoped.append(
-                _any([_in("namespace", chunk) for chunk in _chunks(sorted(set(self.namespaces)), MAX_VALUES)])
-            )
+            patterns = [name for name in self.namespaces if _is_glob(name)]
+            chosen = {name for name in self.namespaces if not _is_glob(name)}
+            chosen |= {ns for ns in namespaces if any(fnmatch.fnmatchcase(ns, p) for p in patterns)}
+            if chosen:
+                scoped.append(_any([_in("namespace", chunk) for chunk in _chunks(sorted(chosen), MAX_VALUES)]))
+            else:
+                instances = False  # only patterns, and nothing matches them yet: no instance at all
         filters: dict[str, Filter | None] = {}
         for collection in self.collections:
-            chosen = scoped if collection == INSTANCES else parts
-            filters[collection] = _all(chosen)
+            if collection == INSTANCES and not instances:
+                continue
+            filters[collection] = _all(scoped if collection == INSTANCES else parts)
         return View(caller=caller, filters=filters)
 
 
@@ -218,6 +334,57 @@ def load_static_tokens(path: Path) -> list[StaticToken]:
 
 def digest(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
+
+
+def _is_glob(name: str) -> bool:
+    return "*" in name or "?" in name
+
+
+class StaticTokenFile:
+    """The static token file, read again whenever it changes (a mounted Secret updated by the kubelet).
+
+    The file's identity (inode, size, mtime of what the path resolves to; the kubelet swaps a
+    symlink) is looked at no more than once per ``check_seconds``. A new file that is unusable is
+    logged as an error and counted, and the last good set stays: a typo never opens or closes
+    everything at once. A token removed from a good file is refused from the next request on.
+    """
+
+    def __init__(self, path: Path, *, check_seconds: float = 1.0, clock: Callable[[], float] = time.monotonic) -> None:
+        self.path = path
+        self.check_seconds = check_seconds
+        self._clock = clock
+        self._signature = self._stat()
+        self.tokens: dict[str, StaticToken] = {entry.digest: entry for entry in load_static_tokens(path)}
+        self._checked = clock()
+        self.reloads = 0
+        self.reload_errors = 0
+
+    def _stat(self) -> tuple[int, int, int, int] | None:
+        try:
+            found = os.stat(self.path)
+        except OSError:
+            return None
+        return (found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns)
+
+    def current(self) -> dict[str, StaticToken]:
+        now = self._clock()
+        if now - self._checked < self.check_seconds:
+            return self.tokens
+        self._checked = now
+        signature = self._stat()
+        if signature == self._signature:
+            return self.tokens
+        self._signature = signature
+        try:
+            tokens = load_static_tokens(self.path)
+        except AccessConfigError as exc:
+            self.reload_errors += 1
+            logger.error("Kept the last good MCP token file tokens=%d error=%s", len(self.tokens), exc)
+            return self.tokens
+        self.tokens = {entry.digest: entry for entry in tokens}
+        self.reloads += 1
+        logger.info("Reloaded the MCP token file path=%s tokens=%d", self.path, len(self.tokens))
+        return self.tokens
 
 
 # -- Kubernetes callers ----------------------------------------------------------------------------
@@ -275,6 +442,12 @@ class Authorizer:
     """Turns a bearer token into a :class:`View`, or None when the token is not accepted.
 
     ``placements`` lists where this cluster's instance documents live (read from the store).
+    With ``rbac`` (the cluster's RBAC objects, read once per TTL for every caller), a Kubernetes
+    caller costs one TokenReview and two SubjectAccessReviews (capabilities; cluster-wide list of
+    everything), and its per-namespace rights are matched here; without it, one
+    SubjectAccessReview per resource type and (namespace, resource) pair (``reviews`` mode).
+    Decisions are kept per identity (a new token of a known identity costs a TokenReview only),
+    never past the token's own expiry; ``budget`` bounds the reviews of all callers together.
     """
 
     def __init__(
@@ -282,30 +455,54 @@ class Authorizer:
         *,
         cluster: str,
         full_token: str | None = None,
-        static: Sequence[StaticToken] = (),
+        static: Sequence[StaticToken] | StaticTokenFile = (),
         reviewer: Reviewer | None = None,
         placements: Callable[[], Awaitable[Iterable[Placement]]] | None = None,
+        rbac: Callable[[], Awaitable[RbacSnapshot]] | None = None,
+        budget: ReviewBudget | None = None,
         ttl: float = 30.0,
         clock: Callable[[], float] = time.monotonic,
+        wall: Callable[[], float] = time.time,
     ) -> None:
         if reviewer is not None and placements is None:
             raise ValueError("Kubernetes callers need the index's placements")
         self.cluster = cluster
         self._full = digest(full_token) if full_token else None
-        self._static = {entry.digest: entry.view() for entry in static}
+        self._static: StaticTokenFile | dict[str, StaticToken] = (
+            static if isinstance(static, StaticTokenFile) else {entry.digest: entry for entry in static}
+        )
         self.reviewer = reviewer
         self._placements = placements
+        self._rbac_source = rbac
+        self.budget = budget
         self.ttl = ttl
         self._clock = clock
+        self._wall = wall
         self._identities: dict[str, tuple[float, Identity | None]] = {}
         self._views: dict[Identity, tuple[float, View]] = {}
+        self._static_views: dict[str, tuple[float, StaticToken, View]] = {}
         self._universe: tuple[float, frozenset[Placement]] | None = None
+        self._rbac: tuple[float, RbacSnapshot] | None = None
         self._pending: dict[object, asyncio.Future[Any]] = {}
+        #: Questions asked of the API server, by kind (read by the controller's metrics and the bench).
+        self.asked: dict[str, int] = {"tokenreview": 0, "subjectaccessreview": 0, "rbac_read": 0}
 
     @property
     def required(self) -> bool:
         """Whether any way of authenticating is configured (else the endpoint is open, loopback only)."""
-        return bool(self._full or self._static or self.reviewer)
+        return bool(self._full or self._static_tokens() or isinstance(self._static, StaticTokenFile) or self.reviewer)
+
+    @property
+    def static_file(self) -> StaticTokenFile | None:
+        return self._static if isinstance(self._static, StaticTokenFile) else None
+
+    @property
+    def mode(self) -> str:
+        """How Kubernetes callers are judged: ``rbac`` (rules matched here) or ``reviews`` (one per placement)."""
+        return "rbac" if self._rbac_source is not None else "reviews"
+
+    def _static_tokens(self) -> dict[str, StaticToken]:
+        return self._static.current() if isinstance(self._static, StaticTokenFile) else self._static
 
     async def view_for(self, token: str | None) -> View | None:
         if not token:
@@ -313,9 +510,9 @@ class Authorizer:
         hashed = digest(token)
         if self._full is not None and hmac.compare_digest(hashed, self._full):
             return everything("token")
-        static = self._static.get(hashed)
+        static = self._static_tokens().get(hashed)
         if static is not None:
-            return static
+            return await self._static_view(static)
         if self.reviewer is None:
             return None
         identity = await self._identity(hashed, token)
@@ -325,15 +522,42 @@ class Authorizer:
 
     # -- caches ------------------------------------------------------------------------------------
 
+    async def _static_view(self, entry: StaticToken) -> View:
+        if not entry.globs:
+            return entry.view()
+        cached = self._static_views.get(entry.digest)
+        if cached is not None and cached[0] > self._clock() and cached[1] is entry:
+            return cached[2]
+        universe = await self._universe_now() if self._placements is not None else frozenset()
+        view = entry.view(namespaces={p.namespace for p in universe if p.namespace})
+        _remember(self._static_views, entry.digest, (self._clock() + self.ttl, entry, view))
+        return view
+
     async def _identity(self, hashed: str, token: str) -> Identity | None:
         now = self._clock()
         cached = self._identities.get(hashed)
         if cached is not None and cached[0] > now:
             return cached[1]
+        expiry = token_expiry(token)
+        left = None if expiry is None else expiry - self._wall()
+        if left is not None and left <= 0:
+            logger.info("Refused an expired MCP token")
+            _remember(self._identities, hashed, (now + NEGATIVE_TTL, None))
+            return None
         reviewer = self.reviewer
         assert reviewer is not None
-        identity: Identity | None = await self._once(("token", hashed), lambda: reviewer.authenticate(token))
+
+        async def review() -> Identity | None:
+            if self.budget is not None:
+                await self.budget.spend(1, what="a TokenReview")
+            self.asked["tokenreview"] += 1
+            return await reviewer.authenticate(token)
+
+        found: Identity | None = await self._once(("token", hashed), review)
+        identity = holder(found) if found is not None else None
         ttl = self.ttl if identity is not None else min(self.ttl, NEGATIVE_TTL)
+        if left is not None:
+            ttl = min(ttl, left)  # never past the token's own lifetime
         _remember(self._identities, hashed, (self._clock() + ttl, identity))
         if identity is None:
             logger.info("Refused an MCP token the API server did not accept")
@@ -356,8 +580,27 @@ class Authorizer:
         self._universe = (self._clock() + self.ttl, found)
         return found
 
+    async def _rbac_now(self) -> RbacSnapshot:
+        if self._rbac is not None and self._rbac[0] > self._clock():
+            return self._rbac[1]
+        source = self._rbac_source
+        assert source is not None
+
+        async def read() -> RbacSnapshot:
+            self.asked["rbac_read"] += 1
+            started = self._clock()
+            snapshot = await source()
+            logger.info(
+                "Read the cluster's RBAC objects objects=%d seconds=%.2f", snapshot.objects, self._clock() - started
+            )
+            return snapshot
+
+        found: RbacSnapshot = await self._once("rbac", read)
+        self._rbac = (self._clock() + self.ttl, found)
+        return found
+
     async def _once(self, key: object, make: Callable[[], Awaitable[Any]]) -> Any:
-        """One computation per key at a time: concurrent callers with the same token wait for the first."""
+        """One computation per key at a time: concurrent callers with the same key wait for the first."""
         pending = self._pending.get(key)
         if pending is not None:
             return await asyncio.shield(pending)
@@ -385,8 +628,11 @@ class Authorizer:
 
         async def may(**attributes: str) -> bool:
             async with limit:
+                self.asked["subjectaccessreview"] += 1
                 return await reviewer.allowed(identity, **attributes)
 
+        if self.budget is not None:
+            await self.budget.spend(2, what=f"reviewing {identity.user}")
         filters: dict[str, Filter | None] = {}
         if await may(verb="get", path=OPENAPI_PATH):
             filters[CAPABILITIES] = None
@@ -395,12 +641,26 @@ class Authorizer:
             return self._done(identity, filters, started, asked=2)
         universe = await self._universe_now()
         resources = sorted({(p.group, p.plural, p.resource) for p in universe})
-        cluster_wide = await asyncio.gather(*(may(verb="list", group=g, resource=r) for g, r, _ in resources))
-        everywhere = {resource for (_, _, resource), ok in zip(resources, cluster_wide, strict=True) if ok}
-        pairs = sorted(p for p in universe if p.namespace is not None and p.resource not in everywhere)
-        answers = await asyncio.gather(
-            *(may(verb="list", group=p.group, resource=p.plural, namespace=p.namespace or "") for p in pairs)
-        )
+        if self._rbac_source is not None:
+            grants = (await self._rbac_now()).grants(user=identity.user, groups=identity.groups)
+            everywhere = {r for g, plural, r in resources if grants.allows(verb="list", group=g, resource=plural)}
+            pairs = sorted(p for p in universe if p.namespace is not None and p.resource not in everywhere)
+            answers = [
+                grants.allows(verb="list", group=p.group, resource=p.plural, namespace=p.namespace) for p in pairs
+            ]
+            asked = 2
+        else:
+            if self.budget is not None:
+                await self.budget.spend(len(resources), what=f"reviewing {identity.user}")
+            cluster_wide = await asyncio.gather(*(may(verb="list", group=g, resource=r) for g, r, _ in resources))
+            everywhere = {resource for (_, _, resource), ok in zip(resources, cluster_wide, strict=True) if ok}
+            pairs = sorted(p for p in universe if p.namespace is not None and p.resource not in everywhere)
+            if self.budget is not None:
+                await self.budget.spend(len(pairs), what=f"reviewing {identity.user}")
+            answers = await asyncio.gather(
+                *(may(verb="list", group=p.group, resource=p.plural, namespace=p.namespace or "") for p in pairs)
+            )
+            asked = 2 + len(resources) + len(pairs)
         per_namespace: dict[str, list[str]] = {}
         for placement, ok in zip(pairs, answers, strict=True):
             if ok and placement.namespace is not None:
@@ -408,12 +668,13 @@ class Authorizer:
         instances = visible_instances(cluster=self.cluster, everywhere=everywhere, per_namespace=per_namespace)
         if instances is not None:
             filters[INSTANCES] = instances
-        return self._done(identity, filters, started, asked=2 + len(resources) + len(pairs))
+        return self._done(identity, filters, started, asked=asked)
 
     def _done(self, identity: Identity, filters: dict[str, Filter | None], started: float, *, asked: int) -> View:
         logger.info(
-            "Reviewed an MCP caller's access user=%s collections=%s reviews=%d seconds=%.2f",
+            "Reviewed an MCP caller's access user=%s mode=%s collections=%s reviews=%d seconds=%.2f",
             identity.user,
+            self.mode,
             ",".join(sorted(filters)) or "none",
             asked,
             self._clock() - started,

@@ -38,7 +38,8 @@ from backends import BackendError
 from backends.filters import json_too_deep
 from inference.documents import Collection
 from inference.embedders.base import EmbedderError
-from query.access import Authorizer, ReviewUnavailable, View, everything
+from query.access import Authorizer, ReviewThrottled, ReviewUnavailable, View, everything
+from query.limits import Count, Limiter, Limits, Refusal, exposition
 from query.render import as_json, compact
 from query.request import SearchError, SearchRequest
 from query.search import SearchService
@@ -369,9 +370,13 @@ class HttpGuard:
     id is answered 404, as an unknown session is.
     """
 
-    def __init__(self, app: Any, *, authorizer: Authorizer) -> None:
+    def __init__(
+        self, app: Any, *, authorizer: Authorizer, limits: Limits | None = None, metrics: bool = False
+    ) -> None:
         self.app = app
         self.authorizer = authorizer
+        self.limiter = Limiter(limits or Limits())
+        self.metrics = metrics
         self._owners: dict[str, str] = {}
         self._in_flight: set[tuple[str, str, str | int]] = set()
 
@@ -382,6 +387,9 @@ class HttpGuard:
         if scope.get("path") == "/healthz":
             await _respond(send, 200, b"ok")
             return
+        if scope.get("path") == "/metrics" and self.metrics:  # `kubevec mcp` has no other metrics port
+            await _respond(send, 200, exposition(self.counts()).encode())
+            return
         headers = dict(scope.get("headers") or [])
         view = everything("anonymous")
         if self.authorizer.required:
@@ -389,11 +397,18 @@ class HttpGuard:
             scheme, _, token = given.partition(" ")
             try:
                 found = await self.authorizer.view_for(token.strip() if scheme.lower() == "bearer" else None)
+            except ReviewThrottled as exc:
+                logger.warning("Refused an MCP request: review budget spent error=%s", clip(str(exc)))
+                self.limiter.count("review_budget")
+                await _refuse(send, Refusal(503, "review_budget", exc.retry_after or 1.0, "too many new callers"))
+                return
             except ReviewUnavailable as exc:
                 logger.warning("Refused an MCP request: access review failed error=%s", clip(str(exc)))
-                await _respond(send, 503, b"cannot check access now; try again")
+                self.limiter.count("review_unavailable")
+                await _refuse(send, Refusal(503, "review_unavailable", 5.0, "cannot check access now"))
                 return
             if found is None:
+                self.limiter.count("unauthenticated")
                 await _respond(send, 401, b"missing or wrong bearer token", [(b"www-authenticate", b"Bearer")])
                 return
             view = found
@@ -401,9 +416,24 @@ class HttpGuard:
         if session and self._owners.get(session, view.caller) != view.caller:
             await _respond(send, 404, b"unknown session")
             return
+        method = scope.get("method")
+        refusal = self.limiter.opening(view.caller) if method == "POST" and not session else None
+        hold = method != "GET"
+        refusal = refusal or self.limiter.admit(view.caller, hold=hold)
+        if refusal is not None:
+            logger.info("Refused an MCP request caller=%s reason=%s", clip(view.caller, 80), refusal.reason)
+            await _refuse(send, refusal)
+            return
+        try:
+            await self._serve(scope, receive, send, view=view, session=session)
+        finally:
+            if hold:
+                self.limiter.done(view.caller)
+
+    async def _serve(self, scope: dict[str, Any], receive: Any, send: Any, *, view: View, session: str) -> None:
         scope.setdefault("state", {})[VIEW_STATE] = view
         if scope.get("method") != "POST" or not session:
-            await self.app(scope, receive, self._recording(send, caller=view.caller))
+            await self.app(scope, receive, self._recording(send, caller=view.caller, session=session, scope=scope))
             return
         body = await _read_body(receive, limit=MAX_BODY)
         if body is None:
@@ -429,18 +459,47 @@ class HttpGuard:
             return
         self._in_flight |= keys
         try:
-            await self.app(scope, _replay(body, receive), self._recording(send, caller=view.caller))
+            await self.app(
+                scope, _replay(body, receive), self._recording(send, caller=view.caller, session=session, scope=scope)
+            )
         finally:
             self._in_flight -= keys
 
-    def _recording(self, send: Any, *, caller: str) -> Any:
-        """``send`` that notes the caller of each session the app opens (the oldest forgotten past ``MAX_OWNERS``)."""
+    def counts(self) -> list[Count]:
+        """What the guard and its authorizer counted, for Prometheus (labelled by reason or kind, never by caller)."""
+        static = self.authorizer.static_file
+        return [
+            Count("kubevec_mcp_refused", "MCP requests refused, by reason", "reason", dict(self.limiter.refused)),
+            Count(
+                "kubevec_mcp_access_reviews",
+                "Questions asked of the API server about MCP callers, by kind",
+                "kind",
+                dict(self.authorizer.asked),
+            ),
+            Count(
+                "kubevec_mcp_token_file_reloads",
+                "Static token file reloads, by result (an error keeps the last good set)",
+                "result",
+                {"ok": static.reloads if static else 0, "error": static.reload_errors if static else 0},
+            ),
+        ]
+
+    def _recording(self, send: Any, *, caller: str, session: str, scope: dict[str, Any]) -> Any:
+        """``send`` that notes who opened each session (the oldest forgotten past ``MAX_OWNERS``) and which ended."""
 
         async def wrapped(message: dict[str, Any]) -> None:
             if message["type"] == "http.response.start":
+                status = int(message.get("status", 200))
+                if session:
+                    if status == 404 or (scope.get("method") == "DELETE" and status < 300):
+                        self.limiter.closed(session)
+                    else:
+                        self.limiter.used(session)
                 for name, value in message.get("headers", []):
-                    if name.lower() == b"mcp-session-id":
-                        self._owners[value.decode("latin-1")] = caller
+                    if name.lower() == b"mcp-session-id" and not session:
+                        opened = value.decode("latin-1")
+                        self._owners[opened] = caller
+                        self.limiter.opened(opened, caller)
                         while len(self._owners) > MAX_OWNERS:
                             del self._owners[next(iter(self._owners))]
             await send(message)
@@ -523,6 +582,11 @@ def clip(text: str, limit: int = 200) -> str:
     return text if len(text) <= limit else f"{text[:limit]}...(+{len(text) - limit} chars)"
 
 
+async def _refuse(send: Any, refusal: Refusal) -> None:
+    """429 (this caller's limit) or 503 (the server's), with when to come back."""
+    await _respond(send, refusal.status, refusal.message.encode(), [(b"retry-after", refusal.header)])
+
+
 async def _respond(send: Any, status: int, body: bytes, headers: list[tuple[bytes, bytes]] | None = None) -> None:
     await send(
         {
@@ -553,12 +617,6 @@ def transport_security(
     )
 
 
-#: Sessions (an agent's connection state, ~60 KB each) end after this long without a request ...
-SESSION_IDLE_SECONDS: Final = 300.0
-#: ... and no more than this many are open at once (a new one is refused with 503 until one ends).
-MAX_SESSIONS: Final = 1000
-
-
 def http_app(
     service: SearchService,
     *,
@@ -568,14 +626,15 @@ def http_app(
     allowed_hosts: Sequence[str] = (),
     allowed_origins: Sequence[str] = (),
     allow_unauthenticated: bool = False,
-    session_idle_seconds: float = SESSION_IDLE_SECONDS,
-    max_sessions: int = MAX_SESSIONS,
-) -> Any:
+    limits: Limits | None = None,
+    metrics: bool = False,
+) -> HttpGuard:
     """The MCP app over streamable HTTP; refuses a public bind without authentication unless told otherwise.
 
     ``authorizer`` says who may call and what each caller sees; without one, ``bearer_token`` (if
     any) is the one token, which sees everything."""
     authorizer = authorizer or Authorizer(cluster="", full_token=bearer_token)
+    limits = limits or Limits()
     if not authorizer.required and not is_loopback(host):
         if not allow_unauthenticated:
             raise UnsafeBind(
@@ -587,10 +646,10 @@ def http_app(
     app = build_server(service, require_view=True).streamable_http_app(
         host=host,
         transport_security=security,
-        session_idle_timeout=session_idle_seconds,
-        max_sessions=max_sessions,
+        session_idle_timeout=limits.session_idle_seconds,
+        max_sessions=limits.sessions,
     )
-    return HttpGuard(app, authorizer=authorizer)
+    return HttpGuard(app, authorizer=authorizer, limits=limits, metrics=metrics)
 
 
 #: Deeper JSON-RPC messages are answered with an error before any parser sees them (the SDK's
@@ -687,8 +746,7 @@ def serve(
     allowed_hosts: Sequence[str] = (),
     allowed_origins: Sequence[str] = (),
     allow_unauthenticated: bool = False,
-    session_idle_seconds: float = SESSION_IDLE_SECONDS,
-    max_sessions: int = MAX_SESSIONS,
+    limits: Limits | None = None,
 ) -> None:
     if transport == "stdio":
         anyio.run(run_stdio, build_server(service), service.warm)
@@ -700,8 +758,8 @@ def serve(
         allowed_hosts=allowed_hosts,
         allowed_origins=allowed_origins,
         allow_unauthenticated=allow_unauthenticated,
-        session_idle_seconds=session_idle_seconds,
-        max_sessions=max_sessions,
+        limits=limits,
+        metrics=True,
     )
     uvicorn.run(app, host=host, port=port, log_level="warning")
 

@@ -354,11 +354,13 @@ def test_http_sessions_are_owned_bounded_and_expire_and_ids_in_flight_are_not_re
         "tokens:\n"
         "  - {name: alice, token: alice-token-0123456789, namespaces: ['*']}\n"
         "  - {name: bob, token: bob-token-0123456789ab, namespaces: [shop]}\n"
+        "  - {name: carol, token: carol-token-0123456789, namespaces: [shop]}\n"
     )
     env = {
         **store_env,
         "KUBEVEC_MCP_TOKENS_FILE": str(tokens),
-        "KUBEVEC_MCP_MAX_SESSIONS": "3",
+        "KUBEVEC_MCP_MAX_SESSIONS": "4",
+        "KUBEVEC_MCP_CALLER_SESSIONS": "2",
         "KUBEVEC_MCP_SESSION_IDLE_SECONDS": "2",
     }
     with serving_http(env) as (url, proc):
@@ -383,7 +385,17 @@ def test_http_sessions_are_owned_bounded_and_expire_and_ids_in_flight_are_not_re
         huge = {**call, "id": "x" * 1_000_000}
         assert httpx2.post(url, json=huge, headers=alice, timeout=20).status_code == 200
 
-        assert [_open_session(url, "bob-token-0123456789ab")[0] for _ in range(3)] == [200, 200, 503]  # cap 3
+        # bob at his own cap (2) is refused with 429; alice still connects (before: one caller filled the
+        # global cap and every other got 503); then the server is full (4) and carol gets 503
+        assert [_open_session(url, "bob-token-0123456789ab")[0] for _ in range(3)] == [200, 200, 429]
+        assert _open_session(url, "alice-token-0123456789")[0] == 200
+        assert _open_session(url, "carol-token-0123456789")[0] == 503
+        refused = httpx2.post(url, json={}, headers={**_ACCEPT, "Authorization": "Bearer bob-token-0123456789ab"})
+        assert refused.status_code == 429
+        assert 1 <= int(refused.headers["retry-after"]) <= 2
+        metrics = httpx2.get(url.replace("/mcp", "/metrics"), timeout=10).text
+        assert 'kubevec_mcp_refused_total{reason="caller_sessions"} 2' in metrics
+        assert 'kubevec_mcp_refused_total{reason="sessions"} 1' in metrics
         time.sleep(3)  # every session idle for longer than 2 s: all gone
         assert httpx2.post(url, json=listing, headers=alice, timeout=10).status_code == 404
         assert _open_session(url, "bob-token-0123456789ab")[0] == 200
