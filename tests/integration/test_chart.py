@@ -470,8 +470,19 @@ def test_a_standalone_mcp_server_holds_review_rights_and_nothing_else(helm: str)
     assert binding["roleRef"]["name"] == "system:auth-delegator"
     bound = [d for d in docs if d["kind"] in ("ClusterRoleBinding", "RoleBinding")]
     assert [b["metadata"]["name"] for b in bound if any(s["name"] == "kv-kubevec-mcp" for s in b["subjects"])] == [
-        "kv-kubevec-mcp"
+        "kv-kubevec-mcp",
+        "kv-kubevec-mcp-rbac-reader",
     ]  # no other binding for its ServiceAccount
+    reader = by["ClusterRole", "kv-kubevec-mcp"]  # mcp.authorization rbac: it lists RBAC objects, nothing else
+    assert reader["rules"] == [
+        {
+            "apiGroups": ["rbac.authorization.k8s.io"],
+            "resources": ["roles", "rolebindings", "clusterroles", "clusterrolebindings"],
+            "verbs": ["list"],
+        }
+    ]
+    reviews = render(helm, "-f", str(CHART / "ci" / "mcp-standalone-values.yaml"), "--set", "mcp.authorization=reviews")
+    assert not [d for d in reviews if d["kind"] == "ClusterRole" and d["metadata"]["name"] == "kv-kubevec-mcp"]
     (container,) = pod["containers"]
     assert container["args"][:3] == ["mcp", "--transport", "http"]
     env = {e["name"]: e.get("value") for e in container["env"]}
@@ -483,6 +494,6 @@ def test_a_standalone_mcp_server_holds_review_rights_and_nothing_else(helm: str)
     assert by["Service", "kv-kubevec-mcp"]["spec"]["selector"] == mcp["metadata"]["labels"]
     controller = by["Deployment", "kv-kubevec"]["spec"]["template"]["spec"]["containers"][0]
     assert "KUBEVEC_MCP_PORT" not in {e["name"] for e in controller["env"]}  # the controller serves nothing
-    (role,) = [d for d in docs if d["kind"] == "ClusterRole"]
+    (role,) = [d for d in docs if d["kind"] == "ClusterRole" and d["metadata"]["name"] == "kv-kubevec"]
     assert not [r for r in role["rules"] if "create" in r.get("verbs", [])]
     assert ("NetworkPolicy", "kv-kubevec-mcp") in by

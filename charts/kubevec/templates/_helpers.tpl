@@ -122,9 +122,19 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- if .Values.mcp.tokensSecret }}
 - {name: KUBEVEC_MCP_TOKENS_FILE, value: {{ printf "/etc/kubevec/mcp-tokens/%s" .Values.mcp.tokensKey | quote }}}
 {{- end }}
+- {name: KUBEVEC_MCP_AUTHORIZATION, value: {{ .Values.mcp.authorization | quote }}}
 - {name: KUBEVEC_MCP_ACCESS_TTL_SECONDS, value: {{ .Values.mcp.accessTtlSeconds | quote }}}
+- {name: KUBEVEC_MCP_REVIEWS_PER_SECOND, value: {{ .Values.mcp.reviewsPerSecond | quote }}}
+- {name: KUBEVEC_MCP_REVIEWS_BURST, value: {{ .Values.mcp.reviewsBurst | quote }}}
+- {name: KUBEVEC_MCP_REVIEW_MAX_WAIT_SECONDS, value: {{ .Values.mcp.reviewMaxWaitSeconds | quote }}}
 - {name: KUBEVEC_MCP_SESSION_IDLE_SECONDS, value: {{ .Values.mcp.sessionIdleSeconds | quote }}}
 - {name: KUBEVEC_MCP_MAX_SESSIONS, value: {{ .Values.mcp.maxSessions | quote }}}
+{{- if lt (int .Values.mcp.callerSessions) (int .Values.mcp.maxSessions) }}
+- {name: KUBEVEC_MCP_CALLER_SESSIONS, value: {{ .Values.mcp.callerSessions | quote }}}
+{{- end }}
+- {name: KUBEVEC_MCP_CALLER_IN_FLIGHT, value: {{ .Values.mcp.callerInFlight | quote }}}
+- {name: KUBEVEC_MCP_MAX_IN_FLIGHT, value: {{ .Values.mcp.maxInFlight | quote }}}
+- {name: KUBEVEC_MCP_CALLER_REQUESTS_PER_SECOND, value: {{ .Values.mcp.callerRequestsPerSecond | quote }}}
 - {name: KUBEVEC_MCP_ALLOWED_HOSTS, value: {{ include "kubevec.mcpAllowedHosts" . | quote }}}
 {{- with .Values.mcp.allowedOrigins }}
 - {name: KUBEVEC_MCP_ALLOWED_ORIGINS, value: {{ toJson . | quote }}}
