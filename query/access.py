@@ -110,19 +110,25 @@ class ReviewBudget:
         self.spent = 0
 
     async def spend(self, count: int, *, what: str) -> None:
-        """Take ``count`` reviews, sleeping for the bucket to refill when it must; :class:`ReviewThrottled` past ``max_wait``."""
+        """Take ``count`` reviews, paced to the rate; :class:`ReviewThrottled` when those queued ahead need longer than ``max_wait``.
+
+        What is ahead is the bucket's debt: a caller's own cost is paced, never refused (a view
+        that needs a thousand reviews in ``reviews`` mode takes ten seconds at 100/s), but the next
+        caller is told to come back when that debt is paid instead of queueing behind it.
+        """
         if count <= 0:
             return
         now = self._clock()
         self._tokens = min(float(self.burst), self._tokens + (now - self._at) * self.rate)
         self._at = now
-        wait = max(0.0, (count - self._tokens) / self.rate)
-        if wait > self.max_wait:
+        ahead = max(0.0, -self._tokens) / self.rate
+        if ahead > self.max_wait:
             raise ReviewThrottled(
-                f"{what} needs {count} reviews; the budget of {self.rate:g}/s is spent for {wait:.1f}s",
-                retry_after=wait,
+                f"{what} would wait {ahead:.1f}s behind other callers' reviews (budget {self.rate:g}/s)",
+                retry_after=ahead,
             )
-        self._tokens -= count  # may go below zero: later callers wait for this one's debt
+        wait = max(0.0, (count - self._tokens) / self.rate)
+        self._tokens -= count  # below zero: the next caller waits for this one's debt
         self.spent += count
         if wait > 0:
             await asyncio.sleep(wait)

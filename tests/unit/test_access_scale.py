@@ -177,9 +177,9 @@ async def test_local_rbac_costs_two_reviews_however_many_placements_and_a_new_to
 
 
 async def test_reviews_mode_asks_per_placement_within_the_budget_and_is_refused_past_it() -> None:
-    review = CountingReviewer({"t1": "a", "t2": "b"})
+    review = CountingReviewer({"t1": "a", "t2": "b", "t3": "c"})
     now = [0.0]
-    budget = ReviewBudget(rate=100, burst=200, max_wait=1.0, clock=lambda: now[0])
+    budget = ReviewBudget(rate=1000, burst=200, max_wait=0.5, clock=lambda: now[0])
     auth = Authorizer(
         cluster=CLUSTER,
         reviewer=review,
@@ -197,25 +197,28 @@ async def test_reviews_mode_asks_per_placement_within_the_budget_and_is_refused_
         budget=budget,
         clock=lambda: now[0],
     )
+    now[0] = 100.0  # the bucket is full again (the clock stands still from here: no refill)
+    assert await many.view_for("t2") is not None  # 1,000+ reviews: its own cost is paced, not refused
     with pytest.raises(ReviewThrottled) as throttled:
-        await many.view_for("t2")  # 1,000+ reviews at 100/s: far past the 1 s it may wait
-    assert throttled.value.retry_after is not None
-    assert throttled.value.retry_after > 5
+        await auth.view_for("t3")  # 0.8 s of debt ahead of it: more than the 0.5 s it may wait
+    # its TokenReview, 2 coarse reviews, 22 resources and 1,051 pairs, less the burst of 200, at 1,000/s
+    assert throttled.value.retry_after == pytest.approx((1 + 2 + 22 + 1051 - 200) / 1000)
 
 
-async def test_the_budget_sleeps_within_its_wait_and_refuses_beyond() -> None:
+async def test_the_budget_paces_a_callers_own_cost_and_refuses_whoever_would_queue_behind_it() -> None:
     now = [0.0]
-    budget = ReviewBudget(rate=10, burst=5, max_wait=1.0, clock=lambda: now[0])
-    await budget.spend(5, what="x")
-    started = asyncio.get_running_loop().time()
-    await budget.spend(5, what="x")  # 0.5 s of debt: waited for, not refused
-    assert asyncio.get_running_loop().time() - started >= 0.45
+    budget = ReviewBudget(rate=100, burst=5, max_wait=0.1, clock=lambda: now[0])
+    await budget.spend(5, what="x")  # the burst: no wait
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    await budget.spend(30, what="x")  # its own cost is paced (0.3 s), not refused
+    assert loop.time() - started >= 0.25
     with pytest.raises(ReviewThrottled) as refused:
-        await budget.spend(20, what="x")
-    assert refused.value.retry_after == pytest.approx(2.5)
+        await budget.spend(1, what="x")  # 0.3 s of others' debt ahead: more than it may wait
+    assert refused.value.retry_after == pytest.approx(0.3)
     now[0] = 10.0
     await budget.spend(5, what="x")  # refilled
-    assert budget.spent == 15
+    assert budget.spent == 40
 
 
 async def test_an_expired_token_is_refused_on_its_next_call_however_fresh_its_review() -> None:
