@@ -21,6 +21,8 @@ import time
 from collections.abc import Callable
 from typing import Final
 
+from inference.redaction import redact_text
+
 DEFAULT_INTERVAL: Final = 60.0
 _URLS = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+|(?<=GET |PUT )/\S+")
 _NUMBERS = re.compile(r"\d+(?:\.\d+)?")
@@ -115,7 +117,9 @@ MAX_MESSAGE: Final = 2000
 
 
 class ClipFilter(logging.Filter):
-    """Cut every message to ``limit`` characters, saying how much was left out."""
+    """Cut every message to ``limit`` characters, saying how much was left out, and pass it through the
+    value redactor: a credential inside an error, an id or a caller's query never reaches a log line
+    (the same deny-by-default rules as documents: generated-looking values, tokens, key blocks)."""
 
     def __init__(self, *, limit: int = MAX_MESSAGE) -> None:
         super().__init__()
@@ -123,8 +127,11 @@ class ClipFilter(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         message = record.getMessage()
-        if len(message) > self.limit:
-            record.msg = f"{message[: self.limit]}...(+{len(message) - self.limit} chars)"
+        clean = redact_text(message[: self.limit * 2], raw=False)
+        if len(clean) > self.limit:
+            clean = f"{clean[: self.limit]}...(+{len(message) - self.limit} chars)"
+        if clean != message:
+            record.msg = clean
             record.args = None
         return True
 

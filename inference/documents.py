@@ -115,7 +115,7 @@ def make_document(*, id: str, collection: Collection, text: str, metadata: Metad
     """
     text = redact_text(clean_text(text), raw=False)
     stamped: dict[str, MetadataValue] = {
-        **{key: _redact_value(value) for key, value in metadata.items()},
+        **{key: _redact_value(value, key=key) for key, value in metadata.items()},
         "schema_version": SCHEMA_VERSION,
     }
     for key, value in stamped.items():
@@ -140,11 +140,11 @@ def clean_text(value: str) -> str:
     return _INVISIBLE.sub("", value)
 
 
-def _redact_value(value: MetadataValue) -> MetadataValue:
+def _redact_value(value: MetadataValue, *, key: str) -> MetadataValue:
     if isinstance(value, str):
-        return redact_text(clean_text(value), raw=False)
+        return redact_text(clean_text(value), raw=False, key=key)
     if isinstance(value, list) and all(isinstance(item, str) for item in value):
-        return [redact_text(clean_text(str(item)), raw=False) for item in value]
+        return [redact_text(clean_text(str(item)), raw=False, key=key) for item in value]
     return value
 
 

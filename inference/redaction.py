@@ -26,6 +26,18 @@ credentials are judged twice, because either judgement alone misses real cases:
   replaced, so the rest of a sentence stays searchable.
 - long high-entropy strings under *suspicious* names (:data:`SUSPICIOUS_WORDS`: ``signature``,
   ``hmac``, ``cookie``...) that are not credential names on their own.
+- **deny by default** (:func:`looks_machine_generated`): every run of 16 or more characters without
+  spaces, wherever it stands and whatever its field is called, is dropped when it looks generated
+  (base64 or hex alphabet, high entropy, the character classes changing as often as in random
+  text): AWS secret access keys away from their ``AKIA`` id, a PEM body split across list items,
+  tokens of formats nobody listed. Kept, because they identify rather than authorise: image and
+  content digests (``sha256:...``), and UUIDs and hex ids (commit SHAs, checksums) under identifying
+  names (:data:`IDENTIFYING_WORDS`: ``uid``, ``revision``, ``commit``, ``checksum``...).
+
+Names are judged in the languages Kubernetes users write them in (:data:`FOREIGN_CREDENTIAL_WORDS`:
+``passwort``, ``motDePasse``, ``contraseña``, ``senha``, ``пароль``, ``密码``, ``パスワード``...),
+and a ``{name: X, value: Y}`` pair (also ``key``/``parameter`` with ``value``/``default``) loses
+``Y`` wherever it appears when ``X`` is a credential name, as an env var does in a Pod.
 """
 
 from __future__ import annotations
@@ -36,6 +48,8 @@ import itertools
 import json
 import math
 import re
+import string
+import unicodedata
 from collections import Counter
 from collections.abc import Callable, Mapping
 from typing import Any, Final, TypeAlias, cast
@@ -213,7 +227,44 @@ SUSPICIOUS_WORDS: Final = frozenset(
 ENTROPY_MIN_LENGTH: Final = 16
 ENTROPY_MIN_BITS: Final = 3.5
 
-_WORD_BOUNDARY = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+#: Credential words in other languages, accents removed (``contraseña`` -> ``contrasena``), matched as
+#: whole words or as a name's words run together (``motDePasse`` -> ``motdepasse``).
+FOREIGN_CREDENTIAL_WORDS: Final = frozenset(
+    {
+        "passwort", "kennwort", "geheimnis", "zugangsdaten",  # German
+        "motdepasse", "mdp", "jeton", "identifiants",  # French
+        "contrasena", "clave", "secreto", "credenciales",  # Spanish
+        "senha", "segredo", "credenciais",  # Portuguese
+        "segreto", "credenziali", "parola", "parolachiave",  # Italian (parola d'ordine), Romanian, Turkish
+        "wachtwoord", "geheim",  # Dutch
+        "haslo", "heslo", "lozinka", "geslo", "jelszo", "sifre", "parolasi",  # Polish, Czech, Croatian, ...
+        "salasana", "losenord", "passord", "adgangskode", "lykilord",  # Nordic
+        "katasandi", "sandi", "matkhau",  # Indonesian, Vietnamese
+    }
+)  # fmt: skip
+#: Credential words in scripts without case, matched anywhere in a name (``数据库密码``).
+FOREIGN_CREDENTIAL_PARTS: Final = (
+    "пароль", "секрет", "токен", "ключапи", "апиключ",  # Russian, Ukrainian
+    "密码", "密碼", "口令", "密钥", "密鑰", "令牌", "秘钥",  # Chinese
+    "パスワード", "暗証番号", "秘密鍵", "トークン", "シークレット",  # Japanese
+    "비밀번호", "암호", "토큰", "비밀키",  # Korean
+    "كلمةالمرور", "كلمةالسر", "رمزالدخول",  # Arabic
+    "סיסמה", "סיסמא",  # Hebrew
+    "पासवर्ड", "गुप्तशब्द",  # Hindi
+    "รหัสผ่าน",  # Thai
+    "κωδικός", "συνθηματικό",  # Greek
+)  # fmt: skip
+#: A field whose name ends in one of these words holds an identifier, not a credential: a UUID or a
+#: hex id under it (a commit SHA, a checksum) is kept by the deny-by-default rule.
+IDENTIFYING_WORDS: Final = frozenset(
+    {
+        "uid", "uuid", "id", "ids", "sha", "commit", "revision", "rev", "digest", "hash", "checksum", "etag",
+        "fingerprint", "version", "generation", "ref", "build", "image", "imageid", "trace", "span", "request",
+        "correlation", "contenthash", "texthash", "from",
+    }
+)  # fmt: skip
+
+_WORD_BOUNDARY = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+|[^\W\dA-Za-z_]+")
 
 #: Pair names that are not credential names in a schema but are in a query or connection string.
 _PAIR_NAMES: Final = re.compile(r"(?i)(?:sig|signature|x-amz-signature|accountkey|sharedaccesskey)")
@@ -378,8 +429,36 @@ _RAW_VALUE_RULES: Final[tuple[tuple[re.Pattern[str], Replacement], ...]] = (
 
 
 def name_words(name: str) -> tuple[str, ...]:
-    """``secretAccessKey`` -> (secret, access, key); snake, kebab, dots and digits split too."""
+    """``secretAccessKey`` -> (secret, access, key); snake, kebab, dots and digits split too; accents dropped."""
+    if not name.isascii():
+        name = "".join(_fold(c) for c in name)
     return tuple(word.lower() for word in _WORD_BOUNDARY.findall(name))
+
+
+#: Latin letters that carry no accent to drop but are written plainly in ASCII names.
+_PLAIN: Final = str.maketrans({"ł": "l", "Ł": "L", "ø": "o", "Ø": "O", "ß": "ss", "æ": "ae", "đ": "d", "ı": "i"})
+
+
+@functools.lru_cache(maxsize=4096)
+def _fold(c: str) -> str:
+    """A Latin letter without its accent (``ñ`` -> ``n``); other scripts as they are (kana and hangul
+    would come apart under NFKD)."""
+    if c.isascii() or "LATIN" not in unicodedata.name(c, ""):
+        return c
+    c = c.translate(_PLAIN)
+    return "".join(d for d in unicodedata.normalize("NFKD", c) if not unicodedata.combining(d))
+
+
+def _foreign(words: tuple[str, ...]) -> bool:
+    """A credential word of another language: a word, a run of the name's words, or a part of a caseless script's."""
+    if any(word in FOREIGN_CREDENTIAL_WORDS for word in words):
+        return True
+    joined = "".join(words)
+    if not joined.isascii():
+        return any(part in joined for part in FOREIGN_CREDENTIAL_PARTS)
+    return any(
+        "".join(words[i:j]) in FOREIGN_CREDENTIAL_WORDS for i in range(len(words)) for j in range(i + 2, len(words) + 1)
+    )
 
 
 @functools.lru_cache(maxsize=8192)
@@ -398,8 +477,10 @@ def is_credential_name(name: str) -> bool:
         return False
     if words[-1] in CREDENTIAL_LAST_WORDS:
         return True  # dbPass, smtp_pass, rootPw
-    return any(word in CREDENTIAL_WORDS or word.endswith(CREDENTIAL_SUFFIXES) for word in words) or bool(
-        pairs & CREDENTIAL_PHRASES
+    return (
+        any(word in CREDENTIAL_WORDS or word.endswith(CREDENTIAL_SUFFIXES) for word in words)
+        or bool(pairs & CREDENTIAL_PHRASES)
+        or _foreign(words)
     )
 
 
@@ -432,12 +513,128 @@ def looks_random(value: str) -> bool:
     return entropy >= ENTROPY_MIN_BITS
 
 
-def redact_text(value: str, *, raw: bool = True) -> str:
+#: A run without spaces long enough to be judged by :func:`looks_machine_generated`.
+_TOKEN: Final = re.compile(r"[^\s\"'<>(){}\[\],;|`\\]{16,}")
+#: A structured value (URL, image, host, ARN, email, query, version) is judged part by part.
+_STRUCTURED: Final = re.compile(r"[.:?&]|=(?!=*$)")
+#: Content digests (images, blobs): they name content anyone may fetch, they open nothing.
+_DIGEST: Final = re.compile(
+    r"(?i)\b(?:sha(?:1|224|256|384|512)|md5|blake2[bs]?|xxh(?:32|64|128)|crc32c?)[:-][0-9a-f]{8,}"
+)
+_BASE64ISH: Final = re.compile(r"[A-Za-z0-9+/=_-]+")
+_HEX: Final = re.compile(r"[0-9a-fA-F]+")
+_UUID: Final = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+#: A Kubernetes-style generated name (``web-7d4f8b9c6-x2k9p``): lowercase parts of at most 10 characters.
+_KUBE_NAME: Final = re.compile(r"[a-z0-9]{1,10}(?:-[a-z0-9]{1,10})+")
+#: The key a value stands under in a string (``uid: x``, ``checksum/config=x``), read just before it.
+_KEY_BEFORE: Final = re.compile(r"([A-Za-z_][\w./-]*)[\"']?[ \t]*[:=][ \t]*[\"']?\Z")
+_WORDY_RUN: Final = re.compile(r"[a-z]{4,}|[A-Z][a-z]{3,}")
+
+
+@functools.lru_cache(maxsize=8192)
+def is_identifying_name(name: str) -> bool:
+    """Whether a field called ``name`` holds an identifier (``uid``, ``checksum/config``, ``targetRevision``)."""
+    return not is_credential_name(name) and any(word in IDENTIFYING_WORDS for word in name_words(name))
+
+
+@functools.lru_cache(maxsize=16384)
+def looks_machine_generated(value: str) -> bool:
+    """A run of 16+ characters that reads like a key rather than like anything a person named.
+
+    Base64/hex alphabet (or a password's symbols), high entropy, character classes changing about
+    as often as in random text, and few word-like runs (a path ``projects/my-project-123/secrets`` or a
+    name ``ValidatingWebhookConfiguration`` is made of words; ``wJalrXUtnFEMI/K7MDENG`` is not).
+    """
+    length = len(value)
+    if length < ENTROPY_MIN_LENGTH:
+        return False
+    if _HEX.fullmatch(value):
+        return length >= 24 and any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
+    if _KUBE_NAME.fullmatch(value) and not _UUID.fullmatch(value):
+        return False
+    if not any(c.isdigit() for c in value) and (value.islower() or value.isupper()):
+        return False
+    wordy = sum(len(run) for run in _WORDY_RUN.findall(value)) / length
+    if wordy >= 0.5:
+        return False
+    counts = Counter(value)
+    entropy = -sum(n / length * math.log2(n / length) for n in counts.values())
+    if entropy < ENTROPY_MIN_BITS:
+        return False
+    if _BASE64ISH.fullmatch(value):
+        # class changes among letters and digits only: ``-``, ``+`` and ``/`` are how people join words
+        alnum = _NOT_ALNUM.sub("", value)
+        if len(alnum) < ENTROPY_MIN_LENGTH - 2:
+            return False
+        changes = (len(_RUN.findall(alnum.translate(_CLASSES))) - 1) / (len(alnum) - 1)
+        return changes >= 0.3
+    changes = (len(_RUN.findall(value.translate(_CLASSES))) - 1) / (length - 1)
+    return changes >= 0.45 and wordy < 0.3  # a password's symbols: a stricter bar
+
+
+#: Each character as its class (lowercase, uppercase, digit; anything else stays itself and counts as
+#: "other"), so how often the class changes is a count of runs, done in C.
+_CLASSES: Final = str.maketrans(
+    {**dict.fromkeys(map(ord, string.ascii_lowercase), "l"), **dict.fromkeys(map(ord, string.ascii_uppercase), "u"),
+     **dict.fromkeys(map(ord, string.digits), "d")}
+)  # fmt: skip
+_RUN: Final = re.compile(r"l+|u+|d+|[^lud]+")
+_NOT_ALNUM: Final = re.compile(r"[^A-Za-z0-9]+")
+
+
+def _deny_generated(value: str, *, key: str | None) -> str:
+    """Every generated-looking run in ``value`` replaced, but what identifies (digests; ids under ``key``)."""
+    if len(value) < ENTROPY_MIN_LENGTH:
+        return value
+    return _deny_generated_cached(value, key is not None and is_identifying_name(key))
+
+
+@functools.lru_cache(maxsize=16384)
+def _deny_generated_cached(value: str, identifying: bool) -> str:
+    """Cached: the same image references, arguments and descriptions come back in object after object."""
+
+    def near_identifying(match: re.Match[str]) -> bool:
+        if identifying:
+            return True
+        before = _KEY_BEFORE.search(value, max(0, match.start() - 80), match.start())
+        return before is not None and is_identifying_name(before.group(1))
+
+    def judge(match: re.Match[str]) -> str:
+        token = match.group(0)
+        if token == REDACTED or _DIGEST.fullmatch(token):
+            return token
+        if _STRUCTURED.search(token) is not None:
+            return _judge_parts(token, identifying=near_identifying(match))
+        if looks_machine_generated(token):
+            is_id = _UUID.fullmatch(token) or _HEX.fullmatch(token)
+            return token if is_id and near_identifying(match) else REDACTED
+        return token
+
+    return _TOKEN.sub(judge, value)
+
+
+def _judge_parts(token: str, *, identifying: bool) -> str:
+    """A structured run (URL, image, ARN, query) judged part by part: only generated parts go."""
+    masked = _DIGEST.sub(lambda m: "\0" * len(m.group(0)), token)
+    out, at = [], 0
+    for part in re.finditer(r"[^:@?&#.,=\0]+", masked):
+        text = token[part.start() : part.end()]
+        is_id = identifying and (_UUID.fullmatch(text) or _HEX.fullmatch(text))
+        if len(text) >= ENTROPY_MIN_LENGTH and not is_id and looks_machine_generated(text):
+            out.append(token[at : part.start()])
+            out.append(REDACTED)
+            at = part.end()
+    out.append(token[at:])
+    return "".join(out)
+
+
+def redact_text(value: str, *, raw: bool = True, key: str | None = None) -> str:
     """``value`` with every credential-shaped part replaced by ``<redacted>``.
 
     ``raw=False`` is for rendered document text, where ``field: words`` is our own layout and the
     ``password: x`` / ``Authorization: x`` rules would eat descriptions (values under such field
-    names were already dropped by name before rendering).
+    names were already dropped by name before rendering). ``key`` is the field the value stands
+    under, when known: a UUID or hex id under an identifying name is kept.
     """
     if len(value) < 8:
         return value
@@ -453,7 +650,7 @@ def redact_text(value: str, *, raw: bool = True) -> str:
         if "\n" in value:
             value = _redact_blocks(value)
         value = _COLON_PAIR.sub(_colon_pair, value)
-    return value
+    return _deny_generated(value, key=key)
 
 
 def is_credential_value(value: str) -> bool:
@@ -493,7 +690,7 @@ def _redact_metadata(metadata: Mapping[str, Any]) -> dict[str, Any]:
     annotations = metadata.get("annotations")
     if isinstance(annotations, Mapping):
         out["annotations"] = {
-            str(k): redact_text(v) if isinstance(v, str) else v
+            str(k): redact_text(v, key=str(k)) if isinstance(v, str) else v
             for k, v in annotations.items()
             if k not in DROPPED_ANNOTATIONS and not is_credential_name(str(k).rsplit("/", 1)[-1])
         }
@@ -502,33 +699,52 @@ def _redact_metadata(metadata: Mapping[str, Any]) -> dict[str, Any]:
         out["labels"] = {
             str(k): REDACTED
             if is_credential_name(str(k).rsplit("/", 1)[-1]) and not _says_yes_or_no(str(v))
-            else redact_text(str(v))
+            else redact_text(str(v), key=str(k))
             for k, v in labels.items()
         }
     return out
 
 
-def scrub(value: Any, *, under_credential: bool = False) -> Any:
+#: In a map, the field that names a pair (``{name: DB_PASSWORD, value: x}``) ...
+PAIR_NAME_FIELDS: Final = ("name", "key", "parameter", "param", "variable", "var", "field", "option", "setting")
+#: ... and the fields that hold its value.
+PAIR_VALUE_FIELDS: Final = frozenset({"value", "val", "default", "defaultValue", "data", "content", "stringValue"})
+_PEM_BEGIN: Final = re.compile(r"-----BEGIN [A-Z0-9 ]+-----")
+_PEM_END: Final = re.compile(r"-----END [A-Z0-9 ]+-----")
+
+
+def scrub(value: Any, *, under_credential: bool = False, key: str | None = None) -> Any:
     """Recursively drop credentials from any JSON-like value (see the module docstring)."""
     if isinstance(value, Mapping):
-        return {str(k): _scrub_field(str(k), v, under_credential=under_credential) for k, v in value.items()}
+        out = {str(k): _scrub_field(str(k), v, under_credential=under_credential) for k, v in value.items()}
+        named = next((value[f] for f in PAIR_NAME_FIELDS if isinstance(value.get(f), str)), None)
+        if named is not None and is_credential_name(named):
+            for field in PAIR_VALUE_FIELDS & out.keys():
+                if not _says_yes_or_no(str(value[field])):
+                    out[field] = REDACTED  # {name: DB_PASSWORD, value: x} wherever it appears
+        return out
     if isinstance(value, list):
-        items = [scrub(item, under_credential=under_credential) for item in value]
-        for index, item in enumerate(value[:-1]):
-            following = value[index + 1]
-            if (
-                isinstance(item, str)
-                and isinstance(following, str)
-                and not following.startswith("-")
-                and _FLAG.fullmatch(item)
-                and is_credential_name(item)
-            ):
-                items[index + 1] = REDACTED  # ["--password", "x"]: a command line's credential
+        items = [scrub(item, under_credential=under_credential, key=key) for item in value]
+        hiding = False
+        for index, item in enumerate(value):
+            if isinstance(item, str) and (hiding or _PEM_BEGIN.search(item)):
+                hiding = not _PEM_END.search(item)
+                items[index] = REDACTED  # a key block split across items: every line to its END
+            if index + 1 < len(value):
+                following = value[index + 1]
+                if (
+                    isinstance(item, str)
+                    and isinstance(following, str)
+                    and not following.startswith("-")
+                    and _FLAG.fullmatch(item)
+                    and is_credential_name(item)
+                ):
+                    items[index + 1] = REDACTED  # ["--password", "x"]: a command line's credential
         return items
     if under_credential:
         return REDACTED
     if isinstance(value, str):
-        return redact_text(value)
+        return redact_text(value, key=key)
     return value
 
 
@@ -543,7 +759,7 @@ def _scrub_field(key: str, value: Any, *, under_credential: bool) -> Any:
         if isinstance(value, Mapping):
             return scrub(value, under_credential=True)
         words = name_words(key)
-        return scrub(value) if words and words[-1] in REFERENCE_WORDS else REDACTED
+        return scrub(value, key=key) if words and words[-1] in REFERENCE_WORDS else REDACTED
     if isinstance(value, str) and is_suspicious_name(key) and looks_random(value):
         return REDACTED
-    return scrub(value)
+    return scrub(value, key=key)

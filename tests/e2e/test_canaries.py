@@ -108,6 +108,24 @@ def spec_placements() -> tuple[dict[str, Any], dict[str, Any], list[str]]:
     return spec, v3, canaries
 
 
+def v4_placements() -> tuple[dict[str, Any], list[str]]:
+    """Redaction v4 (issue 34): values no list of shapes names, under names that say nothing."""
+    c = canary
+    spec: dict[str, Any] = {
+        "region": "ap-south-1",
+        "s3Upload": f"wJalrXUtnFEMI/K7MDENG/{c(70)}bPxRfiCYzq8Kd3",  # an AWS secret away from its AKIA id
+        "material": {"id": "AKIAIOSFODNN7EXAMPLE", "blob": f"Lm4Kx9Vb7Nt3{c(71)}Hd6Jw1Fs5Yp0Gc2"},
+        "tlsLines": ["-----BEGIN PRIVATE KEY-----", f"MIIEvQ{c(72)}IBADANBgkqhkiG9w0BAQEFAASC", f"Zm9v{c(73)}", "-----END PRIVATE KEY-----"],
+        "motDePasse": c(74),
+        "contraseña": c(75),
+        "пароль": c(76),
+        "数据库密码": c(77),
+        "params": [{"name": "db-password", "value": c(78)}],
+        "opaque": f"q8Zr2Lm4Kx9Vb7Nt3{c(79)}Hd6Jw1Fs5Yp0Gc",
+    }  # fmt: skip
+    return spec, [c(n) for n in range(70, 80)]
+
+
 def vault_crd() -> dict[str, Any]:
     schema = {"type": "object", "description": "A vault of settings.", "x-kubernetes-preserve-unknown-fields": True}
     return namespaced_crd(group=GROUP, plural="vaults", kind="Vault", schema=schema)
@@ -135,6 +153,8 @@ def test_no_canary_reaches_the_store_or_the_log(plane: ControlPlane, tmp_path: P
         },
     )
     spec, v3, planted = spec_placements()
+    v4, planted_v4 = v4_placements()
+    planted += planted_v4
     last_applied = json.dumps({"kind": "Secret", "stringData": {"password": c(1)}})
     objects: list[dict[str, Any]] = [
         {
@@ -194,6 +214,7 @@ def test_no_canary_reaches_the_store_or_the_log(plane: ControlPlane, tmp_path: P
         },
         {"apiVersion": f"{GROUP}/v1", "kind": "Vault", "metadata": {"name": "main", "namespace": NS}, "spec": spec},
         {"apiVersion": f"{GROUP}/v1", "kind": "Vault", "metadata": {"name": "v3", "namespace": NS}, "spec": v3},
+        {"apiVersion": f"{GROUP}/v1", "kind": "Vault", "metadata": {"name": "v4", "namespace": NS}, "spec": v4},
         {
             "apiVersion": f"{GROUP}/v1",
             "kind": "Vault",
@@ -219,6 +240,7 @@ def test_no_canary_reaches_the_store_or_the_log(plane: ControlPlane, tmp_path: P
     vault = instances[f"faults/{NS}/{GROUP}/v1/Vault/main"]
     assert "region: eu-west-1" in vault["text"]  # the control value survived
     assert "eu-central-1" in instances[f"faults/{NS}/{GROUP}/v1/Vault/v3"]["text"]
+    assert "ap-south-1" in instances[f"faults/{NS}/{GROUP}/v1/Vault/v4"]["text"]
     secret = instances[f"faults/{NS}/core/v1/Secret/db"]
     assert "keys: password, token" in secret["text"]  # key names are kept by design
     everything = json.dumps([instances, capabilities])

@@ -111,3 +111,26 @@ def test_a_huge_message_is_clipped_with_a_count() -> None:
     short = logging.LogRecord("mcp", logging.INFO, __file__, 1, "Upserted documents count=%d", (3,), None)
     ClipFilter(limit=100).filter(short)
     assert short.getMessage() == "Upserted documents count=3"
+
+
+def test_a_credential_in_a_message_never_reaches_the_log_line() -> None:
+    """issue 34: redaction covered documents only; an error quoting a field value logged it as it was."""
+    from controller.logs import ClipFilter
+
+    secret = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzq8Kd3Lm2P"
+    record = logging.LogRecord(
+        "kubevec",
+        logging.WARNING,
+        __file__,
+        1,
+        "Skipped an object error=%s",
+        (f"bad value {secret!r} at spec.s3",),
+        None,
+    )
+    assert ClipFilter().filter(record)
+    assert secret not in record.getMessage()
+    assert record.getMessage().startswith("Skipped an object error=bad value ")
+    kept = "Upserted documents collection=instances count=64 id=prod/shop/apps/v1/Deployment/web-7d4f8b9c6"
+    plain = logging.LogRecord("kubevec", logging.INFO, __file__, 1, kept, None, None)
+    ClipFilter().filter(plain)
+    assert plain.getMessage() == kept
