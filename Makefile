@@ -78,7 +78,7 @@ test-integration: setup helm ## Integration tests (real Chroma server, real embe
 test-e2e: setup controlplane ## End-to-end tests against a real etcd + kube-apiserver.
 	$(PYTEST) tests/e2e
 
-bench: setup ## Benchmarks: embedder, backends, retrieval quality and latency.
+bench: setup controlplane ## Benchmarks: embedder, backends, retrieval quality and latency, MCP access at scale.
 	$(BIN)/python -m tests.bench
 
 bench-scale: setup controlplane ## `kubevec run` at scale on the real control plane (KUBEVEC_BENCH_CRDS/OBJECTS).

@@ -133,6 +133,12 @@ class ReviewBudget:
         if wait > 0:
             await asyncio.sleep(wait)
 
+    def refund(self, count: int) -> None:
+        """Give back what was reserved and not asked (an admin answered by its second question)."""
+        if count > 0:
+            self._tokens = min(float(self.burst), self._tokens + count)
+            self.spent -= count
+
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class Identity:
@@ -632,20 +638,45 @@ class Authorizer:
         started = self._clock()
         limit = asyncio.Semaphore(REVIEW_CONCURRENCY)
 
+        mine = [0]  # this caller's questions (the global count also has other callers')
+
         async def may(**attributes: str) -> bool:
             async with limit:
                 self.asked["subjectaccessreview"] += 1
+                mine[0] += 1
                 return await reviewer.allowed(identity, **attributes)
 
+        # What this caller will ask, reserved before the first question (``reviews`` mode: an upper
+        # bound, every placement; what was not asked goes back), so that whoever comes next sees the
+        # whole debt ahead of it at once.
+        planned = 2
+        universe: frozenset[Placement] = frozenset()
+        if self._rbac_source is None:
+            universe = await self._universe_now()
+            planned += len({p.resource for p in universe}) + sum(1 for p in universe if p.namespace is not None)
         if self.budget is not None:
-            await self.budget.spend(2, what=f"reviewing {identity.user}")
+            await self.budget.spend(planned, what=f"reviewing {identity.user}")
+        try:
+            return await self._decide(identity, may=may, universe=universe, started=started)
+        finally:
+            if self.budget is not None:
+                self.budget.refund(planned - mine[0])
+
+    async def _decide(
+        self,
+        identity: Identity,
+        *,
+        may: Callable[..., Awaitable[bool]],
+        universe: frozenset[Placement],
+        started: float,
+    ) -> View:
         filters: dict[str, Filter | None] = {}
         if await may(verb="get", path=OPENAPI_PATH):
             filters[CAPABILITIES] = None
         if await may(verb="list", group="*", resource="*"):  # cluster-admin and the like: one question
             filters[INSTANCES] = Eq("cluster", self.cluster)
             return self._done(identity, filters, started, asked=2)
-        universe = await self._universe_now()
+        universe = universe or await self._universe_now()
         resources = sorted({(p.group, p.plural, p.resource) for p in universe})
         if self._rbac_source is not None:
             grants = (await self._rbac_now()).grants(user=identity.user, groups=identity.groups)
@@ -656,13 +687,9 @@ class Authorizer:
             ]
             asked = 2
         else:
-            if self.budget is not None:
-                await self.budget.spend(len(resources), what=f"reviewing {identity.user}")
             cluster_wide = await asyncio.gather(*(may(verb="list", group=g, resource=r) for g, r, _ in resources))
             everywhere = {resource for (_, _, resource), ok in zip(resources, cluster_wide, strict=True) if ok}
             pairs = sorted(p for p in universe if p.namespace is not None and p.resource not in everywhere)
-            if self.budget is not None:
-                await self.budget.spend(len(pairs), what=f"reviewing {identity.user}")
             answers = await asyncio.gather(
                 *(may(verb="list", group=p.group, resource=p.plural, namespace=p.namespace or "") for p in pairs)
             )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import sys
 
-from tests.bench import churn, cli, embedder, retrieval, stores
+from tests.bench import access, churn, cli, embedder, retrieval, stores
 
 
 def main() -> None:
@@ -20,6 +20,7 @@ def main() -> None:
         ("Retrieval quality: shared CRDs x queries.jsonl", lambda: asyncio.run(retrieval.quality())),
         ("Query latency", lambda: asyncio.run(retrieval.latency())),
         ("One-shot CLI search", cli.run),
+        ("MCP access: 50 namespaces x 20 resource types, 1 and 200 new ServiceAccounts (real control plane)", access.run),
     ]
     for title, section in sections:
         print(f"\n== {title}", flush=True)

@@ -11,6 +11,7 @@ at its session cap gets 429 while another still connects.
 
 from __future__ import annotations
 
+import concurrent.futures
 import os
 import secrets
 import signal
@@ -214,3 +215,67 @@ def test_identities_expiry_token_file_and_per_caller_limits(control_plane: Contr
     assert "Refused an expired MCP token" in text
     assert "Kept the last good MCP token file" in text
     assert "Read the cluster's RBAC objects" in text
+
+
+def test_reviews_mode_is_paced_by_the_budget_and_a_caller_behind_it_is_told_when_to_come_back(
+    control_plane: ControlPlane, tmp_path: Path
+) -> None:
+    """``reviews`` mode asks per (namespace, resource); the shared budget paces the first caller and
+    answers the next one 503 with Retry-After at once instead of queueing it behind the first."""
+    plane = control_plane
+    suffix = secrets.token_hex(3)
+    ns_a, ns_b = f"tenant-a-{suffix}", f"tenant-b-{suffix}"
+    for ns in (ns_a, ns_b):
+        apply(plane, workloads(ns))
+    ops = f"ops-token-{secrets.token_hex(8)}"
+    path = tmp_path / "tokens.yaml"
+    tokens_file(path, [f"{{name: ops, token: {ops}, namespaces: ['*']}}"])
+    port, health, metrics = free_port(), free_port(), free_port()
+    log = tmp_path / "kubevec.log"
+    proc = spawn_kubevec_run(
+        plane,
+        tmp_path / "store",
+        log=log,
+        KUBEVEC_CLUSTER_NAME=CLUSTER,
+        KUBEVEC_MCP_PORT=str(port),
+        KUBEVEC_MCP_KUBERNETES_AUTH="true",
+        KUBEVEC_MCP_AUTHORIZATION="reviews",
+        KUBEVEC_MCP_TOKENS_FILE=str(path),
+        KUBEVEC_MCP_REVIEWS_PER_SECOND="10",
+        KUBEVEC_MCP_REVIEWS_BURST="10",
+        KUBEVEC_MCP_REVIEW_MAX_WAIT_SECONDS="1",
+        KUBEVEC_SERVER__HEALTH_PORT=str(health),
+        KUBEVEC_SERVER__METRICS_PORT=str(metrics),
+    )
+    try:
+        url = f"http://127.0.0.1:{port}/mcp"
+
+        def indexed() -> bool:
+            assert proc.poll() is None, log.read_text()[-3000:]
+            try:
+                seen = Agent(url, ops).ids(kind="Deployment", filter={"namespace": {"$in": [ns_a, ns_b]}})
+            except Exception:
+                return False
+            return len(seen) == 2
+
+        eventually(indexed, timeout=240, message="the tenants' Deployments were never indexed")
+        first, other = (plane.kubectl("create", "token", "agent", "-n", ns).strip() for ns in (ns_a, ns_b))
+        with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+            started = time.monotonic()
+            opening = pool.submit(lambda: Session(url, first).open().status_code)
+            time.sleep(0.7)  # the first caller has reserved its reviews and is being paced
+            refused = Session(url, other).open()  # behind seconds of the first one's reviews: come back later
+            assert opening.result(timeout=120) == 200
+            paced = time.monotonic() - started
+        assert refused.status_code == 503
+        assert int(refused.headers["retry-after"]) >= 1
+        assert metric(metrics, "kubevec_mcp_refused_total", reason="review_budget") == 1
+        asked = metric(metrics, "kubevec_mcp_access_reviews_total", kind="subjectaccessreview")
+        assert asked > 20  # many more than the 2 of rbac mode: every placement in the index
+        assert paced >= (asked + 1 - 10) / 10 * 0.9  # within the budget: 10 per second after a burst of 10
+        seen = Agent(url, first).ids(query="web settings")
+        assert {i.split("/")[1] for i in seen} == {ns_a}  # the same view as rbac mode gives
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=30)
+    assert "Traceback" not in log.read_text()
