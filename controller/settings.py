@@ -144,6 +144,9 @@ class Settings(BaseSettings):
     mcp_caller_requests_per_second: float = Field(
         default=20.0, gt=0, le=100_000, description="requests per second per caller (bursts of twice that)"
     )
+    mcp_max_requests_per_second: float = Field(
+        default=1000.0, gt=0, le=1_000_000, description="requests per second, all callers (bursts of twice that)"
+    )
     mcp_access_ttl_seconds: float = Field(
         default=30.0, gt=0, le=3600, description="how long a caller's identity and access decisions are re-used"
     )
@@ -184,6 +187,7 @@ class Settings(BaseSettings):
             caller_in_flight=self.mcp_caller_in_flight,
             caller_rate=self.mcp_caller_requests_per_second,
             caller_burst=2 * self.mcp_caller_requests_per_second,
+            rate=self.mcp_max_requests_per_second,
             session_idle_seconds=self.mcp_session_idle_seconds,
         )
 

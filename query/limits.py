@@ -24,6 +24,7 @@ REASONS: Final = (
     "caller_in_flight",
     "in_flight",
     "caller_rate",
+    "rate",
     "review_budget",
     "review_unavailable",
     "unauthenticated",
@@ -56,6 +57,7 @@ class Limits:
     caller_in_flight: int = 16
     caller_rate: float = 20.0
     caller_burst: float = 40.0
+    rate: float = 1000.0  # requests per second, all callers (bursts of twice that)
     session_idle_seconds: float = 300.0
 
     def __post_init__(self) -> None:
@@ -90,6 +92,7 @@ class Limiter:
         self._in_flight: collections.Counter[str] = collections.Counter()
         self._in_flight_total = 0
         self._buckets: dict[str, tuple[float, float]] = {}  # caller -> (tokens, at)
+        self._all: tuple[float, float] = (2 * limits.rate, clock())  # every caller's requests together
         self.refused: collections.Counter[str] = collections.Counter(dict.fromkeys(REASONS, 0))
 
     # -- sessions ----------------------------------------------------------------------------------
@@ -155,8 +158,16 @@ class Limiter:
             return self._refuse(
                 429, "caller_rate", (1 - tokens) / rate, f"more than {rate:g} requests per second from this caller"
             )
+        every, at = self._all
+        every = min(2 * self.limits.rate, every + (now - at) * self.limits.rate)
+        self._all = (every, now)
+        if every < 1:
+            return self._refuse(
+                503, "rate", (1 - every) / self.limits.rate, "the server is answering as many requests as it may"
+            )
         if not hold:
             self._buckets[caller] = (tokens - 1, now)
+            self._all = (every - 1, now)
             return None
         if self._in_flight[caller] >= self.limits.caller_in_flight:
             return self._refuse(
@@ -165,6 +176,7 @@ class Limiter:
         if self._in_flight_total >= self.limits.in_flight:
             return self._refuse(503, "in_flight", 1.0, "the server is answering as many requests as it may")
         self._buckets[caller] = (tokens - 1, now)
+        self._all = (every - 1, now)
         self._in_flight[caller] += 1
         self._in_flight_total += 1
         return None

@@ -20,7 +20,10 @@ def main() -> None:
         ("Retrieval quality: shared CRDs x queries.jsonl", lambda: asyncio.run(retrieval.quality())),
         ("Query latency", lambda: asyncio.run(retrieval.latency())),
         ("One-shot CLI search", cli.run),
-        ("MCP access: 50 namespaces x 20 resource types, 1 and 200 new ServiceAccounts (real control plane)", access.run),
+        (
+            "MCP access: 50 namespaces x 20 resource types, 1 and 200 new ServiceAccounts (real control plane)",
+            access.run,
+        ),
     ]
     for title, section in sections:
         print(f"\n== {title}", flush=True)

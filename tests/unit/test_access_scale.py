@@ -353,5 +353,11 @@ def test_one_caller_at_its_caps_never_stops_another() -> None:
     assert 0 < fast.retry_after <= 0.2
     assert limiter.refused["caller_sessions"] == 1
     assert limiter.refused["caller_rate"] == 1
+    everyone = Limiter(Limits(rate=2, caller_rate=100, caller_burst=100), clock=lambda: now[0])
+    for n in range(4):  # a burst of twice the rate, from four callers
+        assert everyone.admit(f"c{n}", hold=False) is None
+    busy_server = everyone.admit("c9", hold=False)
+    assert busy_server is not None
+    assert (busy_server.status, busy_server.reason) == (503, "rate")
     now[0] = 301
     assert limiter.sessions_of("a") == 0  # idle past the timeout: gone, as in the SDK

@@ -135,6 +135,7 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 - {name: KUBEVEC_MCP_CALLER_IN_FLIGHT, value: {{ .Values.mcp.callerInFlight | quote }}}
 - {name: KUBEVEC_MCP_MAX_IN_FLIGHT, value: {{ .Values.mcp.maxInFlight | quote }}}
 - {name: KUBEVEC_MCP_CALLER_REQUESTS_PER_SECOND, value: {{ .Values.mcp.callerRequestsPerSecond | quote }}}
+- {name: KUBEVEC_MCP_MAX_REQUESTS_PER_SECOND, value: {{ .Values.mcp.maxRequestsPerSecond | quote }}}
 - {name: KUBEVEC_MCP_ALLOWED_HOSTS, value: {{ include "kubevec.mcpAllowedHosts" . | quote }}}
 {{- with .Values.mcp.allowedOrigins }}
 - {name: KUBEVEC_MCP_ALLOWED_ORIGINS, value: {{ toJson . | quote }}}
