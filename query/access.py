@@ -502,7 +502,7 @@ class Authorizer:
     @property
     def required(self) -> bool:
         """Whether any way of authenticating is configured (else the endpoint is open, loopback only)."""
-        return bool(self._full or self._static_tokens() or isinstance(self._static, StaticTokenFile) or self.reviewer)
+        return bool(self._full or self._static or self.reviewer)  # a token file counts even while it is empty
 
     @property
     def static_file(self) -> StaticTokenFile | None:
