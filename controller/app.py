@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any
 
 from backends import BackendUnavailable, VectorStore
 from backends.factory import open_store
-from backends.generations import POINTER_COLLECTION, resolve
 from controller.documents import DocumentBuilder
 from controller.engine import SyncEngine
 from controller.events import EventRouter
@@ -30,7 +29,7 @@ from controller.handover import Handover
 from controller.health import ClusterProbe, HealthServer, StoreDirectory
 from controller.kube import KubeReader
 from controller.metrics import InstrumentedStore, Metrics, kubevec_version
-from controller.migrate import current_generation, migrate
+from controller.migrate import active_collections, current_generation, migrate
 from controller.peering import PeeringIdentity
 from controller.peering import follow as follow_peering
 from controller.policy import watchable
@@ -223,8 +222,7 @@ class App:
     async def _use_generation(self) -> None:
         """Write to the active generation's collections; with ``sync.migrate``, move the store to this
         embedder first (a store built with another one is otherwise refused by ``engine.prepare``)."""
-        bases: dict[str, str] = {c: self.settings.collection(c) for c in COLLECTIONS}
-        pointer = self.settings.collection(POINTER_COLLECTION)
+        bases, pointer = self.settings.bases(), self.settings.pointer
         current = await current_generation(self.store, pointer=pointer, bases=list(bases.values()))
         if current is not None and current.embedder != self.embedder.name and self.settings.sync.migrate:
             await migrate(
@@ -235,7 +233,7 @@ class App:
                 pointer=pointer,
                 batch_size=self.settings.sync.batch_size,
             )
-        names, _ = await resolve(self.store, pointer=pointer, bases=bases)
+        names, _ = await active_collections(self.store, settings=self.settings)
         self.engine.names = {c: names[c] for c in COLLECTIONS}
 
     def _set_active(self, active: bool) -> None:
@@ -417,10 +415,10 @@ def _mcp_server(
         return None
     from query.mcp_server import EmbeddedHttpServer, http_app  # the mcp SDK and its web stack: only when served
 
-    bases: dict[str, str] = {c: settings.collection(c) for c in COLLECTIONS}
+    bases = settings.bases()
 
     async def refresh() -> tuple[dict[str, str], Embedder | None]:
-        names, _ = await resolve(store, pointer=settings.collection(POINTER_COLLECTION), bases=bases)
+        names, _ = await active_collections(store, settings=settings)
         return names, None  # the controller's own embedder: it refuses to start on another generation's
 
     from inference.rerank import make_reranker

@@ -269,10 +269,11 @@ def _search_service(
     weights, which loads 0.18 s faster and costs ~56 ms on that one query (the same vector); a
     server (``kubevec mcp``) folds them once and embeds each query in ~6 ms.
     """
-    from backends.generations import POINTER_COLLECTION, Generation, resolve
+    from backends.generations import Generation
+    from controller.migrate import active_collections
     from query.search import SearchService
 
-    bases: dict[str, str] = {c: settings.collection(c) for c in COLLECTIONS}
+    bases = settings.bases()
     loaded: dict[str, Embedder] = {}
 
     def embedder_for(generation: Generation | None) -> Embedder | None:
@@ -291,7 +292,7 @@ def _search_service(
         return loaded[key]
 
     async def refresh() -> tuple[Mapping[str, str], Embedder | None]:
-        names, generation = await resolve(store, pointer=settings.collection(POINTER_COLLECTION), bases=bases)
+        names, generation = await active_collections(store, settings=settings)
         return names, embedder_for(generation)
 
     reranker = None
@@ -322,17 +323,19 @@ def _search_service(
 
 async def index_command(args: argparse.Namespace, settings: Settings) -> int:
     from backends import BackendError
+    from controller.migrate import active_collections
     from inference.documents import CAPABILITIES, InferenceError
     from query.indexing import index_crds
 
     embedder = _open_embedder(settings)
     store = _open_store(settings)
     try:
+        names, _ = await active_collections(store, settings=settings)
         report = await index_crds(
             paths=args.paths,
             store=store,
             embedder=embedder,
-            collection=settings.collection(CAPABILITIES),
+            collection=names[CAPABILITIES],
             cluster=settings.cluster_name,
             batch_size=settings.embedder.batch_size,
         )
@@ -485,7 +488,6 @@ class _LazyEmbedder:
 
 async def migrate_command(args: argparse.Namespace, settings: Settings) -> int:
     from backends import BackendError
-    from backends.generations import POINTER_COLLECTION
     from controller.migrate import migrate
     from inference.embedders.base import EmbedderError
 
@@ -498,8 +500,8 @@ async def migrate_command(args: argparse.Namespace, settings: Settings) -> int:
             store=store,
             embedder=embedder,
             settings=settings.embedder,
-            bases={c: settings.collection(c) for c in COLLECTIONS},
-            pointer=settings.collection(POINTER_COLLECTION),
+            bases=settings.bases(),
+            pointer=settings.pointer,
             batch_size=args.batch_size,
             progress=sys.stderr,
         )
@@ -819,11 +821,10 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
 
 async def _drop_collections(app: App, settings: Settings) -> None:
     """Drop the active generation's collections and the pointer: the rebuild starts at generation 0."""
-    from backends.generations import POINTER_COLLECTION, resolve
+    from controller.migrate import active_collections
 
-    pointer = settings.collection(POINTER_COLLECTION)
-    names, _ = await resolve(app.store, pointer=pointer, bases={c: settings.collection(c) for c in COLLECTIONS})
-    for name in [*names.values(), pointer]:
+    names, _ = await active_collections(app.store, settings=settings)
+    for name in [*names.values(), settings.pointer]:
         await app.store.drop_collection(name)
         logger.info("Dropped collection=%s for a reindex", name)
 

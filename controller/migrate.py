@@ -21,7 +21,8 @@ from collections.abc import Mapping, Sequence
 from typing import TextIO
 
 from backends import Record, VectorStore
-from backends.generations import Generation, read_active, write_active
+from backends.generations import Generation, read_active, resolve, write_active
+from controller.settings import Settings
 from inference.config import EmbedderSettings
 from inference.documents import INDEXED_FIELDS
 from inference.embedders.base import Embedder
@@ -42,6 +43,16 @@ class Migration:
     @property
     def changed(self) -> bool:
         return self.previous != self.generation
+
+
+async def active_collections(store: VectorStore, *, settings: Settings) -> tuple[dict[str, str], Generation | None]:
+    """The physical collection of each logical one in the active generation, and that generation.
+
+    The one place this is decided: the controller, ``kubevec mcp`` and every CLI command that reads
+    or writes ask here (``kubevec index`` after a migration wrote into the dropped generation's
+    collection when it decided for itself).
+    """
+    return await resolve(store, pointer=settings.pointer, bases=settings.bases())
 
 
 async def current_generation(store: VectorStore, *, pointer: str, bases: Sequence[str]) -> Generation | None:

@@ -12,7 +12,9 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, mode
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from backends.config import StoreSettings
+from backends.generations import POINTER_COLLECTION
 from inference.config import DescriberSettings, EmbedderSettings
+from inference.documents import COLLECTIONS
 from inference.rerank import RerankerSettings
 from query.limits import Limits
 
@@ -193,3 +195,12 @@ class Settings(BaseSettings):
 
     def collection(self, name: str) -> str:
         return f"{self.store.collection_prefix}{name}"
+
+    def bases(self) -> dict[str, str]:
+        """Generation 0's name of each logical collection (``instances`` -> ``kv_instances`` with a prefix)."""
+        return {c: self.collection(c) for c in COLLECTIONS}
+
+    @property
+    def pointer(self) -> str:
+        """The collection holding which generation is active (see ``backends/generations.py``)."""
+        return self.collection(POINTER_COLLECTION)

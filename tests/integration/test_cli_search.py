@@ -226,6 +226,60 @@ def test_migrate_to_another_model_switches_readers_and_is_idempotent(tmp_path: P
     assert [r["id"] for r in json.loads(keyword.stdout)] == ["backupschedules.backup.samples.kubevec.io"]
 
 
+def test_index_after_a_migration_writes_the_active_generation(tmp_path: Path) -> None:
+    """issue 31: `kubevec index` wrote into generation 0's collection after a migration: it reported
+    `embedded=1`, but `status` still counted the old documents and `get` found nothing."""
+    env = {**os.environ, "KUBEVEC_STORE__PATH": str(tmp_path / "store"), "KUBEVEC_LOG_LEVEL": "WARNING"}
+    assert kubevec("index", "crds", str(SAMPLE_CRDS), env=env).returncode == 0
+    more = tmp_path / "more.yaml"
+    more.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "apiextensions.k8s.io/v1",
+                "kind": "CustomResourceDefinition",
+                "metadata": {"name": "lighthouses.coast.example.com"},
+                "spec": {
+                    "group": "coast.example.com",
+                    "scope": "Namespaced",
+                    "names": {"plural": "lighthouses", "singular": "lighthouse", "kind": "Lighthouse"},
+                    "versions": [
+                        {
+                            "name": "v1",
+                            "served": True,
+                            "storage": True,
+                            "schema": {
+                                "openAPIV3Schema": {
+                                    "type": "object",
+                                    "description": "A lighthouse that guides ships along the coast at night.",
+                                }
+                            },
+                        }
+                    ],
+                },
+            }
+        )
+    )
+    with fake_voyage_in_a_thread() as url:
+        voyage = {
+            **env,
+            "KUBEVEC_EMBEDDER__API_KEY": "test-key",
+            "KUBEVEC_EMBEDDER__BASE_URL": url,
+            "KUBEVEC_EMBEDDER__PROVIDER": "voyage",
+        }
+        assert kubevec("migrate", env=voyage).returncode == 0
+        indexed = kubevec("index", "crds", str(more), env=voyage)
+        assert indexed.returncode == 0, indexed.stderr
+        assert "embedded=1" in indexed.stdout
+        got = kubevec("get", "lighthouses.coast.example.com", "-o", "json", env=voyage)
+        assert got.returncode == 0, got.stderr
+        assert json.loads(got.stdout)["id"] == "lighthouses.coast.example.com"
+        status = json.loads(kubevec("status", "-o", "json", env=voyage).stdout)
+        assert status["collections"]["capabilities"]["name"] == "capabilities__g1"
+        assert status["collections"]["capabilities"]["documents"] == 8
+        found = kubevec("search", "ships along the coast", "--json", "-k", "1", env=voyage)
+        assert [r["id"] for r in json.loads(found.stdout)] == ["lighthouses.coast.example.com"]
+
+
 def test_search_with_the_voyage_reranker_and_without(tmp_path: Path) -> None:
     env = {**os.environ, "KUBEVEC_STORE__PATH": str(tmp_path / "store"), "KUBEVEC_LOG_LEVEL": "WARNING"}
     assert kubevec("index", "crds", str(SAMPLE_CRDS), env=env).returncode == 0
