@@ -39,21 +39,47 @@ class CommandError(RuntimeError):
     """A failure to report on one line, with a non-zero exit and no traceback."""
 
 
+def _global_flags(parser: argparse.ArgumentParser, *, default: Any) -> None:
+    parser.add_argument(
+        "--kubeconfig",
+        type=Path,
+        default=default,
+        help="kubeconfig file (default: KUBECONFIG, in-cluster, ~/.kube/config)",
+    )
+    parser.add_argument("--context", default=default, help="kubeconfig context to use (default: its current-context)")
+
+
+class _SubcommandsWithGlobalFlags:
+    """``add_subparsers()`` whose every parser (nested ones too) also takes the global flags."""
+
+    def __init__(self, action: Any, common: argparse.ArgumentParser) -> None:
+        self._action, self._common = action, common
+
+    def add_parser(self, name: str, **kwargs: Any) -> argparse.ArgumentParser:
+        parser: argparse.ArgumentParser = self._action.add_parser(name, parents=[self._common], **kwargs)
+        return parser
+
+    def nested(self, parser: argparse.ArgumentParser, **options: Any) -> _SubcommandsWithGlobalFlags:
+        """Subcommands of a subcommand (``index crds``), taking the global flags as well."""
+        return _SubcommandsWithGlobalFlags(parser.add_subparsers(**options), self._common)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="kubevec", description="Keep a vector database in sync with Kubernetes.")
     parser.add_argument("--version", action="version", version=f"kubevec {_version()}")
-    parser.add_argument(
-        "--kubeconfig", type=Path, help="kubeconfig file (default: KUBECONFIG, in-cluster, ~/.kube/config)"
-    )
-    parser.add_argument("--context", help="kubeconfig context to use (default: its current-context)")
-    sub = parser.add_subparsers(dest="command", required=True)
+    _global_flags(parser, default=None)
+    # The global flags work after the subcommand too (`kubevec status --kubeconfig x`), as kubectl's do:
+    # every subcommand takes them, with no default of its own so one given before is not overwritten.
+    common = argparse.ArgumentParser(add_help=False)
+    _global_flags(common, default=argparse.SUPPRESS)
+    sub = _SubcommandsWithGlobalFlags(parser.add_subparsers(dest="command", required=True), common)
 
     run = sub.add_parser("run", help="run the controller against the current cluster (KUBECONFIG or in-cluster)")
     run.add_argument("--reindex", action="store_true", help="drop both collections first and rebuild them")
     run.add_argument("-n", "--namespace", help="watch this namespace only (default: all, as KUBEVEC_NAMESPACE)")
 
     index = sub.add_parser("index", help="index resources without a cluster")
-    index_sub = index.add_subparsers(dest="what", required=True)
+    index_sub = sub.nested(index, dest="what", required=True)
     crds = index_sub.add_parser("crds", help="describe, embed and store CRD YAML files or folders")
     crds.add_argument("paths", nargs="+", type=Path, help="CRD YAML files or folders (multi-document OK)")
 

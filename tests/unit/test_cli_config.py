@@ -103,3 +103,27 @@ async def test_one_shot_commands_keep_int8_weights_a_server_folds_them(monkeypat
     assert loaded == [True, False]
     # A one-shot command remembers the model file it verified; a server hashes it once per start.
     assert verified == [settings.cache_dir / "verified-models", None]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--kubeconfig", "/tmp/k", "--context", "prod", "status"],
+        ["status", "--kubeconfig", "/tmp/k", "--context", "prod"],
+        ["--kubeconfig", "/tmp/k", "status", "--context", "prod"],
+        ["index", "crds", "x.yaml", "--kubeconfig", "/tmp/k", "--context", "prod"],
+    ],
+)
+def test_global_flags_work_before_or_after_the_subcommand(argv: list[str]) -> None:
+    """issue 31: `kubevec status --kubeconfig x` was `unrecognized arguments`; kubectl takes both orders."""
+    from controller.cli import build_parser
+
+    args = build_parser().parse_args(argv)
+    assert (args.kubeconfig, args.context) == (Path("/tmp/k"), "prod")
+
+
+def test_global_flags_default_to_none_wherever_they_are_left_out() -> None:
+    from controller.cli import build_parser
+
+    args = build_parser().parse_args(["search", "postgres"])
+    assert (args.kubeconfig, args.context) == (None, None)
