@@ -1,7 +1,14 @@
 """Backend-agnostic vector stores: one protocol, portable filters, Chroma / Qdrant / memory."""
 
 from backends.base import BaseStore, CollectionInfo, VectorStore
-from backends.errors import BackendError, BackendUnavailable, CollectionMismatch, InvalidFilter, InvalidRecord
+from backends.errors import (
+    BackendError,
+    BackendUnavailable,
+    CollectionMismatch,
+    CollectionNotFound,
+    InvalidFilter,
+    InvalidRecord,
+)
 from backends.records import Health, Hit, Record, StoredHashes
 
 __all__ = [
@@ -10,6 +17,7 @@ __all__ = [
     "BaseStore",
     "CollectionInfo",
     "CollectionMismatch",
+    "CollectionNotFound",
     "Health",
     "Hit",
     "InvalidFilter",

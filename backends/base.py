@@ -17,7 +17,7 @@ import math
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any, Final, Literal, Protocol, TypeVar
 
-from backends.errors import BackendError, CollectionMismatch, InvalidFilter, InvalidRecord
+from backends.errors import BackendError, CollectionMismatch, CollectionNotFound, InvalidFilter, InvalidRecord
 from backends.filters import Contains, Filter, all_of, validate, words
 from backends.records import RESERVED_METADATA, Health, Hit, MetadataValue, Record, StoredHashes
 
@@ -321,7 +321,7 @@ class BaseStore:
         if info is None:
             info = await self._call(self._describe, name)
             if info is None:
-                raise BackendError(
+                raise CollectionNotFound(
                     f"Collection {name!r} does not exist in {self._backend} at {self._location}; "
                     "run the controller or `kubevec index crds` first"
                 )
@@ -350,7 +350,10 @@ class BaseStore:
         except (BackendError, InvalidRecord, InvalidFilter):
             raise
         except Exception as exc:
-            raise self._translate_error(exc) from exc
+            error = self._translate_error(exc)
+            if isinstance(error, CollectionNotFound):
+                self._infos.clear()  # dropped elsewhere (a migration): described again on the next call
+            raise error from exc
 
     # -- hooks (run on the worker thread) -----------------------------------------------------------
 

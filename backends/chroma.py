@@ -21,7 +21,7 @@ import chromadb.errors
 from chromadb.config import Settings as ChromaSettings
 
 from backends.base import BaseStore, CollectionInfo, Cursor
-from backends.errors import BackendError, BackendUnavailable, InvalidFilter
+from backends.errors import BackendError, BackendUnavailable, CollectionNotFound, InvalidFilter
 from backends.filters import And, Contains, Eq, Filter, Gt, Gte, In, Lt, Lte, Ne, Nin, Or, words
 from backends.records import Hit, MetadataValue, Record, cosine_distance_to_score
 
@@ -94,7 +94,7 @@ class ChromaStore(BaseStore):
         if isinstance(exc, ValueError) and "where" in str(exc).lower():
             return InvalidFilter(f"Chroma rejected the filter: {exc}")
         if isinstance(exc, chromadb.errors.NotFoundError):
-            return BackendError(f"Chroma at {self.location}: {exc}")
+            return CollectionNotFound(f"Chroma at {self.location}: {exc}")
         return BackendError(f"Chroma at {self.location} failed: {text}")
 
     # -- hooks ---------------------------------------------------------------------------------

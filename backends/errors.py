@@ -21,3 +21,7 @@ class InvalidRecord(ValueError):
 
 class CollectionMismatch(BackendError):
     """An existing collection was built with another dimension, distance or embedder."""
+
+
+class CollectionNotFound(BackendError):
+    """The collection does not exist (nothing indexed yet, or a generation switched since its name was read)."""

@@ -7,7 +7,7 @@ import bisect
 import numpy as np
 
 from backends.base import BaseStore, CollectionInfo, Cursor
-from backends.errors import BackendUnavailable
+from backends.errors import BackendUnavailable, CollectionNotFound
 from backends.filters import Filter, matches
 from backends.records import Hit, Record, similarity_to_score
 
@@ -30,7 +30,10 @@ class MemoryStore(BaseStore):
 
     def _records(self, name: str) -> dict[str, Record]:
         self._check_up()
-        return self._collections[name][1]
+        found = self._collections.get(name)
+        if found is None:
+            raise CollectionNotFound(f"Collection {name!r} does not exist in memory")
+        return found[1]
 
     def _check_up(self) -> None:
         if self.unavailable:

@@ -38,7 +38,7 @@ from psycopg.conninfo import conninfo_to_dict
 from psycopg.types.json import Jsonb
 
 from backends.base import BaseStore, CollectionInfo, Cursor
-from backends.errors import BackendError, BackendUnavailable, InvalidFilter
+from backends.errors import BackendError, BackendUnavailable, CollectionNotFound, InvalidFilter
 from backends.filters import And, Contains, Eq, Filter, Gt, Gte, In, Lt, Lte, Ne, Nin, Or, words
 from backends.records import Hit, MetadataValue, Record, similarity_to_score
 
@@ -132,6 +132,8 @@ class PgvectorStore(BaseStore):
         text = _without_secrets(f"{type(exc).__name__}: {exc}".replace("\n", " ").strip(), *self._secrets)
         if isinstance(exc, psycopg.OperationalError | psycopg_pool.PoolTimeout | ConnectionError | TimeoutError):
             return BackendUnavailable(f"PostgreSQL at {self.location} is not reachable: {text}")
+        if isinstance(exc, psycopg.errors.UndefinedTable):
+            return CollectionNotFound(f"PostgreSQL at {self.location}: {text}")
         return BackendError(f"PostgreSQL at {self.location} failed: {text}")
 
     def _table(self, name: str) -> sql.Identifier:

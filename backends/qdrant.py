@@ -16,7 +16,7 @@ from qdrant_client import QdrantClient, models
 from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
 
 from backends.base import DEFAULT_PAGE_SIZE, BaseStore, CollectionInfo, Cursor
-from backends.errors import BackendError, BackendUnavailable, InvalidFilter
+from backends.errors import BackendError, BackendUnavailable, CollectionNotFound, InvalidFilter
 from backends.filters import And, Contains, Eq, Filter, Gt, Gte, In, Lt, Lte, Ne, Nin, Or
 from backends.records import Hit, MetadataValue, Record, similarity_to_score
 
@@ -72,6 +72,8 @@ class QdrantStore(BaseStore):
         if isinstance(exc, ResponseHandlingException) or _is_transport_error(exc):
             return BackendUnavailable(f"Qdrant at {self.location} is not reachable: {text}")
         if isinstance(exc, UnexpectedResponse):
+            if exc.status_code == 404:
+                return CollectionNotFound(f"Qdrant at {self.location}: {exc}")
             if exc.status_code is not None and exc.status_code >= 500:
                 return BackendUnavailable(f"Qdrant at {self.location} is failing (HTTP {exc.status_code}): {exc}")
             return BackendError(f"Qdrant at {self.location} refused the request (HTTP {exc.status_code}): {exc}")

@@ -15,7 +15,7 @@ import re
 import time
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
@@ -43,11 +43,53 @@ AGGREGATED_DISCOVERY = (
 
 
 class KubeError(RuntimeError):
-    """A Kubernetes API call failed; the message names the path and the status."""
+    """A Kubernetes API call failed; the message names the path and the status.
 
-    def __init__(self, message: str, *, reason: str | None = None) -> None:
+    The class says what happened (chosen by HTTP status in :func:`kube_error`, the one place that
+    reads it), so callers catch :class:`KubeForbidden` or :class:`KubeNotFound` instead of reading
+    ``reason`` strings, as kopf's ``clients/errors.py`` does.
+    """
+
+    def __init__(self, message: str, *, reason: str | None = None, status: int | None = None) -> None:
         super().__init__(message)
         self.reason = reason or message
+        self.status = status
+
+
+class KubeUnauthorized(KubeError):
+    """401: the credentials are not (or no longer) accepted."""
+
+
+class KubeForbidden(KubeError):
+    """403: RBAC does not allow it."""
+
+
+class KubeNotFound(KubeError):
+    """404: no such object, resource or path."""
+
+
+class KubeConflict(KubeError):
+    """409: exists already, or changed meanwhile."""
+
+
+class KubeServerError(KubeError):
+    """5xx: the API server (or an aggregated API behind it) is failing."""
+
+
+_BY_STATUS: Final[dict[int, type[KubeError]]] = {
+    401: KubeUnauthorized,
+    403: KubeForbidden,
+    404: KubeNotFound,
+    409: KubeConflict,
+}
+
+
+def kube_error(message: str, *, status: int | None, reason: str) -> KubeError:
+    """The error class for an HTTP status: the only place a status becomes a type."""
+    if status is None:
+        return KubeError(message, reason=reason)
+    kind = _BY_STATUS.get(status) or (KubeServerError if status >= 500 else KubeError)
+    return kind(message, reason=reason, status=status)
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -151,7 +193,7 @@ def preflight(configuration: client.Configuration, *, attempts: int = 3, delay: 
                 version = reader._request("GET", "/version", timeout=5)
                 return str((version or {}).get("gitVersion", "unknown"))
             except KubeError as exc:
-                if attempt == attempts or "HTTP 401" in str(exc) or "HTTP 403" in str(exc):
+                if attempt == attempts or isinstance(exc, KubeUnauthorized | KubeForbidden):
                     raise KubeError(f"cannot reach the Kubernetes API at {configuration.host}: {exc.reason}") from exc
                 time.sleep(delay)
     finally:
@@ -220,10 +262,8 @@ class KubeReader:
         """One object, or None when it does not exist (any other failure raises)."""
         try:
             found = await self.get(f"{resource.list_path(namespace)}/{name}")
-        except KubeError as exc:
-            if exc.reason.startswith("HTTP 404"):
-                return None
-            raise
+        except KubeNotFound:
+            return None
         found.setdefault("apiVersion", resource.api_version)
         found.setdefault("kind", resource.kind)
         return as_body(found)
@@ -285,8 +325,8 @@ class KubeReader:
             payload = response.read()  # type: ignore[no-untyped-call]
         except ApiException as exc:
             reason = f"HTTP {exc.status} {exc.reason}"
-            error = KubeError(f"{method} {path} failed: {reason}", reason=reason)
-            if exc.status == 401:
+            error = kube_error(f"{method} {path} failed: {reason}", status=exc.status, reason=reason)
+            if isinstance(error, KubeUnauthorized):
                 raise _Unauthorized(error) from exc
             raise error from exc
         except Exception as exc:
@@ -294,8 +334,8 @@ class KubeReader:
             raise KubeError(f"{method} {path} failed: {type(exc).__name__}: {reason}", reason=reason) from exc
         if not 200 <= response.status < 300:
             reason = f"HTTP {response.status}: {_status_message(payload)}"
-            error = KubeError(f"{method} {path} failed: {reason}", reason=reason)
-            if response.status == 401:
+            error = kube_error(f"{method} {path} failed: {reason}", status=response.status, reason=reason)
+            if isinstance(error, KubeUnauthorized):
                 raise _Unauthorized(error)
             raise error
         return json.loads(payload) if payload else None

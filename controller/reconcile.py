@@ -25,7 +25,7 @@ from opentelemetry.trace import Span
 from controller.documents import DocumentBuilder, Unchanged
 from controller.engine import SyncEngine
 from controller.handover import Handover
-from controller.kube import ApiResource, KubeError, KubeReader
+from controller.kube import ApiResource, KubeError, KubeForbidden, KubeReader
 from controller.metrics import Metrics
 from controller.policy import GROUP, PLURAL, EffectivePolicy, PolicyError, SyncPolicy, listable
 from controller.settings import Settings
@@ -192,9 +192,7 @@ class ClusterState:
                             if document is not None:
                                 take(document)
                     del page
-            except KubeError as exc:
-                if not exc.reason.startswith("HTTP 403"):
-                    raise  # anything else aborts the resync: never collect from a partial view
+            except KubeForbidden as exc:  # anything else aborts the resync: never collect from a partial view
                 unseen = unseen.with_kind(resource.group, resource.kind)
                 self._metrics.errors.labels(stage="forbidden").inc()
                 logger.error("Skipped a resource kubevec may not list resource=%s error=%s", resource.name, exc.reason)

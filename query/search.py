@@ -32,7 +32,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
-from backends import BackendError, Hit, InvalidFilter, Record, VectorStore
+from backends import BackendError, CollectionNotFound, Hit, InvalidFilter, Record, VectorStore
 from backends.filters import Contains, Eq, Filter, all_of, matches
 from inference.documents import INSTANCES
 from inference.embedders.base import Embedder
@@ -170,8 +170,8 @@ class SearchService:
         conditions = view.restrict(request.collection, request.conditions) if view else request.conditions
         try:
             return await self._search(request, conditions)
-        except BackendError as exc:
-            if self._refresh is None or "does not exist" not in str(exc):
+        except CollectionNotFound:
+            if self._refresh is None:
                 raise
             await self.fresh(force=True)  # switched generations since the names were read: once more
             return await self._search(request, conditions)
@@ -348,10 +348,8 @@ class SearchService:
                 continue
             try:
                 result = await self.get_document(where, id)
-            except BackendError as exc:
-                if "does not exist" in str(exc):
-                    continue  # a store indexed by `kubevec index crds` has no instances collection
-                raise
+            except CollectionNotFound:
+                continue  # a store indexed by `kubevec index crds` has no instances collection
             if result is not None and counts(result, where):
                 return result, where
         return None

@@ -19,6 +19,7 @@ from backends import (
     BackendError,
     BackendUnavailable,
     CollectionMismatch,
+    CollectionNotFound,
     InvalidRecord,
     Record,
     StoredHashes,
@@ -303,8 +304,21 @@ class StoreContract:
             )
 
     async def test_missing_collection_is_a_clear_error(self, store: VectorStore) -> None:
-        with pytest.raises(BackendError, match="does not exist"):
+        with pytest.raises(CollectionNotFound, match="does not exist"):
             await store.count("never-created-here")
+
+    async def test_a_dropped_collection_is_collection_not_found_for_every_read(
+        self, store: VectorStore, loaded: tuple[str, list[Record]]
+    ) -> None:
+        """Readers tell a switched generation from any other failure by this type (they once read messages)."""
+        name, records = loaded
+        await store.drop_collection(name)
+        with pytest.raises(CollectionNotFound):
+            await store.search(name, vector=records[0].vector, k=3)
+        with pytest.raises(CollectionNotFound):
+            await store.get(name, [records[0].id])
+        with pytest.raises(CollectionNotFound):
+            await store.count(name)
 
     @pytest.fixture
     def unreachable(self) -> VectorStore:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import pytest
+
 from controller.kube import METADATA_ONLY, KubeReader
 from controller.reconcile import CRD_RESOURCE
 
@@ -70,3 +72,18 @@ async def test_a_page_is_let_go_before_the_next_is_fetched() -> None:
     async for page in reader.iter_pages(CRD_RESOURCE, page_size=1):
         del page  # what the resync does once a page's documents are built
     assert alive == [True, False]
+
+
+@pytest.mark.parametrize(
+    ("status", "kind"),
+    [(401, "KubeUnauthorized"), (403, "KubeForbidden"), (404, "KubeNotFound"), (409, "KubeConflict"),
+     (500, "KubeServerError"), (503, "KubeServerError"), (422, "KubeError"), (None, "KubeError")],
+)  # fmt: skip
+def test_an_http_status_becomes_an_error_class_in_one_place(status: int | None, kind: str) -> None:
+    """issue 31: callers read "HTTP 403" out of reason strings; now they catch a class."""
+    from controller import kube
+
+    error = kube.kube_error("GET /x failed", status=status, reason=f"HTTP {status}")
+    assert type(error).__name__ == kind
+    assert isinstance(error, kube.KubeError)
+    assert error.status == status

@@ -10,7 +10,7 @@ import pytest
 
 from backends.memory import MemoryStore
 from controller.app import App
-from controller.kube import ApiResource, KubeError
+from controller.kube import ApiResource, KubeError, kube_error
 from controller.settings import ServerSettings, Settings, SyncSettings
 from inference.identity import ResourceRef
 from inference.instances import InstancePolicy
@@ -51,11 +51,15 @@ class FakeReader:
 
     async def list_objects(self, resource: ApiResource, *, namespace: str | None = None) -> list[dict[str, Any]]:
         if resource.plural in self.failing:
-            raise KubeError(f"GET {resource.list_path()} failed: HTTP 500", reason="HTTP 500 Internal Server Error")
+            raise kube_error(
+                f"GET {resource.list_path()} failed: HTTP 500", status=500, reason="HTTP 500 Internal Server Error"
+            )
         if resource.plural == "configmaps" and self.during_list is not None:
             await self.during_list()
         if resource.plural in self.forbidden:
-            raise KubeError(f"GET {resource.list_path()} failed: HTTP 403 Forbidden", reason="HTTP 403 Forbidden")
+            raise kube_error(
+                f"GET {resource.list_path()} failed: HTTP 403 Forbidden", status=403, reason="HTTP 403 Forbidden"
+            )
         if resource.plural == "apiservices":
             return [
                 {"metadata": {"name": f"v1.{g}"}, "spec": {"group": g} if g else {}} for g in self.apiservice_groups
@@ -78,7 +82,9 @@ class FakeReader:
             self.bodies.extend(str(o["metadata"]["name"]) for o in listed)
         for start in range(0, max(len(listed), 1), 2):
             if start and resource.plural in self.failing_later:
-                raise KubeError(f"GET {resource.list_path()} failed: HTTP 500", reason="HTTP 500 Internal Server Error")
+                raise kube_error(
+                    f"GET {resource.list_path()} failed: HTTP 500", status=500, reason="HTTP 500 Internal Server Error"
+                )
             yield listed[start : start + 2]
 
     async def get_object(self, resource: ApiResource, name: str, *, namespace: str | None = None) -> Any:
