@@ -38,10 +38,10 @@ from controller.reviews import build_authorizer
 from controller.settings import Settings
 from controller.status import STATUS_COLLECTION, SyncStatus, status_record, write_status, write_store_status
 from controller.tracing import tracer
-from inference.config import make_embedder
 from inference.documents import COLLECTIONS, Collection
-from inference.embedders.base import Embedder
-from inference.llm import LLMDescriber
+from inference.providers.config import make_embedder
+from inference.providers.embedders.base import Embedder
+from inference.providers.llm import LLMDescriber
 from query.access import View
 from query.related import Direction, Related
 from query.search import Result, SearchRequest, SearchService
@@ -421,7 +421,7 @@ def _mcp_server(
         names, _ = await active_collections(store, settings=settings)
         return names, None  # the controller's own embedder: it refuses to start on another generation's
 
-    from inference.rerank import make_reranker
+    from inference.providers.rerank import make_reranker
 
     reranker = make_reranker(settings.reranker, api_key=settings.embedder.api_key, base_url=settings.embedder.base_url)
     service = InstrumentedSearch(

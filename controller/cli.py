@@ -22,8 +22,8 @@ from query.request import MAX_K
 if TYPE_CHECKING:
     from backends import VectorStore
     from controller.app import App
-    from inference.config import EmbedderSettings
-    from inference.embedders.base import Embedder
+    from inference.providers.config import EmbedderSettings
+    from inference.providers.embedders.base import Embedder
     from query.search import SearchService
 
 logger = logging.getLogger("kubevec")
@@ -270,8 +270,8 @@ def _open_store(settings: Settings, *, existing: bool = False) -> VectorStore:
 
 
 def _open_embedder(settings: Settings) -> Embedder:
-    from inference.config import make_embedder
-    from inference.embedders.base import EmbedderError
+    from inference.providers.config import make_embedder
+    from inference.providers.embedders.base import EmbedderError
 
     try:
         return make_embedder(settings.embedder, verified_dir=_verified_dir(settings))
@@ -323,8 +323,8 @@ def _search_service(
 
     reranker = None
     if embedder:
-        from inference.embedders.base import EmbedderError
-        from inference.rerank import make_reranker
+        from inference.providers.embedders.base import EmbedderError
+        from inference.providers.rerank import make_reranker
 
         try:
             reranker = make_reranker(
@@ -381,7 +381,7 @@ async def index_command(args: argparse.Namespace, settings: Settings) -> int:
 async def search_command(args: argparse.Namespace, settings: Settings) -> int:
     from backends import BackendError, InvalidFilter
     from backends.filters import load_json_text
-    from inference.embedders.base import EmbedderError
+    from inference.providers.embedders.base import EmbedderError
     from query.render import DEFAULT_TOKEN_BUDGET, as_json, compact
     from query.request import SearchError, SearchRequest
 
@@ -455,7 +455,7 @@ async def get_command(args: argparse.Namespace, settings: Settings) -> int:
 
 async def resolve_command(args: argparse.Namespace, settings: Settings) -> int:
     from backends import BackendError
-    from inference.embedders.base import EmbedderError
+    from inference.providers.embedders.base import EmbedderError
     from query.search import SearchError
 
     store = _open_store(settings, existing=True)
@@ -488,8 +488,8 @@ class _LazyEmbedder:
 
     def _load(self) -> Embedder:
         if self._embedder is None:
-            from inference.config import make_embedder
-            from inference.embedders.base import EmbedderError
+            from inference.providers.config import make_embedder
+            from inference.providers.embedders.base import EmbedderError
 
             try:
                 self._embedder = make_embedder(self._settings, verified_dir=self._verified_dir)
@@ -515,7 +515,7 @@ class _LazyEmbedder:
 async def migrate_command(args: argparse.Namespace, settings: Settings) -> int:
     from backends import BackendError
     from controller.migrate import migrate
-    from inference.embedders.base import EmbedderError
+    from inference.providers.embedders.base import EmbedderError
 
     if args.batch_size < 1:
         raise CommandError(f"--batch-size must be at least 1, got {args.batch_size}")
@@ -790,7 +790,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     from controller.kube import KubeError, load_configuration, preflight
     from controller.operator import build_registry, operator_kwargs
     from controller.peering import PeeringIdentity
-    from inference.embedders.base import EmbedderError
+    from inference.providers.embedders.base import EmbedderError
     from query.mcp_server import UnsafeBind, is_loopback
 
     authenticated = settings.mcp_token or settings.mcp_tokens_file or settings.mcp_kubernetes_auth

@@ -48,14 +48,18 @@ CAPABILITY_CACHE_SIZE = 4096
 
 @functools.cache
 def builder_fingerprint() -> str:
-    """A digest of the code that turns objects into documents (``inference/``, this module).
+    """A digest of the code that turns objects into documents (``inference/`` but its providers, this module).
 
     Part of every ``built_from``: a change to that code rebuilds every document once (its content
     hash still spares the embedding when the text did not change), even where nobody bumped
-    ``SCHEMA_VERSION`` or the package version, as in a development checkout.
+    ``SCHEMA_VERSION`` or the package version, as in a development checkout. The providers
+    (embedders, rerankers, the LLM client) do not build documents: editing their retry code
+    rebuilt every document on the next start before they had a package of their own.
     """
+    root = Path(inference.__file__).parent
+    providers = root / "providers"
     digest = hashlib.sha256()
-    for path in sorted([*Path(inference.__file__).parent.rglob("*.py"), Path(__file__)]):
+    for path in sorted([*(p for p in root.rglob("*.py") if providers not in p.parents), Path(__file__)]):
         digest.update(path.read_bytes())
     return digest.hexdigest()[:12]
 

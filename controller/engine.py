@@ -36,8 +36,8 @@ from backends.filters import And, Eq, Filter, Ne
 from controller.metrics import Metrics
 from controller.tracing import tracer
 from inference.documents import COLLECTIONS, INDEXED_FIELDS, Collection, Document
-from inference.embedders.base import Embedder, EmbedderError
 from inference.identity import CORE, parse_instance_id
+from inference.providers.embedders.base import Embedder, EmbedderError
 
 logger = logging.getLogger(__name__)
 

@@ -23,9 +23,9 @@ from typing import TextIO
 from backends import Record, VectorStore
 from backends.generations import Generation, read_active, resolve, write_active
 from controller.settings import Settings
-from inference.config import EmbedderSettings
 from inference.documents import INDEXED_FIELDS
-from inference.embedders.base import Embedder
+from inference.providers.config import EmbedderSettings
+from inference.providers.embedders.base import Embedder
 
 logger = logging.getLogger(__name__)
 

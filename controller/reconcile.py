@@ -41,7 +41,7 @@ from inference.documents import (
     with_built_from,
 )
 from inference.identity import CORE, ResourceRef, group_of_resource_id, parse_instance_id
-from inference.llm import LLMDescriber
+from inference.providers.llm import LLMDescriber
 
 logger = logging.getLogger(__name__)
 

@@ -13,9 +13,9 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from backends.config import StoreSettings
 from backends.generations import POINTER_COLLECTION
-from inference.config import DescriberSettings, EmbedderSettings
 from inference.documents import COLLECTIONS
-from inference.rerank import RerankerSettings
+from inference.providers.config import DescriberSettings, EmbedderSettings
+from inference.providers.rerank import RerankerSettings
 from query.limits import Limits
 
 

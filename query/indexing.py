@@ -12,7 +12,7 @@ from typing import TextIO
 from backends import Record, VectorStore
 from inference.capabilities import describe_crd_files
 from inference.documents import INDEXED_FIELDS
-from inference.embedders.base import Embedder
+from inference.providers.embedders.base import Embedder
 
 
 @dataclasses.dataclass

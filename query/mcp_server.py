@@ -37,7 +37,7 @@ from pydantic import BaseModel, Field, ValidationError
 from backends import BackendError
 from backends.filters import json_too_deep
 from inference.documents import Collection
-from inference.embedders.base import EmbedderError
+from inference.providers.embedders.base import EmbedderError
 from query.access import Authorizer, ReviewThrottled, ReviewUnavailable, View, everything
 from query.limits import Count, Limiter, Limits, Refusal, exposition
 from query.render import as_json, compact

@@ -35,8 +35,8 @@ from typing import TYPE_CHECKING, Any, Final
 from backends import BackendError, CollectionNotFound, Hit, InvalidFilter, Record, VectorStore
 from backends.filters import Contains, Eq, Filter, all_of, matches
 from inference.documents import INSTANCES
-from inference.embedders.base import Embedder
 from inference.identity import parse_instance_id
+from inference.providers.embedders.base import Embedder
 from query.lexical import LexicalIndex
 from query.related import Direction, Related, Relationships
 from query.request import SearchError, SearchRequest
@@ -44,7 +44,7 @@ from query.request import SearchError, SearchRequest
 logger = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
-    from inference.rerank import Reranker
+    from inference.providers.rerank import Reranker
     from query.access import Placement, View
 
 #: RRF constant and the weight of the BM25 ranking (dense counts 1). The textbook k=60 suits

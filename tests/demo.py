@@ -217,7 +217,7 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
 async def searches() -> int:
     """Print the example searches; return how many found nothing (the demo fails on any)."""
     from backends.chroma import ChromaStore
-    from inference.embedders.local import LocalEmbedder
+    from inference.providers.embedders.local import LocalEmbedder
     from query.render import compact
     from query.request import SearchRequest
     from query.search import SearchService

@@ -6,7 +6,7 @@ import hashlib
 import math
 from collections.abc import Sequence
 
-from inference.embedders.base import EmbedderUnavailable
+from inference.providers.embedders.base import EmbedderUnavailable
 
 
 class CountingEmbedder:

@@ -29,8 +29,8 @@ import httpx2
 
 from backends import Record
 from backends.chroma import ChromaStore
-from inference.embedders.local import LocalEmbedder
 from inference.instances import build_instance
+from inference.providers.embedders.local import LocalEmbedder
 from tests.bench.report import percentile, table
 from tests.bench.scale import Api
 from tests.controlplane.cluster import ControlPlane, free_port, running

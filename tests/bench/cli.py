@@ -21,7 +21,7 @@ import numpy as np
 
 from backends import Record
 from backends.chroma import ChromaStore
-from inference.embedders.local import MODEL_NAME, LocalEmbedder
+from inference.providers.embedders.local import MODEL_NAME, LocalEmbedder
 from query.request import SearchRequest
 from query.search import SearchService
 from tests.bench.report import median, table

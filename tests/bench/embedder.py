@@ -16,7 +16,7 @@ import time
 import numpy as np
 import onnxruntime
 
-from inference.embedders.local import MAX_BATCH_COST, LocalEmbedder, default_model_path
+from inference.providers.embedders.local import MAX_BATCH_COST, LocalEmbedder, default_model_path
 from inference.tokens import load_tokenizer
 from tests.bench.report import table
 

@@ -30,8 +30,8 @@ from controller.reconcile import ClusterState
 from controller.settings import Settings
 from inference.bodies import as_body
 from inference.documents import COLLECTIONS, INDEXED_FIELDS, Document
-from inference.embedders.local import LocalEmbedder
 from inference.instances import InstancePolicy
+from inference.providers.embedders.local import LocalEmbedder
 from tests.controlplane.cluster import ControlPlane
 
 PREFIX = "naive_"

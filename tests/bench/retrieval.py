@@ -25,8 +25,8 @@ from backends.chroma import ChromaStore
 from backends.memory import MemoryStore
 from inference.capabilities import describe_crd
 from inference.documents import make_document
-from inference.embedders.local import LocalEmbedder
 from inference.manifests import is_crd, iter_manifest_files, load_manifests
+from inference.providers.embedders.local import LocalEmbedder
 from query.request import SearchRequest
 from query.search import SearchService
 from tests.bench.report import percentile, table
@@ -120,7 +120,7 @@ async def quality() -> str:
     runs: list[tuple[str, list[Any], bool, bool, Mapping[str, Any] | None]] = [(*v, None) for v in variants]
     runs.insert(4, ("(d') hybrid with textbook RRF k=60, weight 0.3", ours, True, False, textbook))
     from controller.settings import Settings
-    from inference.rerank import make_reranker
+    from inference.providers.rerank import make_reranker
 
     settings = Settings()
     reranker = make_reranker(settings.reranker, api_key=settings.embedder.api_key, base_url=settings.embedder.base_url)

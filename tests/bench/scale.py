@@ -273,7 +273,7 @@ def chroma_client(store_url: str) -> Any:
 
 def embed_alone(store_url: str) -> tuple[int, float, float]:
     """Every stored text embedded again by a bare LocalEmbedder: the pace the sync is measured against."""
-    from inference.embedders.local import LocalEmbedder
+    from inference.providers.embedders.local import LocalEmbedder
 
     client = chroma_client(store_url)
     texts: list[str] = []

@@ -20,7 +20,7 @@ from backends.config import StoreSettings
 from controller.app import App
 from controller.operator import build_registry
 from controller.settings import ServerSettings, Settings, SyncSettings
-from inference.embedders.base import Embedder
+from inference.providers.embedders.base import Embedder
 from tests.controlplane.cluster import ControlPlane, free_port
 
 T = TypeVar("T")

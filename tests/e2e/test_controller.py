@@ -24,7 +24,7 @@ from kopf.testing import KopfRunner
 
 from controller.app import App
 from controller.operator import build_registry
-from inference.embedders.local import LocalEmbedder
+from inference.providers.embedders.local import LocalEmbedder
 from tests.conftest import SYNCPOLICY_CRD
 from tests.controlplane.cluster import ControlPlane
 from tests.e2e.controller_harness import (

@@ -20,8 +20,8 @@ from backends.memory import MemoryStore
 from backends.pgvector import PgvectorStore
 from backends.qdrant import QdrantStore
 from inference.capabilities import describe_crd
-from inference.embedders.local import LocalEmbedder
 from inference.manifests import is_crd, iter_manifest_files, load_manifests
+from inference.providers.embedders.local import LocalEmbedder
 from tests.conftest import corpus
 from tests.services import Postgres, postgres_server
 

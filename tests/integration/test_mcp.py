@@ -26,8 +26,8 @@ from mcp.client.streamable_http import streamable_http_client
 
 from backends import Record
 from backends.chroma import ChromaStore
-from inference.embedders.local import LocalEmbedder
 from inference.instances import build_instance
+from inference.providers.embedders.local import LocalEmbedder
 from query.indexing import index_crds
 from query.request import MAX_K, SearchRequest
 from tests.conftest import SAMPLE_CRDS

@@ -93,7 +93,7 @@ async def test_one_shot_commands_keep_int8_weights_a_server_folds_them(monkeypat
         verified.append(verified_dir)
         return CountingEmbedder()
 
-    monkeypatch.setattr("inference.config.make_embedder", make_embedder)
+    monkeypatch.setattr("inference.providers.config.make_embedder", make_embedder)
     settings = Settings()
     store = MemoryStore()
     await store.ensure_collection(settings.collection("capabilities"), dimension=16, embedder="counting-test-embedder")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -121,3 +122,25 @@ def test_what_the_store_holds_built_from_the_same_source_is_not_built_again(monk
     plain = fresh.instance(anonymous, plural="configmaps", policy=policy)
     assert isinstance(plain, Document)
     assert plain.built_from == ""
+
+
+def test_the_fingerprint_covers_the_builders_and_not_the_providers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """issue 31: editing the Voyage client's retry code changed the fingerprint and rebuilt every document."""
+    import shutil
+
+    import inference
+
+    root = Path(inference.__file__).parent
+    copy = tmp_path / "inference"
+    shutil.copytree(root, copy, ignore=shutil.ignore_patterns("__pycache__", "data"))
+    monkeypatch.setattr(inference, "__file__", str(copy / "__init__.py"))
+    fingerprint = documents.builder_fingerprint.__wrapped__  # computed once per process otherwise
+    before = fingerprint()
+    (copy / "providers" / "embedders" / "voyage.py").write_text("# a retry tweak\n", encoding="utf-8")
+    (copy / "providers" / "llm.py").write_text("# a prompt client tweak\n", encoding="utf-8")
+    assert fingerprint() == before
+    with (copy / "redaction.py").open("a", encoding="utf-8") as builder:
+        builder.write("\n# a redaction rule\n")
+    assert fingerprint() != before

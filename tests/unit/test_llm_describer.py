@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from inference.capabilities import describe_crd
-from inference.llm import LLMDescriber
+from inference.providers.llm import LLMDescriber
 from inference.tokens import MAX_TOKENS, count_tokens
 
 ANSWER = {

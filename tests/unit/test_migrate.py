@@ -12,8 +12,8 @@ from backends import Record, VectorStore
 from backends.generations import Generation, read_active, resolve
 from backends.memory import MemoryStore
 from controller.migrate import migrate
-from inference.config import EmbedderSettings
-from inference.embedders.base import Embedder, EmbedderUnavailable
+from inference.providers.config import EmbedderSettings
+from inference.providers.embedders.base import Embedder, EmbedderUnavailable
 from query.request import SearchRequest
 from query.search import SearchService
 from tests.fakes import CountingEmbedder

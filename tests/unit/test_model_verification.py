@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from inference.embedders import local
-from inference.embedders.base import EmbedderError
+from inference.providers.embedders import local
+from inference.providers.embedders.base import EmbedderError
 
 
 @pytest.fixture

@@ -8,8 +8,8 @@ import pytest
 
 from backends import Record
 from backends.memory import MemoryStore
-from inference.embedders.base import EmbedderError, EmbedderUnavailable
-from inference.rerank import RerankerSettings, VoyageReranker, make_reranker
+from inference.providers.embedders.base import EmbedderError, EmbedderUnavailable
+from inference.providers.rerank import RerankerSettings, VoyageReranker, make_reranker
 from query.request import SearchRequest
 from query.search import SearchService
 from tests.fake_voyage import FakeVoyage, running_fake_voyage

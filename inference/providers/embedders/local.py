@@ -23,8 +23,8 @@ import numpy as np
 import numpy.typing as npt
 import onnxruntime
 
-from inference.embedders.base import EmbedderError
-from inference.embedders.heap import release_freed
+from inference.providers.embedders.base import EmbedderError
+from inference.providers.embedders.heap import release_freed
 from inference.tokens import load_tokenizer
 
 MODEL_NAME: Final = "all-MiniLM-L6-v2-int8"
@@ -208,7 +208,7 @@ class LocalEmbedder:
 
     def _encode_documents(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         vectors = self.encode(texts)
-        release_freed()  # what the batch freed outside the arena (see inference.embedders.heap)
+        release_freed()  # what the batch freed outside the arena (see inference.providers.embedders.heap)
         return vectors
 
     async def _in_worker(
