@@ -61,6 +61,10 @@ format: setup ## Reformat code with ruff.
 typecheck: setup ## Run mypy --strict on the four packages.
 	$(BIN)/mypy
 
+docs: setup ## Build the documentation site (docs/, mkdocs-material, strict: a broken link fails) into .site/.
+	@NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build -f - --site-dir .site < docs/mkdocs.yml
+	@echo "Built the documentation site into .site/ (open .site/index.html)"
+
 chart-lint: setup helm ## Lint the Helm chart and render every ci/*-values.yaml.
 	$(PYTEST) tests/integration/test_chart.py
 
@@ -92,4 +96,4 @@ demo: setup controlplane ## Throwaway control plane + sample CRDs/objects + cont
 run: setup ## Run the controller against $$KUBECONFIG (settings from KUBEVEC_* variables).
 	$(BIN)/kubevec run
 
-.PHONY: bench-scale lock chart-docs manifests help setup controlplane helm lint format typecheck chart-lint test test-unit test-integration test-e2e bench demo run
+.PHONY: docs bench-scale lock chart-docs manifests help setup controlplane helm lint format typecheck chart-lint test test-unit test-integration test-e2e bench demo run
