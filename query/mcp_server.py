@@ -42,7 +42,7 @@ from query.access import Authorizer, ReviewThrottled, ReviewUnavailable, View, e
 from query.limits import Count, Limiter, Limits, Refusal, exposition
 from query.render import as_json, compact
 from query.request import SearchError, SearchRequest
-from query.search import SearchService
+from query.search import ScopedSearch, SearchService
 
 ClusterName = Annotated[str | None, Field(description=SearchRequest.model_fields["cluster"].description)]
 OutputFormat = Annotated[Literal["compact", "json"], Field(description="compact text (few tokens) or JSON.")]
@@ -183,6 +183,9 @@ class KubevecServer(MCPServer):
     error. That costs tokens and can echo back whatever the caller sent.
     """
 
+    #: The caller's reader for a tool call's context (set by :func:`build_server`): every tool reads through it.
+    reader: Callable[[Context | None], ScopedSearch]
+
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         try:
             return await super().call_tool(name, arguments, context)
@@ -219,18 +222,20 @@ def caller_view(ctx: Context | None, *, required: bool) -> View | None:
     return None
 
 
-def build_server(service: SearchService, *, require_view: bool = False) -> MCPServer:
-    """The tools; ``require_view`` (HTTP) refuses any call whose caller the guard has not judged."""
-    server: MCPServer = KubevecServer(name="kubevec", instructions=INSTRUCTIONS, version=server_version())
+def build_server(scoped: Callable[[View | None], ScopedSearch], *, require_view: bool = False) -> KubevecServer:
+    """The tools, given ``scoped`` (``SearchService.scoped``), never the service: each call reads through
+    ``server.reader(ctx)``, scoped to its caller, so a tool cannot forget the view.
 
-    def caller(ctx: Context | None) -> View | None:
-        return caller_view(ctx, required=require_view)
+    ``require_view`` (HTTP) refuses any call whose caller the guard has not judged.
+    """
+    server = KubevecServer(name="kubevec", instructions=INSTRUCTIONS, version=server_version())
+    server.reader = lambda ctx: scoped(caller_view(ctx, required=require_view))
 
     async def vector_search(ctx: Context | None = None, **arguments: Any) -> CallToolResult:
         output = arguments.pop("format", "compact")
-        view = caller(ctx)
+        reader = server.reader(ctx)
         try:
-            results = await service.search(SearchRequest.build(**arguments), view=view)
+            results = await reader.search(SearchRequest.build(**arguments))
         except (SearchError, BackendError, EmbedderError) as exc:
             raise ToolError(str(exc).splitlines()[0]) from exc
         typed = SearchResults(results=[SearchHit(**r.to_json()) for r in results])
@@ -257,7 +262,7 @@ def build_server(service: SearchService, *, require_view: bool = False) -> MCPSe
         ctx: Context | None = None,
     ) -> Annotated[CallToolResult, StoredDocument]:
         try:
-            found = await service.find_document(id, collection=collection, cluster=cluster, view=caller(ctx))
+            found = await server.reader(ctx).find_document(id, collection=collection, cluster=cluster)
         except (SearchError, BackendError) as exc:
             raise ToolError(str(exc).splitlines()[0]) from exc
         if found is None:
@@ -281,7 +286,7 @@ def build_server(service: SearchService, *, require_view: bool = False) -> MCPSe
         ctx: Context | None = None,
     ) -> Annotated[CallToolResult, ResolvedKinds]:
         try:
-            answers = await service.resolve_kind(name, cluster=cluster, view=caller(ctx))
+            answers = await server.reader(ctx).resolve_kind(name, cluster=cluster)
         except (SearchError, BackendError, EmbedderError) as exc:
             raise ToolError(str(exc).splitlines()[0]) from exc
         if not answers:
@@ -313,7 +318,7 @@ def build_server(service: SearchService, *, require_view: bool = False) -> MCPSe
         ctx: Context | None = None,
     ) -> Annotated[CallToolResult, RelatedObjects]:
         try:
-            answer = await service.related(id, hops=hops, direction=direction, cluster=cluster, view=caller(ctx))
+            answer = await server.reader(ctx).related(id, hops=hops, direction=direction, cluster=cluster)
         except (SearchError, BackendError) as exc:
             raise ToolError(str(exc).splitlines()[0]) from exc
         data = answer.to_json()
@@ -335,7 +340,7 @@ def build_server(service: SearchService, *, require_view: bool = False) -> MCPSe
         ctx: Context | None = None,
     ) -> Annotated[CallToolResult, FacetCounts]:
         try:
-            counts = await service.facets(collection, field, cluster=cluster, view=caller(ctx))
+            counts = await server.reader(ctx).facets(collection, field, cluster=cluster)
         except (SearchError, BackendError) as exc:
             raise ToolError(str(exc).splitlines()[0]) from exc
         return _answer(json.dumps(counts), FacetCounts(field=field, counts=counts))
@@ -643,7 +648,7 @@ def http_app(
             )
         logger.warning("Serving MCP without authentication host=%s (--allow-unauthenticated)", host)
     security = transport_security(host=host, allowed_hosts=allowed_hosts, allowed_origins=allowed_origins)
-    app = build_server(service, require_view=True).streamable_http_app(
+    app = build_server(service.scoped, require_view=True).streamable_http_app(
         host=host,
         transport_security=security,
         session_idle_timeout=limits.session_idle_seconds,
@@ -749,7 +754,7 @@ def serve(
     limits: Limits | None = None,
 ) -> None:
     if transport == "stdio":
-        anyio.run(run_stdio, build_server(service), service.warm)
+        anyio.run(run_stdio, build_server(service.scoped), service.warm)
         return
     app = http_app(
         service,

@@ -435,6 +435,10 @@ class SearchService:
                 counts[str(item)] = counts.get(str(item), 0) + 1
         return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:limit])
 
+    def scoped(self, view: View | None) -> ScopedSearch:
+        """A reader that sees what ``view`` allows and nothing else (None: everything, for the CLI and stdio)."""
+        return ScopedSearch(service=self, view=view)
+
     async def placements(self, cluster: str) -> set[Placement]:
         """Where this cluster's instance documents live (namespace, resource): what access reviews ask about."""
         from query.access import placement_of
@@ -476,3 +480,36 @@ def _kind_answer(id: str, metadata: Mapping[str, Any], *, match: str, similarity
     if similarity is not None:
         answer["similarity"] = round(similarity, 4)
     return answer
+
+
+@dataclasses.dataclass(frozen=True)
+class ScopedSearch:
+    """What one caller may read, and only that: the view is bound here once, not passed by each tool.
+
+    The MCP tools are given a way to make these for the caller of each call and never the service
+    itself, so a new tool cannot forget the view: without it there is nothing to read.
+    """
+
+    service: SearchService = dataclasses.field(repr=False)
+    view: View | None
+
+    async def search(self, request: SearchRequest) -> list[Result]:
+        return await self.service.search(request, view=self.view)
+
+    async def find_document(
+        self, id: str, *, collection: str | None = None, cluster: str | None = None
+    ) -> tuple[Result, str] | None:
+        return await self.service.find_document(id, collection=collection, cluster=cluster, view=self.view)
+
+    async def resolve_kind(self, name: str, *, limit: int = 5, cluster: str | None = None) -> list[dict[str, Any]]:
+        return await self.service.resolve_kind(name, limit=limit, cluster=cluster, view=self.view)
+
+    async def related(
+        self, subject: str, *, hops: int = 1, direction: Direction = "both", cluster: str | None = None
+    ) -> Related:
+        return await self.service.related(subject, hops=hops, direction=direction, cluster=cluster, view=self.view)
+
+    async def facets(
+        self, collection: str, field: str, *, limit: int = 100, cluster: str | None = None
+    ) -> dict[str, int]:
+        return await self.service.facets(collection, field, limit=limit, cluster=cluster, view=self.view)

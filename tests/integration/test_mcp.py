@@ -23,6 +23,7 @@ import pytest
 from mcp.client.client import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
+from mcp.server.mcpserver import Context
 
 from backends import Record
 from backends.chroma import ChromaStore
@@ -403,3 +404,50 @@ def test_http_sessions_are_owned_bounded_and_expire_and_ids_in_flight_are_not_re
     log = proc.stderr.read().decode()
     assert max(len(line) for line in log.splitlines()) < 2_200
     assert "alice-token" not in log
+
+
+async def test_a_new_tool_with_no_view_code_sees_only_its_callers_documents() -> None:
+    """issue 31: the view was applied by hand in each tool; a tool that forgot it showed everything.
+    Tools are given ``server.reader(ctx)``, scoped to the caller, and never the service."""
+    from query.access import Authorizer, StaticToken
+    from query.mcp_server import EmbeddedHttpServer, HttpGuard, build_server, transport_security
+    from tests.unit.test_access import CLUSTER, index
+
+    service, _ = await index()
+    server = build_server(service.scoped, require_view=True)
+
+    @server.tool(description="Every instance id (a tool written with no view code at all).")
+    async def every_instance(ctx: Context) -> list[str]:
+        request = SearchRequest.build(collection="instances", k=100, filter={"cluster": CLUSTER})
+        return sorted(r.id for r in await server.reader(ctx).search(request))
+
+    team = StaticToken(name="team-a", token="team-a-token-0123456789", namespaces=("team-a",))
+    everyone = StaticToken(name="ops", token="ops-token-0123456789ab", namespaces=("*",))
+    security = transport_security(host="127.0.0.1", allowed_hosts=(), allowed_origins=())
+    app = HttpGuard(
+        server.streamable_http_app(host="127.0.0.1", transport_security=security),
+        authorizer=Authorizer(cluster=CLUSTER, static=[team, everyone]),
+    )
+    embedded = EmbeddedHttpServer(app, host="127.0.0.1", port=0)
+    await embedded.start()
+    try:
+
+        async def ids(token: str) -> list[str]:
+            headers = {"Authorization": f"Bearer {token}"}
+            url = f"http://127.0.0.1:{embedded.port}/mcp"
+            async with (
+                httpx2.AsyncClient(headers=headers, timeout=30) as http,
+                Client(streamable_http_client(url, http_client=http)) as client,
+            ):
+                result = await client.call_tool("every_instance", {})
+                assert not result.is_error, result
+                assert result.structured_content is not None
+                return list(result.structured_content["result"])
+
+        mine, all_of_them = await ids("team-a-token-0123456789"), await ids("ops-token-0123456789ab")
+    finally:
+        await embedded.stop()
+    assert mine
+    assert {i.split("/")[1] for i in mine} == {"team-a"}
+    assert set(mine) < set(all_of_them)
+    assert {i.split("/")[1] for i in all_of_them} >= {"team-a", "team-b", "_cluster"}

@@ -180,7 +180,7 @@ def test_a_request_is_frozen_and_combines_its_conditions() -> None:
 async def test_the_mcp_tool_schema_is_the_search_request() -> None:
     from query.mcp_server import build_server
 
-    server = build_server(SearchService(store=MemoryStore(), embedder=None, collections={}))
+    server = build_server(SearchService(store=MemoryStore(), embedder=None, collections={}).scoped)
     (tool,) = [t for t in await server.list_tools() if t.name == "vector_search"]
     properties = tool.input_schema["properties"]
     expected = SearchRequest.model_json_schema()["properties"]
@@ -227,7 +227,7 @@ async def test_bad_tool_arguments_are_one_line_per_field_without_dumps(service: 
 
     from query.mcp_server import build_server
 
-    async with Client(build_server(service)) as client:
+    async with Client(build_server(service.scoped)) as client:
         for name, arguments, expected in [
             (
                 "vector_search",
@@ -328,7 +328,7 @@ async def test_every_tool_declares_an_output_schema_and_returns_typed_results(se
 
     from query.mcp_server import build_server
 
-    async with Client(build_server(service)) as client:
+    async with Client(build_server(service.scoped)) as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
         schemas = {name: tool.output_schema for name, tool in tools.items()}
         assert all(schemas.values()), schemas
