@@ -28,7 +28,7 @@ from controller.events import EventRouter
 from controller.handover import Handover
 from controller.health import ClusterProbe, HealthServer, StoreDirectory
 from controller.kube import KubeReader
-from controller.metrics import InstrumentedStore, Metrics, kubevec_version
+from controller.metrics import InstrumentedStore, Metrics
 from controller.migrate import active_collections, current_generation, migrate
 from controller.peering import PeeringIdentity
 from controller.peering import follow as follow_peering
@@ -45,9 +45,10 @@ from inference.providers.llm import LLMDescriber
 from query.access import View
 from query.related import Direction, Related
 from query.search import Result, SearchRequest, SearchService
+from query.version import kubevec_version
 
 if TYPE_CHECKING:
-    from query.mcp_server import EmbeddedHttpServer
+    from query.mcp import EmbeddedHttpServer
 
 logger = logging.getLogger(__name__)
 #: How long start-up waits for the store's hashes before kopf's watches begin.
@@ -413,7 +414,7 @@ def _mcp_server(
     """
     if not settings.mcp_port:
         return None
-    from query.mcp_server import EmbeddedHttpServer, http_app  # the mcp SDK and its web stack: only when served
+    from query.mcp import EmbeddedHttpServer, http_app  # the mcp SDK and its web stack: only when served
 
     bases = settings.bases()
 

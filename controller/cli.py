@@ -30,7 +30,7 @@ logger = logging.getLogger("kubevec")
 
 
 def _version() -> str:
-    from controller.metrics import kubevec_version
+    from query.version import kubevec_version
 
     return kubevec_version()
 
@@ -760,7 +760,7 @@ def _print(output: str, data: Any, *, text: str) -> None:
 def mcp_command(args: argparse.Namespace, settings: Settings) -> int:
     from controller.reviews import build_authorizer
     from query.access import AccessConfigError
-    from query.mcp_server import UnsafeBind, serve
+    from query.mcp import UnsafeBind, serve
 
     store = _open_store(settings, existing=True)
     _open_embedder(settings)  # a model that cannot load is an error now, not at the first query
@@ -791,15 +791,14 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     from controller.operator import build_registry, operator_kwargs
     from controller.peering import PeeringIdentity
     from inference.providers.embedders.base import EmbedderError
-    from query.mcp_server import UnsafeBind, is_loopback
+    from query.mcp import UnsafeBind, check_bind
 
-    authenticated = settings.mcp_token or settings.mcp_tokens_file or settings.mcp_kubernetes_auth
-    if settings.mcp_port and not authenticated and not is_loopback(settings.server.host):
-        raise CommandError(
-            f"refusing to serve MCP on {settings.server.host}:{settings.mcp_port} without authentication: "
-            "set KUBEVEC_MCP_KUBERNETES_AUTH=true, KUBEVEC_MCP_TOKENS_FILE or KUBEVEC_MCP_TOKEN "
-            "(or KUBEVEC_SERVER__HOST=127.0.0.1)"
-        )
+    authenticated = bool(settings.mcp_token or settings.mcp_tokens_file or settings.mcp_kubernetes_auth)
+    if settings.mcp_port:  # before kopf starts: the same check the server makes, as one line
+        try:
+            check_bind(settings.server.host, authenticated=authenticated, port=settings.mcp_port)
+        except UnsafeBind as exc:
+            raise CommandError(str(exc)) from exc
     try:  # one clear line for a missing kubeconfig or an unreachable API server, before kopf starts
         server_version = preflight(load_configuration(settings.kubeconfig, context=settings.kube_context))
     except KubeError as exc:

@@ -24,7 +24,7 @@ from typing import Any
 
 import inference
 from controller.kube import ApiResource
-from controller.metrics import Metrics, kubevec_version
+from controller.metrics import Metrics
 from inference.bodies import Body, metadata_of
 from inference.capabilities import describe_builtin, describe_crd
 from inference.documents import (
@@ -38,6 +38,7 @@ from inference.documents import (
 )
 from inference.identity import ResourceRef
 from inference.instances import InstancePolicy, build_instance
+from query.version import kubevec_version
 
 logger = logging.getLogger(__name__)
 

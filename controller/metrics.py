@@ -10,7 +10,6 @@ event type (3 x the number of CRD versions watched, plus the built-in kinds).
 
 from __future__ import annotations
 
-import importlib.metadata
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from typing import Any, Final
@@ -34,6 +33,8 @@ from backends.base import DEFAULT_PAGE_SIZE, Distance
 from backends.filters import Filter
 from inference.documents import COLLECTIONS
 from query.limits import Count
+from query.request import TOOLS
+from query.version import kubevec_version
 
 _LATENCY_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120)
 _STORE_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30)
@@ -51,7 +52,7 @@ ERROR_STAGES: Final = (
     "discovery",
 )
 SKIP_REASONS: Final = ("unchanged", "vector_reused")
-MCP_TOOLS: Final = ("vector_search", "get_document", "resolve_kind", "related", "list_facets")
+MCP_TOOLS: Final = TOOLS
 STORE_OPERATIONS: Final = (
     "ensure_collection",
     "drop_collection",
@@ -73,13 +74,6 @@ STORE_OPERATIONS: Final = (
 
 # The ``_created`` series double every counter and histogram and no alert or dashboard uses them.
 disable_created_metrics()  # type: ignore[no-untyped-call]
-
-
-def kubevec_version() -> str:
-    try:
-        return importlib.metadata.version("kubevec")
-    except importlib.metadata.PackageNotFoundError:  # run from a source tree without installing
-        return "unknown"
 
 
 class Metrics:

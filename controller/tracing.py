@@ -12,7 +12,6 @@ The exporter speaks OTLP over gRPC; ``http://`` endpoints are plain, ``https://`
 
 from __future__ import annotations
 
-import importlib.metadata
 from typing import TYPE_CHECKING
 
 from opentelemetry.trace import NoOpTracer, Tracer
@@ -60,7 +59,6 @@ def configure(*, endpoint: str | None, service_name: str, sample_ratio: float, c
 
 
 def _version() -> str:
-    try:
-        return importlib.metadata.version("kubevec")
-    except importlib.metadata.PackageNotFoundError:
-        return "unknown"
+    from query.version import kubevec_version
+
+    return kubevec_version()

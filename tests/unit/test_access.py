@@ -339,7 +339,7 @@ def test_over_http_a_tool_call_without_a_judged_caller_is_refused() -> None:
     """Fail closed: if the SDK ever stopped handing tools the HTTP request, nothing would be shown."""
     from mcp.server.mcpserver.exceptions import ToolError
 
-    from query.mcp_server import caller_view
+    from query.mcp import caller_view
 
     with pytest.raises(ToolError, match="Not authenticated"):
         caller_view(None, required=True)

@@ -1,0 +1,326 @@
+"""The MCP tools: one list of names, their schemas and annotations, and the server that serves them.
+
+Every tool reads through ``server.reader(ctx)``, the caller's :class:`~query.search.ScopedSearch`;
+bad input comes back as a tool error whose message says what to change.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import json
+import logging
+from collections.abc import Callable
+from typing import Annotated, Any, Final, Literal
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import BaseModel, Field, ValidationError
+
+from backends import BackendError
+from inference.documents import Collection
+from inference.providers.embedders.base import EmbedderError
+from query.access import View
+from query.render import as_json, compact
+from query.request import SearchError, SearchRequest
+from query.search import ScopedSearch
+from query.version import kubevec_version
+
+logger = logging.getLogger(__name__)
+
+ClusterName = Annotated[str | None, Field(description=SearchRequest.model_fields["cluster"].description)]
+OutputFormat = Annotated[Literal["compact", "json"], Field(description="compact text (few tokens) or JSON.")]
+
+logger = logging.getLogger(__name__)
+
+INSTRUCTIONS = (
+    "kubevec indexes a Kubernetes cluster. Use vector_search with collection='capabilities' to find which "
+    "resource type provides something (e.g. a managed Postgres), and collection='instances' to find live "
+    "objects (e.g. what runs the payments API in prod). Use list_facets to see which kinds or namespaces exist "
+    "before filtering, get_document to read one document in full, resolve_kind before writing a manifest, and "
+    "related to see what an object uses and what uses it."
+)
+
+
+def request_signature() -> inspect.Signature:
+    """The ``vector_search`` tool's parameters: the fields of :class:`SearchRequest`, plus the output format.
+
+    The MCP SDK derives a tool's input schema from its function signature; spelling the signature
+    from the model keeps one definition of every field, bound and description.
+    """
+    parameters = [
+        inspect.Parameter(
+            name,
+            inspect.Parameter.KEYWORD_ONLY,
+            default=field.default,
+            annotation=Annotated[(field.annotation, *field.metadata, Field(description=field.description))],
+        )
+        for name, field in SearchRequest.model_fields.items()
+    ]
+    parameters.append(
+        inspect.Parameter("format", inspect.Parameter.KEYWORD_ONLY, default="compact", annotation=OutputFormat)
+    )
+    parameters.append(inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Context))
+    return inspect.Signature(parameters, return_annotation=Annotated[CallToolResult, SearchResults])
+
+
+class SearchHit(BaseModel):
+    """One result: ``score`` orders the list (``score_kind`` says what it is), ``similarity`` is to the query."""
+
+    id: str
+    score: float
+    score_kind: str
+    similarity: float | None
+    label: str
+    metadata: dict[str, Any]
+    text: str
+
+
+class SearchResults(BaseModel):
+    results: list[SearchHit]
+
+
+class StoredDocument(BaseModel):
+    id: str
+    collection: str
+    metadata: dict[str, Any]
+    text: str
+
+
+class KindInfo(BaseModel):
+    kind: str | None
+    group: str
+    apiVersion: str | None
+    resource: str
+    scope: str | None
+    servedVersions: list[str]
+    storageVersion: str | None
+    shortNames: list[str]
+    topFields: list[str]
+    id: str
+    match: Literal["exact", "semantic"]
+    similarity: float | None = None
+
+
+class ResolvedKinds(BaseModel):
+    kinds: list[KindInfo]
+
+
+class RelatedObject(BaseModel):
+    key: str
+    id: str | None
+    kind: str
+    namespace: str | None
+    name: str
+    cluster: str | None
+    stored: bool
+    health: str | None = None
+    ready: bool | None = None
+    phase: str | None = None
+
+
+class Relation(BaseModel):
+    hop: int
+    direction: Literal["out", "in"]
+    relation: str
+    from_: RelatedObject = Field(alias="from")
+    to: RelatedObject
+
+
+class RelatedObjects(BaseModel):
+    subject: RelatedObject
+    hops: int
+    direction: Literal["out", "in", "both"]
+    edges: list[Relation]
+    truncated: bool
+
+
+class FacetCounts(BaseModel):
+    field: str
+    counts: dict[str, int]
+
+
+def _answer(text: str, structured: BaseModel) -> CallToolResult:
+    """Text for the model (compact by default), and the same data typed, per the tool's output schema."""
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)], structured_content=structured.model_dump(by_alias=True)
+    )
+
+
+#: Every tool only reads kubevec's own index: clients may run them without asking.
+READ_ONLY: Final = ToolAnnotations(
+    read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
+
+
+class KubevecServer(MCPServer):
+    """The SDK's server, with argument errors an agent can act on: one line per field, no dump.
+
+    The SDK reports a bad argument with pydantic's text: the input repeated, a documentation URL per
+    error. That costs tokens and can echo back whatever the caller sent.
+    """
+
+    #: The caller's reader for a tool call's context (set by :func:`build_server`): every tool reads through it.
+    reader: Callable[[Context | None], ScopedSearch]
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if not isinstance(exc.__cause__, ValidationError):
+                raise
+            problems = "; ".join(
+                f"{'.'.join(str(part) for part in error['loc']) or 'arguments'}: {error['msg']}"
+                for error in exc.__cause__.errors(include_input=False, include_url=False)
+            )
+            raise ToolError(f"Invalid arguments for {name}: {problems}") from None
+
+
+#: Where :class:`HttpGuard` leaves the caller's view for the tools (the request's ASGI state).
+VIEW_STATE: Final = "kubevec_view"
+
+
+def caller_view(ctx: Context | None, *, required: bool) -> View | None:
+    """The view of the caller of this tool call: None (everything) over stdio, the guard's over HTTP.
+
+    ``required`` (HTTP): a call that reaches a tool without a view (no request in its context, or a
+    request the guard did not see) is refused, so nothing is shown by default.
+    """
+    request = None
+    if ctx is not None:
+        with contextlib.suppress(ValueError):
+            request = ctx.request_context.request
+    state = getattr(request, "state", None)
+    view = getattr(state, VIEW_STATE, None) if state is not None else None
+    if isinstance(view, View):
+        return view
+    if required or request is not None:
+        raise ToolError("Not authenticated")
+    return None
+
+
+def build_server(scoped: Callable[[View | None], ScopedSearch], *, require_view: bool = False) -> KubevecServer:
+    """The tools, given ``scoped`` (``SearchService.scoped``), never the service: each call reads through
+    ``server.reader(ctx)``, scoped to its caller, so a tool cannot forget the view.
+
+    ``require_view`` (HTTP) refuses any call whose caller the guard has not judged.
+    """
+    server = KubevecServer(name="kubevec", instructions=INSTRUCTIONS, version=kubevec_version())
+    server.reader = lambda ctx: scoped(caller_view(ctx, required=require_view))
+
+    async def vector_search(ctx: Context | None = None, **arguments: Any) -> CallToolResult:
+        output = arguments.pop("format", "compact")
+        reader = server.reader(ctx)
+        try:
+            results = await reader.search(SearchRequest.build(**arguments))
+        except (SearchError, BackendError, EmbedderError) as exc:
+            raise ToolError(str(exc).splitlines()[0]) from exc
+        typed = SearchResults(results=[SearchHit(**r.to_json()) for r in results])
+        return _answer(as_json(results) if output == "json" else compact(results), typed)
+
+    vector_search.__signature__ = request_signature()  # type: ignore[attr-defined]
+    server.add_tool(
+        vector_search,
+        description="Search the cluster index by meaning, words and metadata, in one call.",
+        annotations=READ_ONLY,
+    )
+
+    @server.tool(
+        description="Read one document (text and metadata) by its id, as returned by vector_search.",
+        annotations=READ_ONLY,
+    )
+    async def get_document(
+        id: Annotated[str, Field(description="The document id.")],
+        collection: Annotated[
+            Collection | None,
+            Field(description="capabilities or instances; by default taken from the id's shape"),
+        ] = None,
+        cluster: ClusterName = None,
+        ctx: Context | None = None,
+    ) -> Annotated[CallToolResult, StoredDocument]:
+        try:
+            found = await server.reader(ctx).find_document(id, collection=collection, cluster=cluster)
+        except (SearchError, BackendError) as exc:
+            raise ToolError(str(exc).splitlines()[0]) from exc
+        if found is None:
+            searched = collection or "capabilities or instances"
+            raise ToolError(f"No document {id!r} in {searched}; ids come from vector_search results")
+        result, where = found
+        document = StoredDocument(id=result.id, collection=where, metadata=dict(result.metadata), text=result.text)
+        return _answer(json.dumps(document.model_dump(), indent=2, ensure_ascii=False), document)
+
+    @server.tool(
+        description=(
+            "Resolve a kind, plural, short name or loose phrase to its API: group, apiVersion, resource, scope, "
+            "served and storage versions, short names and top spec fields. Exact names first, then by meaning. "
+            "Use it before writing a manifest: never guess a CRD's apiVersion."
+        ),
+        annotations=READ_ONLY,
+    )
+    async def resolve_kind(
+        name: Annotated[str, Field(description="e.g. Certificate, certificates, cert, certificates.cert-manager.io")],
+        cluster: ClusterName = None,
+        ctx: Context | None = None,
+    ) -> Annotated[CallToolResult, ResolvedKinds]:
+        try:
+            answers = await server.reader(ctx).resolve_kind(name, cluster=cluster)
+        except (SearchError, BackendError, EmbedderError) as exc:
+            raise ToolError(str(exc).splitlines()[0]) from exc
+        if not answers:
+            raise ToolError(
+                f"No resource type matches {name!r}; list_facets(collection='capabilities') shows the kinds"
+            )
+        return _answer(json.dumps(answers, indent=2), ResolvedKinds(kinds=[KindInfo(**a) for a in answers]))
+
+    @server.tool(
+        description=(
+            "What an object references and what references it, with the relation named (owned-by, uses-secret, "
+            "uses-configmap, mounts-claim, runs-as, selects, routes-to, uses-class, or a custom resource's field "
+            "such as issuerRef). direction='in' answers 'what breaks if I delete this?', 'out' 'what does it need?'. "
+            "From the index alone: no live API calls."
+        ),
+        annotations=READ_ONLY,
+    )
+    async def related(
+        id: Annotated[
+            str,
+            Field(description="An instance id from vector_search, or Kind/namespace/name (Kind/_cluster/name)."),
+        ],
+        hops: Annotated[int, Field(ge=1, le=3, description="1 (default) to 3; later hops keep the direction.")] = 1,
+        direction: Annotated[
+            Literal["out", "in", "both"], Field(description="out: what it uses; in: what uses it; both (default).")
+        ] = "both",
+        cluster: ClusterName = None,
+        format: OutputFormat = "compact",
+        ctx: Context | None = None,
+    ) -> Annotated[CallToolResult, RelatedObjects]:
+        try:
+            answer = await server.reader(ctx).related(id, hops=hops, direction=direction, cluster=cluster)
+        except (SearchError, BackendError) as exc:
+            raise ToolError(str(exc).splitlines()[0]) from exc
+        data = answer.to_json()
+        text = json.dumps(data, indent=2) if format == "json" else "\n".join(answer.lines())
+        return _answer(text, RelatedObjects.model_validate(data))
+
+    @server.tool(
+        description="Distinct values of a metadata field with counts, e.g. field='kind' or 'namespace'.",
+        annotations=READ_ONLY,
+    )
+    async def list_facets(
+        collection: Annotated[
+            Collection, Field(description=SearchRequest.model_fields["collection"].description)
+        ] = "instances",
+        field: Annotated[
+            str, Field(description="kind (default), group, namespace, labels, scope, capabilities, providers ...")
+        ] = "kind",
+        cluster: ClusterName = None,
+        ctx: Context | None = None,
+    ) -> Annotated[CallToolResult, FacetCounts]:
+        try:
+            counts = await server.reader(ctx).facets(collection, field, cluster=cluster)
+        except (SearchError, BackendError) as exc:
+            raise ToolError(str(exc).splitlines()[0]) from exc
+        return _answer(json.dumps(counts), FacetCounts(field=field, counts=counts))
+
+    return server
