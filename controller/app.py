@@ -286,6 +286,11 @@ class App:
     def request_resync(self) -> None:
         self._resync_now.set()
 
+    @property
+    def resync_requested(self) -> bool:
+        """Whether a resync was asked for and has not started yet (policy changes, CRD version moves)."""
+        return self._resync_now.is_set()
+
     # -- status and readiness ----------------------------------------------------------------------
 
     async def _report_status(self) -> None:

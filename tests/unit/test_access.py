@@ -278,9 +278,18 @@ async def test_the_universe_of_placements_is_read_once_per_ttl_for_all_callers()
         reads.append(1)
         return await service.placements(CLUSTER)
 
-    auth = Authorizer(cluster=CLUSTER, reviewer=reviewer(), placements=placements)
+    now = [0.0]
+    review = reviewer()
+    review.users["tok-late"] = "late-agent"
+    auth = Authorizer(cluster=CLUSTER, reviewer=review, placements=placements, ttl=30, clock=lambda: now[0])
     await asyncio.gather(auth.view_for("tok-a"), auth.view_for("tok-b"), auth.view_for("tok-none"))
     assert len(reads) == 1
+    now[0] = 29  # within the TTL: a caller reviewed now reuses it
+    await auth.view_for("tok-late")
+    assert len(reads) == 1
+    now[0] = 31  # past it: read again, once, for the callers of the new TTL
+    await asyncio.gather(auth.view_for("tok-a"), auth.view_for("tok-b"))
+    assert len(reads) == 2
 
 
 async def test_static_tokens_have_explicit_scopes(tmp_path: Path) -> None:

@@ -64,7 +64,7 @@ def test_policy_change_requests_a_resync_and_filters(app: App) -> None:
     app.events.observe_policy(
         event_type="ADDED", body={"metadata": {"name": "p"}, "spec": {"namespaces": {"exclude": ["a"]}}}
     )
-    assert app._resync_now.is_set()
+    assert app.resync_requested
     app.events.observe_object(
         group="", version="v1", plural="configmaps", kind="ConfigMap", event_type="ADDED", body=configmap("y")
     )
@@ -176,8 +176,8 @@ async def test_a_crd_moving_to_a_new_version_purges_the_old_versions_instances(a
         stored = sorted([i async for i, _ in app.store.iter_ids("instances")])
         assert stored == ["unit/a/example.com/v1/Widget/w1", "unit/a/example.com/v1/Widget/w2"]
         assert sorted(app.engine.known["instances"]) == stored
-        assert not app._resync_now.is_set()
+        assert not app.resync_requested
         app.events.observe_crd(event_type="MODIFIED", body=widget_crd("v1alpha1"))  # v1 withdrawn again
-        assert app._resync_now.is_set()  # the v1alpha1 listing may have been dropped as late: list again
+        assert app.resync_requested  # the v1alpha1 listing may have been dropped as late: list again
     finally:
         stopper.cancel()

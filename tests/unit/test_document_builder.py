@@ -52,13 +52,30 @@ def test_a_crd_version_is_described_once(monkeypatch: pytest.MonkeyPatch) -> Non
 
 
 def test_the_cache_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past its size the oldest CRD version is forgotten, so it is described again; the newest are not."""
+    calls = []
+    real = documents.describe_crd
+
+    def counting(crd: Any, *, cluster: str) -> Any:
+        calls.append(crd["metadata"]["resourceVersion"])
+        return real(crd, cluster=cluster)
+
+    monkeypatch.setattr(documents, "describe_crd", counting)
     monkeypatch.setattr(documents, "CAPABILITY_CACHE_SIZE", 3)
     builder = DocumentBuilder(cluster="c", metrics=Metrics())
-    crd = sample_crd()
+    crds = []
     for version in range(10):
-        crd["metadata"]["resourceVersion"] = str(version)
+        crd = sample_crd()
+        crd["metadata"] = {**crd["metadata"], "uid": f"u-{version}", "resourceVersion": str(version)}
+        crds.append(crd)
         builder.capability(crd)
-    assert len(builder._capabilities) == 3
+    assert len(calls) == 10
+    for crd in crds[-3:]:  # the three most recent are still known
+        builder.capability(copy.deepcopy(crd))
+    assert len(calls) == 10
+    builder.capability(copy.deepcopy(crds[0]))  # evicted: built again
+    assert calls[-1] == "0"
+    assert len(calls) == 11
 
 
 def test_kopf_keeps_no_state_on_watched_objects() -> None:

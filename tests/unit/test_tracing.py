@@ -15,7 +15,7 @@ from backends.memory import MemoryStore
 from controller import tracing
 from controller.app import App, InstrumentedSearch
 from controller.settings import ServerSettings, Settings
-from query.request import SearchRequest
+from query.request import SearchError, SearchRequest
 from tests.fakes import CountingEmbedder
 
 
@@ -82,12 +82,23 @@ async def test_mcp_tool_calls_are_spans(spans: InMemorySpanExporter) -> None:
     await store.upsert(
         "capabilities", [Record(id="c", vector=embedder.vector(text), text=text, metadata={"content_hash": "h"})]
     )
+    metrics = Metrics()
     service = InstrumentedSearch(
-        metrics=Metrics(), store=store, embedder=embedder, collections={"capabilities": "capabilities"}
+        metrics=metrics, store=store, embedder=embedder, collections={"capabilities": "capabilities"}
     )
     await service.search(SearchRequest.build(collection="capabilities", query="tls certificate"))
     (tool,) = by_name(spans.get_finished_spans(), "kubevec.mcp.vector_search")
     assert tool.status.is_ok
+    # the same wrapper times every call and counts failures, per tool
+    registry = metrics.registry
+    assert registry.get_sample_value("kubevec_mcp_request_duration_seconds_count", {"tool": "vector_search"}) == 1
+    assert registry.get_sample_value("kubevec_mcp_request_errors_total", {"tool": "vector_search"}) == 0
+    with pytest.raises(SearchError):
+        await service.search(SearchRequest.build(collection="instances", query="tls"))  # no such collection here
+    assert registry.get_sample_value("kubevec_mcp_request_duration_seconds_count", {"tool": "vector_search"}) == 2
+    assert registry.get_sample_value("kubevec_mcp_request_errors_total", {"tool": "vector_search"}) == 1
+    failed = by_name(spans.get_finished_spans(), "kubevec.mcp.vector_search")[-1]
+    assert not failed.status.is_ok
 
 
 async def test_a_resync_is_a_span_with_its_list_and_diff_phases(spans: InMemorySpanExporter) -> None:
