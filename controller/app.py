@@ -27,7 +27,7 @@ from controller.engine import SyncEngine
 from controller.events import EventRouter
 from controller.handover import Handover
 from controller.health import ClusterProbe, HealthServer, StoreDirectory
-from controller.kube import KubeReader
+from controller.kube import ClusterReader, KubeReader
 from controller.metrics import InstrumentedStore, Metrics
 from controller.migrate import active_collections, current_generation, migrate
 from controller.peering import PeeringIdentity
@@ -62,7 +62,7 @@ class App:
         settings: Settings,
         store: VectorStore | None = None,
         embedder: Embedder | None = None,
-        kube: KubeReader | None = None,
+        kube: ClusterReader | None = None,
         peering: PeeringIdentity | None = None,
     ) -> None:
         self.settings = settings
@@ -411,7 +411,7 @@ class InstrumentedSearch(SearchService):
 
 
 def _mcp_server(
-    settings: Settings, *, store: VectorStore, embedder: Embedder, metrics: Metrics, kube: KubeReader
+    settings: Settings, *, store: VectorStore, embedder: Embedder, metrics: Metrics, kube: ClusterReader
 ) -> tuple[EmbeddedHttpServer, SearchService] | None:
     """The agents' MCP endpoint inside the controller (``KUBEVEC_MCP_PORT``), over the same store.
 

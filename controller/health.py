@@ -11,7 +11,7 @@ from pathlib import Path
 
 from aiohttp import web
 
-from controller.kube import KubeError, KubeReader
+from controller.kube import ClusterReader, KubeError
 from controller.metrics import Metrics
 
 logger = logging.getLogger(__name__)
@@ -26,7 +26,7 @@ class ClusterProbe:
     """
 
     def __init__(
-        self, *, kube: KubeReader, metrics: Metrics, interval: float, on_recovered: Callable[[], None]
+        self, *, kube: ClusterReader, metrics: Metrics, interval: float, on_recovered: Callable[[], None]
     ) -> None:
         self._kube = kube
         self._metrics = metrics

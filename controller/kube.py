@@ -15,7 +15,7 @@ import re
 import time
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
@@ -199,6 +199,47 @@ def preflight(configuration: client.Configuration, *, attempts: int = 3, delay: 
     finally:
         reader.close()
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+class ClusterReader(Protocol):
+    """What the rest of the controller reads from the Kubernetes API: :class:`KubeReader` over the real
+    one, a fake in tests (so fakes need no ``type: ignore``)."""
+
+    async def get(
+        self,
+        path: str,
+        *,
+        query: Mapping[str, Any] | None = None,
+        request_timeout: float = 60,
+        accept: str = "application/json",
+    ) -> Any: ...
+
+    async def get_object(self, resource: ApiResource, name: str, *, namespace: str | None = None) -> Body | None: ...
+
+    async def discover(self, *, aggregated: bool = True) -> list[ApiResource]: ...
+
+    async def list_objects(self, resource: ApiResource, *, namespace: str | None = None) -> list[Body]: ...
+
+    def iter_pages(
+        self,
+        resource: ApiResource,
+        *,
+        namespace: str | None = None,
+        page_size: int | None = None,
+        metadata_only: bool = False,
+    ) -> AsyncIterator[list[Body]]: ...
+
+    async def openapi_hashes(self) -> dict[tuple[str, str], str]: ...
+
+    async def openapi_components(self, group: str, version: str) -> Mapping[str, Any]: ...
+
+    async def post(self, path: str, body: Mapping[str, Any]) -> Any: ...
+
+    async def patch_status(
+        self, *, group: str, version: str, plural: str, name: str, status: Mapping[str, Any]
+    ) -> None: ...
+
+    def close(self) -> None: ...
 
 
 class KubeReader:

@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
-from controller.kube import KubeError, KubeReader
+from controller.kube import ClusterReader, KubeError
 
 logger = logging.getLogger(__name__)
 
@@ -68,7 +68,7 @@ def is_active(*, me: PeeringIdentity, status: Mapping[str, Any] | None, now: dat
     return True
 
 
-async def follow(*, kube: KubeReader, me: PeeringIdentity, on_change: Callable[[bool], None]) -> None:
+async def follow(*, kube: ClusterReader, me: PeeringIdentity, on_change: Callable[[bool], None]) -> None:
     """Track whether this replica is the active peer; ``on_change(active)`` on every change.
 
     A replica may lead only once its own keep-alive is in the peering object and a settling period

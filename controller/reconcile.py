@@ -25,7 +25,7 @@ from opentelemetry.trace import Span
 from controller.documents import DocumentBuilder, Unchanged
 from controller.engine import SyncEngine
 from controller.handover import Handover
-from controller.kube import ApiResource, KubeError, KubeForbidden, KubeReader
+from controller.kube import ApiResource, ClusterReader, KubeError, KubeForbidden
 from controller.metrics import Metrics
 from controller.policy import GROUP, PLURAL, EffectivePolicy, PolicyError, SyncPolicy, listable
 from controller.settings import Settings
@@ -96,7 +96,7 @@ class ClusterState:
     def __init__(
         self,
         *,
-        kube: KubeReader,
+        kube: ClusterReader,
         settings: Settings,
         builder: DocumentBuilder,
         metrics: Metrics,

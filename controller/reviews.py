@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any, Final
 
-from controller.kube import KubeError, KubeReader
+from controller.kube import ClusterReader, KubeError, KubeReader
 from controller.settings import Settings
 from query.access import (
     Authorizer,
@@ -29,7 +29,7 @@ ACCESS_REVIEWS: Final = "/apis/authorization.k8s.io/v1/subjectaccessreviews"
 class KubeReviewer:
     """:class:`query.access.Reviewer` over the API server, with this process's own credentials."""
 
-    def __init__(self, *, kube: KubeReader, audiences: Sequence[str] = ()) -> None:
+    def __init__(self, *, kube: ClusterReader, audiences: Sequence[str] = ()) -> None:
         self.kube = kube
         self.audiences = list(audiences)
 
@@ -124,7 +124,7 @@ def build_authorizer(
     settings: Settings,
     *,
     placements: Callable[[], Awaitable[Iterable[Placement]]],
-    kube: KubeReader | None = None,
+    kube: ClusterReader | None = None,
 ) -> Authorizer:
     """The MCP endpoint's authorizer from settings: the one token, static tokens, Kubernetes callers."""
     static: StaticTokenFile | tuple[()] = StaticTokenFile(settings.mcp_tokens_file) if settings.mcp_tokens_file else ()

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from backends import BackendError, Record, VectorStore
-from controller.kube import KubeError, KubeReader
+from controller.kube import ClusterReader, KubeError
 from controller.policy import GROUP, PLURAL, VERSION, SyncPolicy
 
 logger = logging.getLogger(__name__)
@@ -55,7 +55,7 @@ def status_body(policy: SyncPolicy, sync: SyncStatus, *, now: float) -> dict[str
     }
 
 
-async def write_status(*, kube: KubeReader, policies: Iterable[SyncPolicy], sync: SyncStatus) -> None:
+async def write_status(*, kube: ClusterReader, policies: Iterable[SyncPolicy], sync: SyncStatus) -> None:
     """Merge-patch each policy's status; a failure is logged and the next round tries again."""
     now = time.time()
     for policy in policies:

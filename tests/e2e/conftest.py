@@ -21,3 +21,11 @@ def control_plane() -> Iterator[ControlPlane]:
         mp.setenv("KUBECONFIG", str(plane.kubeconfig))
         mp.setenv("PATH", f"{plane.bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
         yield plane
+
+
+@pytest.fixture(scope="module")
+def plane() -> Iterator[ControlPlane]:
+    """A control plane of the test module's own, without kube-controller-manager (nothing in it changes by
+    itself): for tests that own cluster-scoped objects (a Helm release, RBAC, SyncPolicies) or kill parts."""
+    with running(quiet=True, controllers=()) as plane:
+        yield plane

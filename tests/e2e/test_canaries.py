@@ -14,16 +14,14 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.conftest import SYNCPOLICY_CRD
-from tests.controlplane.cluster import ControlPlane, running
-from tests.e2e.controller_harness import apply, namespaced_crd, stored
-from tests.e2e.test_faults import Controller
+from tests.controlplane.cluster import ControlPlane
+from tests.e2e.controller_harness import Controller, apply, namespaced_crd, stored
 
 pytestmark = pytest.mark.e2e
 
@@ -129,12 +127,6 @@ def v4_placements() -> tuple[dict[str, Any], list[str]]:
 def vault_crd() -> dict[str, Any]:
     schema = {"type": "object", "description": "A vault of settings.", "x-kubernetes-preserve-unknown-fields": True}
     return namespaced_crd(group=GROUP, plural="vaults", kind="Vault", schema=schema)
-
-
-@pytest.fixture(scope="module")
-def plane() -> Iterator[ControlPlane]:
-    with running(quiet=True, controllers=()) as plane:
-        yield plane
 
 
 def test_no_canary_reaches_the_store_or_the_log(plane: ControlPlane, tmp_path: Path) -> None:

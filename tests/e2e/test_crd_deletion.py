@@ -5,12 +5,11 @@ from __future__ import annotations
 import logging
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from tests.controlplane.cluster import ControlPlane
-from tests.e2e.controller_harness import apply, eventually, namespaced_crd, running_controller, stored
+from tests.e2e.controller_harness import apply, eventually, gadget_crd, running_controller, stored
 from tests.fakes import CountingEmbedder
 
 pytestmark = pytest.mark.e2e
@@ -18,21 +17,6 @@ pytestmark = pytest.mark.e2e
 GROUP = "purge.kubevec.test"
 CRD_NAME = f"gadgets.{GROUP}"
 INSTANCES = 80
-
-
-def gadget_crd() -> dict[str, Any]:
-    return namespaced_crd(
-        group=GROUP,
-        plural="gadgets",
-        kind="Gadget",
-        schema={
-            "type": "object",
-            "description": "A gadget that blinks its lights.",
-            "properties": {
-                "spec": {"type": "object", "properties": {"colour": {"type": "string", "description": "Light colour."}}}
-            },
-        },
-    )
 
 
 def retried(record: logging.LogRecord) -> bool:

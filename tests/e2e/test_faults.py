@@ -12,105 +12,30 @@ import asyncio
 import collections
 import contextlib
 import json
-import os
 import random
 import re
-import signal
-import subprocess
 import threading
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import SYNCPOLICY_CRD
-from tests.controlplane.cluster import ControlPlane, free_port, running
-from tests.e2e.controller_harness import apply, eventually, spawn_kubevec_run
-from tests.e2e.convergence import wait_converged
-from tests.e2e.test_crd_deletion import gadget_crd
+from tests.controlplane.cluster import ControlPlane
+from tests.e2e.controller_harness import GADGETS, RESYNC, Controller, apply, eventually, gadget_crd
 from tests.fake_voyage import FakeVoyage, running_fake_voyage
 
 pytestmark = pytest.mark.e2e
 
-RESYNC = 20.0  # seconds: "within one resync interval" is asserted against this
 NAMESPACE = "faults"
-GADGETS = "purge.kubevec.test"
 
 
 @pytest.fixture(scope="module")
-def plane() -> Iterator[ControlPlane]:
-    with running(quiet=True, controllers=()) as plane:
-        plane.kubectl("create", "namespace", NAMESPACE)
-        yield plane
-
-
-class Controller:
-    """One `kubevec run` process with its health and metrics ports and its log."""
-
-    def __init__(self, plane: ControlPlane, store: Path, log: Path, **env: str) -> None:
-        self.plane, self.store, self.log = plane, store, log
-        self.health, self.metrics = free_port(), free_port()
-        self.env = {
-            "KUBEVEC_CLUSTER_NAME": "faults",
-            "KUBEVEC_SERVER__HEALTH_PORT": str(self.health),
-            "KUBEVEC_SERVER__METRICS_PORT": str(self.metrics),
-            "KUBEVEC_SYNC__RESYNC_INTERVAL_SECONDS": str(RESYNC),
-            "KUBEVEC_SYNC__CLUSTER_PROBE_SECONDS": "1",
-            "KUBEVEC_SYNC__MAX_BACKOFF_SECONDS": "2",
-            **env,
-        }
-        self.proc: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> None:
-        self.proc = spawn_kubevec_run(self.plane, self.store, log=self.log, **self.env)
-
-    def kill(self) -> None:
-        assert self.proc is not None
-        os.killpg(self.proc.pid, signal.SIGKILL)
-        self.proc.wait(timeout=10)
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGTERM)
-            self.proc.wait(timeout=30)
-
-    def readyz(self) -> tuple[int, str]:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{self.health}/readyz", timeout=3) as response:
-                return int(response.status), response.read().decode()
-        except urllib.error.HTTPError as exc:
-            return exc.code, exc.read().decode()
-        except OSError as exc:
-            return 0, str(exc)
-
-    def metric(self, name: str) -> float | None:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{self.metrics}/metrics", timeout=3) as response:
-                text = response.read().decode()
-        except OSError:
-            return None
-        values = [float(line.split()[-1]) for line in text.splitlines() if line.startswith(name)]
-        return sum(values) if values else None
-
-    def wait_ready(self, timeout: float = 120) -> None:
-        assert self.proc is not None
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            assert self.proc.poll() is None, self.log.read_text()[-3000:]
-            if self.readyz()[0] == 200:
-                return
-            time.sleep(0.3)
-        raise AssertionError(f"never ready: {self.readyz()}\n{self.log.read_text()[-3000:]}")
-
-    def converged(self, timeout: float = RESYNC) -> float:
-        drift, seconds = wait_converged(
-            kubeconfig=self.plane.kubeconfig, cluster="faults", store_path=self.store, timeout=timeout
-        )
-        assert drift.converged, f"not converged after {seconds:.0f}s: {drift}\n{self.log.read_text()[-2000:]}"
-        return seconds
+def plane(plane: ControlPlane) -> ControlPlane:
+    """The module's own control plane (conftest), with the namespace these tests write in."""
+    plane.kubectl("create", "namespace", NAMESPACE)
+    return plane
 
 
 @pytest.fixture

@@ -10,7 +10,6 @@ an in-cluster agent would: with the Service's DNS name in the Host header.
 from __future__ import annotations
 
 import asyncio
-import base64
 import json
 import os
 import signal
@@ -18,7 +17,6 @@ import subprocess
 import sys
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +26,8 @@ from mcp.client.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.conftest import REPO, SAMPLE_CRDS
-from tests.controlplane.cluster import ControlPlane, free_port, running
+from tests.controlplane.cluster import ControlPlane, free_port
+from tests.e2e.agents import container_env, helm
 from tests.e2e.controller_harness import eventually
 
 pytestmark = pytest.mark.e2e
@@ -36,37 +35,6 @@ pytestmark = pytest.mark.e2e
 NS = "agents"
 RELEASE = "kv"
 TOKEN = "agent-token-7f3e"
-
-
-@pytest.fixture(scope="module")
-def plane() -> Iterator[ControlPlane]:
-    with running(quiet=True, controllers=()) as plane:  # its own: the release owns cluster-scoped CRDs
-        yield plane
-
-
-def helm(plane: ControlPlane, *args: str) -> str:
-    built = subprocess.run(
-        ["bash", str(REPO / "charts" / "tools" / "build-helm.sh")], capture_output=True, text=True, check=True
-    )
-    binary = built.stdout.strip().splitlines()[-1]
-    proc = subprocess.run(
-        [binary, f"--kubeconfig={plane.kubeconfig}", *args], capture_output=True, text=True, check=False, timeout=300
-    )
-    assert proc.returncode == 0, proc.stderr
-    return proc.stdout
-
-
-def container_env(plane: ControlPlane, container: dict[str, Any]) -> dict[str, str]:
-    """The container's environment as the kubelet would build it (plain values and Secret keys)."""
-    env: dict[str, str] = {}
-    for item in container.get("env", []):
-        if "value" in item:
-            env[item["name"]] = item["value"]
-            continue
-        ref = item["valueFrom"]["secretKeyRef"]
-        secret = json.loads(plane.kubectl("get", "secret", ref["name"], "-n", NS, "-o", "json"))
-        env[item["name"]] = base64.b64decode(secret["data"][ref["key"]]).decode()
-    return env
 
 
 def test_helm_install_serves_agents_over_mcp(plane: ControlPlane, tmp_path: Path) -> None:
@@ -92,7 +60,7 @@ def test_helm_install_serves_agents_over_mcp(plane: ControlPlane, tmp_path: Path
     sa_token = plane.kubectl("create", "token", "kv-kubevec", "-n", NS, "--duration=1h").strip()
     kubeconfig = tmp_path / "sa.kubeconfig"
     plane.write_kubeconfig(kubeconfig, user="kv-kubevec", token=sa_token)
-    env = container_env(plane, container)
+    env = container_env(plane, container, namespace=NS)
     assert env["KUBEVEC_MCP_TOKEN"] == TOKEN
     assert int(env["KUBEVEC_MCP_PORT"]) == mcp_port
     local_port, health_port = free_port(), free_port()

@@ -10,15 +10,13 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.controlplane.cluster import ControlPlane, running
-from tests.e2e.controller_harness import apply, eventually, namespaced_crd, stored
-from tests.e2e.test_faults import RESYNC, Controller
+from tests.controlplane.cluster import ControlPlane
+from tests.e2e.controller_harness import RESYNC, Controller, apply, eventually, namespaced_crd, stored
 
 pytestmark = pytest.mark.e2e
 
@@ -56,12 +54,6 @@ def deep_schema(levels: int) -> dict[str, Any]:
     for level in range(levels):
         node = {"type": "object", "description": f"Level {level}.", "properties": {f"l{level}": node}}
     return {"type": "object", "description": "A deeply nested thing.", "properties": {"spec": node}}
-
-
-@pytest.fixture(scope="module")
-def plane() -> Iterator[ControlPlane]:
-    with running(quiet=True, controllers=()) as plane:
-        yield plane
 
 
 def test_hostile_input_is_indexed_or_skipped_once_and_the_controller_stays_ready(

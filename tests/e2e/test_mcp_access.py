@@ -8,77 +8,22 @@ nothing hidden; an RBAC edit shows after the cache's TTL; a token the API server
 
 from __future__ import annotations
 
-import asyncio
 import os
 import secrets
 import signal
 import urllib.error
 import urllib.request
 from pathlib import Path
-from typing import Any
 
-import httpx2
 import pytest
-from mcp.client.client import Client
-from mcp.client.streamable_http import streamable_http_client
 
 from tests.controlplane.cluster import ControlPlane, free_port
+from tests.e2e.agents import Agent, workloads
 from tests.e2e.controller_harness import CLUSTER, apply, eventually, spawn_kubevec_run
 
 pytestmark = pytest.mark.e2e
 
 ADMIN_TOKEN = "e2e-full-access-token-" + secrets.token_hex(8)
-
-
-def workloads(ns: str) -> list[dict[str, Any]]:
-    meta = {"namespace": ns}
-    pod = {"containers": [{"name": "web", "image": "nginx:1.27", "envFrom": [{"secretRef": {"name": "db-creds"}}]}]}
-    return [
-        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}},
-        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "settings", **meta}, "data": {"a": "1"}},
-        {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", **meta}, "spec": {"selector": {"app": "web"}, "ports": [{"port": 80}]}},
-        {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", **meta},
-         "spec": {"selector": {"matchLabels": {"app": "web"}},
-                  "template": {"metadata": {"labels": {"app": "web"}}, "spec": pod}}},
-        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "agent", **meta}},
-        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "nobody", **meta}},
-        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": "agent-reader", **meta},
-         "rules": [{"apiGroups": [""], "resources": ["configmaps", "services"], "verbs": ["get", "list"]},
-                   {"apiGroups": ["apps"], "resources": ["deployments"], "verbs": ["get", "list"]}]},
-        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": {"name": "agent-reader", **meta},
-         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "agent-reader"},
-         "subjects": [{"kind": "ServiceAccount", "name": "agent", "namespace": ns}]},
-    ]  # fmt: skip
-
-
-class Agent:
-    """One MCP session with one bearer token."""
-
-    def __init__(self, url: str, token: str) -> None:
-        self.url, self.token = url, token
-
-    async def calls(self, *calls: tuple[str, dict[str, Any]]) -> list[Any]:
-        async with (
-            httpx2.AsyncClient(headers={"Authorization": f"Bearer {self.token}"}, timeout=60) as http,
-            Client(streamable_http_client(self.url, http_client=http)) as client,
-        ):
-            out = []
-            for name, arguments in calls:
-                result = await client.call_tool(name, arguments)
-                out.append(result.structured_content if not result.is_error else {"error": _text(result)})
-            return out
-
-    def call(self, name: str, **arguments: Any) -> Any:
-        return asyncio.run(self.calls((name, arguments)))[0]
-
-    def ids(self, **fields: Any) -> set[str]:
-        found = self.call("vector_search", **{"collection": "instances", "k": 100, **fields})
-        assert "error" not in found, found
-        return {hit["id"] for hit in found["results"]}
-
-
-def _text(result: Any) -> str:
-    return "".join(getattr(block, "text", "") for block in result.content)
 
 
 def test_each_agent_sees_only_what_its_rbac_lets_it_list(control_plane: ControlPlane, tmp_path: Path) -> None:

@@ -25,8 +25,8 @@ import jwt
 import pytest
 
 from tests.controlplane.cluster import ControlPlane, free_port
+from tests.e2e.agents import Agent, workloads
 from tests.e2e.controller_harness import CLUSTER, apply, eventually, spawn_kubevec_run
-from tests.e2e.test_mcp_access import Agent, workloads
 
 pytestmark = pytest.mark.e2e
 

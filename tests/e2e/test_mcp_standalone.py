@@ -17,27 +17,19 @@ import signal
 import subprocess
 import sys
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import REPO
-from tests.controlplane.cluster import ControlPlane, free_port, running
+from tests.controlplane.cluster import ControlPlane, free_port
+from tests.e2e.agents import Agent, container_env, helm, workloads
 from tests.e2e.controller_harness import CLUSTER, apply, eventually, spawn_kubevec_run
-from tests.e2e.test_helm_install import container_env, helm
-from tests.e2e.test_mcp_access import Agent, workloads
 from tests.services import chroma_server
 
 pytestmark = pytest.mark.e2e
 
 NS = "agents"
-
-
-@pytest.fixture(scope="module")
-def plane() -> Iterator[ControlPlane]:
-    with running(quiet=True, controllers=()) as plane:  # its own: the release owns cluster-scoped objects
-        yield plane
 
 
 def can_i(plane: ControlPlane, kubeconfig: Path, *args: str) -> bool:
@@ -90,7 +82,7 @@ def test_standalone_mcp_holds_review_rights_only_and_filters_by_caller(plane: Co
             for verb, resource in (("list", "pods"), ("get", "secrets"), ("list", "configmaps"), ("list", "*.*")):
                 assert not can_i(plane, kubeconfig, verb, resource, "--all-namespaces"), (verb, resource)
 
-            env = container_env(plane, container)
+            env = container_env(plane, container, namespace=NS)
             port = free_port()
             args = [a if a != str(container["ports"][0]["containerPort"]) else str(port) for a in container["args"]]
             args = [a if a != "0.0.0.0" else "127.0.0.1" for a in args]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -12,9 +11,8 @@ import pytest
 import yaml
 
 from tests.conftest import SYNCPOLICY_CRD
-from tests.controlplane.cluster import READER_USER, ControlPlane, running
-from tests.e2e.controller_harness import apply, stored
-from tests.e2e.test_faults import Controller
+from tests.controlplane.cluster import READER_USER, ControlPlane
+from tests.e2e.controller_harness import Controller, apply, stored
 
 pytestmark = pytest.mark.e2e
 REPO = Path(__file__).resolve().parents[2]
@@ -33,12 +31,6 @@ def rendered(*values: str) -> list[dict[str, Any]]:
         [helm, "template", "kv", str(REPO / "charts" / "kubevec"), *args], capture_output=True, text=True, check=True
     ).stdout
     return [d for d in yaml.safe_load_all(out) if d]
-
-
-@pytest.fixture(scope="module")
-def plane() -> Iterator[ControlPlane]:
-    with running(quiet=True, controllers=()) as plane:
-        yield plane
 
 
 def test_no_secrets_rbac_runs_clean_and_never_reads_a_secret(plane: ControlPlane, tmp_path: Path) -> None:

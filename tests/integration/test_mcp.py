@@ -411,7 +411,7 @@ async def test_a_new_tool_with_no_view_code_sees_only_its_callers_documents() ->
     Tools are given ``server.reader(ctx)``, scoped to the caller, and never the service."""
     from query.access import Authorizer, StaticToken
     from query.mcp import EmbeddedHttpServer, HttpGuard, build_server, transport_security
-    from tests.unit.test_access import CLUSTER, index
+    from tests.unit.tenants import CLUSTER, index
 
     service, _ = await index()
     server = build_server(service.scoped, require_view=True)

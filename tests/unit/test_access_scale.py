@@ -25,7 +25,7 @@ from query.access import (
 )
 from query.limits import Limiter, Limits
 from query.rbac import RbacSnapshot
-from tests.unit.test_access import CLUSTER, ids, index
+from tests.unit.tenants import CLUSTER, ids, index
 
 RBAC = "rbac.authorization.k8s.io"
 

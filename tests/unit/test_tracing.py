@@ -102,7 +102,7 @@ async def test_mcp_tool_calls_are_spans(spans: InMemorySpanExporter) -> None:
 
 
 async def test_a_resync_is_a_span_with_its_list_and_diff_phases(spans: InMemorySpanExporter) -> None:
-    from tests.unit.test_resync import FakeReader, configmap, synced
+    from tests.unit.fake_cluster import FakeReader, configmap, synced
 
     await synced(FakeReader(), configmap("a"), configmap("b"))
     finished = spans.get_finished_spans()

@@ -1,0 +1,92 @@
+"""What e2e tests of the agents' side share: tenants' workloads, an MCP agent, helm and the kubelet's env."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import subprocess
+from typing import Any
+
+import httpx2
+from mcp.client.client import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from tests.conftest import REPO
+from tests.controlplane.cluster import ControlPlane
+
+
+def workloads(ns: str) -> list[dict[str, Any]]:
+    meta = {"namespace": ns}
+    pod = {"containers": [{"name": "web", "image": "nginx:1.27", "envFrom": [{"secretRef": {"name": "db-creds"}}]}]}
+    return [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}},
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "settings", **meta}, "data": {"a": "1"}},
+        {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", **meta}, "spec": {"selector": {"app": "web"}, "ports": [{"port": 80}]}},
+        {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", **meta},
+         "spec": {"selector": {"matchLabels": {"app": "web"}},
+                  "template": {"metadata": {"labels": {"app": "web"}}, "spec": pod}}},
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "agent", **meta}},
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "nobody", **meta}},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": "agent-reader", **meta},
+         "rules": [{"apiGroups": [""], "resources": ["configmaps", "services"], "verbs": ["get", "list"]},
+                   {"apiGroups": ["apps"], "resources": ["deployments"], "verbs": ["get", "list"]}]},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": {"name": "agent-reader", **meta},
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "agent-reader"},
+         "subjects": [{"kind": "ServiceAccount", "name": "agent", "namespace": ns}]},
+    ]  # fmt: skip
+
+
+class Agent:
+    """One MCP session with one bearer token."""
+
+    def __init__(self, url: str, token: str) -> None:
+        self.url, self.token = url, token
+
+    async def calls(self, *calls: tuple[str, dict[str, Any]]) -> list[Any]:
+        async with (
+            httpx2.AsyncClient(headers={"Authorization": f"Bearer {self.token}"}, timeout=60) as http,
+            Client(streamable_http_client(self.url, http_client=http)) as client,
+        ):
+            out = []
+            for name, arguments in calls:
+                result = await client.call_tool(name, arguments)
+                out.append(result.structured_content if not result.is_error else {"error": _text(result)})
+            return out
+
+    def call(self, name: str, **arguments: Any) -> Any:
+        return asyncio.run(self.calls((name, arguments)))[0]
+
+    def ids(self, **fields: Any) -> set[str]:
+        found = self.call("vector_search", **{"collection": "instances", "k": 100, **fields})
+        assert "error" not in found, found
+        return {hit["id"] for hit in found["results"]}
+
+
+def _text(result: Any) -> str:
+    return "".join(getattr(block, "text", "") for block in result.content)
+
+
+def helm(plane: ControlPlane, *args: str) -> str:
+    built = subprocess.run(
+        ["bash", str(REPO / "charts" / "tools" / "build-helm.sh")], capture_output=True, text=True, check=True
+    )
+    binary = built.stdout.strip().splitlines()[-1]
+    proc = subprocess.run(
+        [binary, f"--kubeconfig={plane.kubeconfig}", *args], capture_output=True, text=True, check=False, timeout=300
+    )
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def container_env(plane: ControlPlane, container: dict[str, Any], *, namespace: str) -> dict[str, str]:
+    """The container's environment as the kubelet would build it (plain values and Secret keys)."""
+    env: dict[str, str] = {}
+    for item in container.get("env", []):
+        if "value" in item:
+            env[item["name"]] = item["value"]
+            continue
+        ref = item["valueFrom"]["secretKeyRef"]
+        secret = json.loads(plane.kubectl("get", "secret", ref["name"], "-n", namespace, "-o", "json"))
+        env[item["name"]] = base64.b64decode(secret["data"][ref["key"]]).decode()
+    return env
