@@ -59,3 +59,27 @@ def test_an_open_mcp_port_without_a_token_is_refused(tmp_path: Path) -> None:
     assert result.returncode == 1
     assert result.stderr.strip().count("\n") == 0, result.stderr
     assert result.stderr.startswith("kubevec run: refusing to serve MCP on 0.0.0.0:8765 without authentication")
+
+
+def test_shell_completion_completes_commands_flags_and_choices() -> None:
+    """issue 31: no completion was offered; it is generated from the parser, so new flags complete too."""
+    import shutil
+
+    bash = shutil.which("bash")
+    assert bash is not None
+    kubevec = str(Path(sys.executable).with_name("kubevec"))
+    script = subprocess.run([kubevec, "completion", "bash"], capture_output=True, text=True, check=True).stdout
+
+    def complete(*words: str) -> set[str]:
+        line = " ".join(["kubevec", *words])
+        probe = (
+            f"{script}\nCOMP_WORDS=({line}); COMP_CWORD={len(words)}; _kubevec; printf '%s\\n' \"${{COMPREPLY[@]}}\""
+        )
+        done = subprocess.run([bash, "-c", probe], capture_output=True, text=True, check=True)
+        return set(done.stdout.split())
+
+    assert {"search", "status"} <= complete("s")
+    assert {"--collection", "--kind"} <= complete("search", "--")
+    assert complete("search", "--collection", "") == {"capabilities", "instances"}
+    assert complete("status", "--kube") == {"--kubeconfig"}  # global flags after the command too
+    assert "zsh" in subprocess.run([kubevec, "completion", "zsh"], capture_output=True, text=True, check=True).stdout

@@ -69,7 +69,7 @@ def test_label_selectors_are_read_as_kubectl_reads_them() -> None:
 
 
 def test_status_shows_the_most_frequent_kinds_that_fit_and_counts_the_rest() -> None:
-    from controller.cli import _kinds_line
+    from controller.cli.status import kinds_line as _kinds_line
 
     assert _kinds_line({}) == "(no kinds)"
     assert _kinds_line({"Pod": 12, "Service": 3}) == "Pod 12, Service 3"
@@ -81,7 +81,7 @@ def test_status_shows_the_most_frequent_kinds_that_fit_and_counts_the_rest() -> 
 async def test_one_shot_commands_keep_int8_weights_a_server_folds_them(monkeypatch: pytest.MonkeyPatch) -> None:
     """One query per process: loading without constant folding is faster than what it costs that query."""
     from backends.memory import MemoryStore
-    from controller import cli
+    from controller.cli import common as cli_common
     from query.request import SearchRequest
     from tests.fakes import CountingEmbedder
 
@@ -98,7 +98,7 @@ async def test_one_shot_commands_keep_int8_weights_a_server_folds_them(monkeypat
     store = MemoryStore()
     await store.ensure_collection(settings.collection("capabilities"), dimension=16, embedder="counting-test-embedder")
     for one_shot in (True, False):
-        service = cli._search_service(settings, store, embedder=True, one_shot=one_shot)
+        service = cli_common.search_service(settings, store, embedder=True, one_shot=one_shot)
         await service.search(SearchRequest.build(query="a managed postgres", hybrid=False))
     assert loaded == [True, False]
     # A one-shot command remembers the model file it verified; a server hashes it once per start.

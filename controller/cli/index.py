@@ -1,0 +1,75 @@
+"""``kubevec index crds`` and ``kubevec describe``: CRD files -> capability documents, with no cluster."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from typing import TYPE_CHECKING
+
+from controller.cli.common import CommandError, open_embedder, open_store
+from controller.settings import Settings
+
+if TYPE_CHECKING:
+    pass
+
+logger = logging.getLogger("kubevec")
+
+
+async def index_command(args: argparse.Namespace, settings: Settings) -> int:
+    from backends import BackendError
+    from controller.migrate import active_collections
+    from inference.documents import CAPABILITIES, InferenceError
+    from query.indexing import index_crds
+
+    embedder = open_embedder(settings)
+    store = open_store(settings)
+    try:
+        names, _ = await active_collections(store, settings=settings)
+        report = await index_crds(
+            paths=args.paths,
+            store=store,
+            embedder=embedder,
+            collection=names[CAPABILITIES],
+            cluster=settings.cluster_name,
+            batch_size=settings.embedder.batch_size,
+        )
+    except (BackendError, InferenceError) as exc:
+        raise CommandError(str(exc)) from exc
+    finally:
+        await store.close()
+    for error in report.errors:
+        print(f"kubevec index: {error}", file=sys.stderr)
+    print(
+        f"Indexed CRDs files={report.files} documents={report.documents} embedded={report.embedded} "
+        f"unchanged={report.unchanged} errors={len(report.errors)} store={settings.store.backend}:{store.location}"
+    )
+    return 1 if report.errors else 0
+
+
+def describe(args: argparse.Namespace, settings: Settings) -> int:
+    from inference.capabilities import describe_crd_files
+    from inference.documents import InferenceError
+
+    try:
+        report = describe_crd_files(args.paths, cluster=args.cluster or settings.cluster_name)
+    except InferenceError as exc:
+        raise CommandError(str(exc)) from exc
+    for error in report.errors:
+        print(f"kubevec describe: {error}", file=sys.stderr)
+    out, failures = report.documents, len(report.errors)
+    if args.json:
+        print(json.dumps([{"id": d.id, "text": d.text, "metadata": dict(d.metadata)} for d in out], indent=2))
+    else:
+        for doc in out:
+            meta = doc.metadata
+            print(f"# {doc.id}  ({meta['scope']}, complexity {meta['complexity']})")
+            print(doc.text)
+            capabilities = meta.get("capabilities")
+            if isinstance(capabilities, list) and capabilities:
+                print(f"  capabilities: {', '.join(str(c) for c in capabilities)}")
+            print()
+    if not out and not failures:
+        raise CommandError("no CustomResourceDefinitions found in the given paths")
+    return 1 if failures else 0

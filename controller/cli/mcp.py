@@ -1,0 +1,41 @@
+"""``kubevec mcp``: the agents' tools over stdio or HTTP, as a process of its own."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from typing import TYPE_CHECKING
+
+from controller.cli.common import CommandError, open_embedder, open_store, search_service
+from controller.settings import Settings
+
+if TYPE_CHECKING:
+    pass
+
+logger = logging.getLogger("kubevec")
+
+
+def mcp_command(args: argparse.Namespace, settings: Settings) -> int:
+    from controller.reviews import build_authorizer
+    from query.access import AccessConfigError
+    from query.mcp import UnsafeBind, serve
+
+    store = open_store(settings, existing=True)
+    open_embedder(settings)  # a model that cannot load is an error now, not at the first query
+    service = search_service(settings, store, embedder=True, one_shot=False)
+    try:
+        authorizer = build_authorizer(settings, placements=lambda: service.placements(settings.cluster_name))
+        serve(
+            service,
+            transport=args.transport,
+            host=args.host,
+            port=args.port,
+            authorizer=authorizer,
+            allowed_hosts=args.allowed_host or settings.mcp_allowed_hosts,
+            allowed_origins=args.allowed_origin or settings.mcp_allowed_origins,
+            allow_unauthenticated=args.allow_unauthenticated,
+            limits=settings.mcp_limits(),
+        )
+    except (UnsafeBind, AccessConfigError) as exc:
+        raise CommandError(str(exc)) from exc
+    return 0

@@ -1,0 +1,53 @@
+"""``kubevec migrate``: move the store to the configured embedding model."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from typing import TYPE_CHECKING
+
+from controller.cli.common import CommandError, open_embedder, open_store
+from controller.settings import Settings
+
+if TYPE_CHECKING:
+    pass
+
+logger = logging.getLogger("kubevec")
+
+
+async def migrate_command(args: argparse.Namespace, settings: Settings) -> int:
+    from backends import BackendError
+    from controller.migrate import migrate
+    from inference.providers.embedders.base import EmbedderError
+
+    if args.batch_size < 1:
+        raise CommandError(f"--batch-size must be at least 1, got {args.batch_size}")
+    store = open_store(settings, existing=True)
+    embedder = open_embedder(settings)
+    try:
+        done = await migrate(
+            store=store,
+            embedder=embedder,
+            settings=settings.embedder,
+            bases=settings.bases(),
+            pointer=settings.pointer,
+            batch_size=args.batch_size,
+            progress=sys.stderr,
+        )
+    except (BackendError, EmbedderError) as exc:
+        raise CommandError(f"{str(exc).splitlines()[0]} (run it again to resume)") from exc
+    finally:
+        await store.close()
+    if done.generation is None:
+        print("Nothing to migrate: the store holds no collections yet")
+    elif not done.changed:
+        print(f"Nothing to migrate: generation {done.generation.number} already uses {done.generation.embedder}")
+    else:
+        assert done.previous is not None
+        print(
+            f"Migrated generation {done.previous.number} ({done.previous.embedder}) to generation "
+            f"{done.generation.number} ({done.generation.embedder}): {done.embedded} embedded, "
+            f"{done.skipped} already copied, {done.removed} removed; readers switched, old collections dropped"
+        )
+    return 0

@@ -1,0 +1,87 @@
+"""``kubevec run``: the controller."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+from typing import TYPE_CHECKING
+
+from controller.cli.common import CommandError
+from controller.settings import Settings
+
+if TYPE_CHECKING:
+    from controller.app import App
+
+logger = logging.getLogger("kubevec")
+
+
+def run(args: argparse.Namespace, settings: Settings) -> int:
+    import kopf
+
+    from controller.app import App
+    from controller.kube import KubeError, load_configuration, preflight
+    from controller.operator import build_registry, operator_kwargs
+    from controller.peering import PeeringIdentity
+    from inference.providers.embedders.base import EmbedderError
+    from query.mcp import UnsafeBind, check_bind
+
+    authenticated = bool(settings.mcp_token or settings.mcp_tokens_file or settings.mcp_kubernetes_auth)
+    if settings.mcp_port:  # before kopf starts: the same check the server makes, as one line
+        try:
+            check_bind(settings.server.host, authenticated=authenticated, port=settings.mcp_port)
+        except UnsafeBind as exc:
+            raise CommandError(str(exc)) from exc
+    try:  # one clear line for a missing kubeconfig or an unreachable API server, before kopf starts
+        server_version = preflight(load_configuration(settings.kubeconfig, context=settings.kube_context))
+    except KubeError as exc:
+        raise CommandError(str(exc)) from exc
+
+    peering = (
+        PeeringIdentity.create(
+            name=settings.peering, priority=settings.peering_priority, lifetime=settings.peering_lifetime_seconds
+        )
+        if settings.peering
+        else None
+    )
+    try:
+        app = App(settings=settings, peering=peering)
+    except (EmbedderError, UnsafeBind) as exc:
+        raise CommandError(str(exc)) from exc
+    if args.reindex:
+        asyncio.run(drop_collections(app, settings))
+    logger.info(
+        "Starting the controller cluster=%s server=%s store=%s embedder=%s",
+        settings.cluster_name,
+        server_version,
+        f"{settings.store.backend}:{app.store.location}",
+        app.embedder.name,
+    )
+    registry = build_registry(settings=settings, app=app)
+    from controller.tracing import configure as configure_tracing
+
+    tracing = settings.tracing
+    provider = configure_tracing(
+        endpoint=tracing.endpoint,
+        service_name=tracing.service_name,
+        sample_ratio=tracing.sample_ratio,
+        cluster=settings.cluster_name,
+    )
+    if provider is not None:
+        logger.info("Tracing to an OTLP collector endpoint=%s sample_ratio=%s", tracing.endpoint, tracing.sample_ratio)
+    try:
+        asyncio.run(kopf.operator(registry=registry, **operator_kwargs(settings, peering=peering)))
+    finally:
+        if provider is not None:
+            provider.shutdown()  # flushes the spans still batched
+    return 0
+
+
+async def drop_collections(app: App, settings: Settings) -> None:
+    """Drop the active generation's collections and the pointer: the rebuild starts at generation 0."""
+    from controller.migrate import active_collections
+
+    names, _ = await active_collections(app.store, settings=settings)
+    for name in [*names.values(), settings.pointer]:
+        await app.store.drop_collection(name)
+        logger.info("Dropped collection=%s for a reindex", name)

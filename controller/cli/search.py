@@ -1,0 +1,152 @@
+"""``kubevec search``, ``get``, ``resolve``, ``related`` and ``facets``: the reading commands."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from typing import TYPE_CHECKING
+
+from controller.cli.common import CommandError, document_text, emit, open_store, search_service
+from controller.cli.parser import label_selector
+from controller.settings import Settings
+
+if TYPE_CHECKING:
+    pass
+
+logger = logging.getLogger("kubevec")
+
+
+async def search_command(args: argparse.Namespace, settings: Settings) -> int:
+    from backends import BackendError, InvalidFilter
+    from backends.filters import load_json_text
+    from inference.providers.embedders.base import EmbedderError
+    from query.render import DEFAULT_TOKEN_BUDGET, as_json, compact
+    from query.request import SearchError, SearchRequest
+
+    try:
+        filter_ = load_json_text(args.filter) if args.filter else None
+    except InvalidFilter as exc:
+        raise CommandError(f"--filter: {exc}") from exc
+    try:
+        request = SearchRequest.build(
+            collection=args.collection,
+            query=args.query,
+            keyword=args.keyword,
+            filter=filter_,
+            kind=args.kind,
+            group=args.group,
+            namespace=args.namespace,
+            labels=label_selector(args.label),
+            cluster=args.cluster,
+            health=args.health,
+            k=args.k,
+            hybrid=not args.no_hybrid,
+            rerank=not args.no_rerank,
+            mmr=args.mmr,
+            min_score=args.min_score,
+        )
+    except SearchError as exc:
+        raise CommandError(str(exc)) from exc
+    store = open_store(settings, existing=True)
+    service = search_service(settings, store, embedder=request.query is not None)
+    try:
+        results = await service.search(request)
+    except (SearchError, BackendError, EmbedderError) as exc:
+        raise CommandError(str(exc).splitlines()[0]) from exc
+    finally:
+        await store.close()
+    output = "json" if args.json else args.output
+    if output == "json":
+        print(as_json(results))
+    elif output == "yaml":
+        import yaml
+
+        print(yaml.safe_dump([r.to_json() for r in results], sort_keys=False, allow_unicode=True), end="")
+    elif output == "name":
+        print("\n".join(r.id for r in results))
+    else:
+        print(compact(results, token_budget=None if output == "wide" else DEFAULT_TOKEN_BUDGET))
+    return 0
+
+
+async def get_command(args: argparse.Namespace, settings: Settings) -> int:
+    """One document by id, from the collection named or from both (the id says which, but not always to us)."""
+    from backends import BackendError
+    from query.search import SearchError
+
+    store = open_store(settings, existing=True)
+    service = search_service(settings, store)
+    try:
+        found = await service.find_document(args.id, collection=args.collection)
+    except (SearchError, BackendError) as exc:
+        raise CommandError(str(exc).splitlines()[0]) from exc
+    finally:
+        await store.close()
+    if found is not None:
+        result, collection = found
+        document = {"id": result.id, "collection": collection, "metadata": dict(result.metadata)}
+        emit(args.output, {**document, "text": result.text}, text=document_text(document, result.text))
+        return 0
+    where = args.collection or "instances or capabilities"
+    raise CommandError(f"no document {args.id!r} in {where}; ids are what `kubevec search` prints")
+
+
+async def resolve_command(args: argparse.Namespace, settings: Settings) -> int:
+    from backends import BackendError
+    from inference.providers.embedders.base import EmbedderError
+    from query.search import SearchError
+
+    store = open_store(settings, existing=True)
+    service = search_service(settings, store, embedder=True)
+    try:
+        answers = await service.resolve_kind(args.name)
+    except (SearchError, BackendError, EmbedderError) as exc:
+        raise CommandError(str(exc).splitlines()[0]) from exc
+    finally:
+        await store.close()
+    if not answers:
+        raise CommandError(f"no resource type matches {args.name!r}")
+    lines = [
+        f"{a['kind']}  {a['apiVersion']}  resource={a['resource']}  scope={a['scope']}  "
+        f"served={','.join(a['servedVersions'])}  short={','.join(a['shortNames']) or '-'}  [{a['match']}"
+        + (f" {a['similarity']:.2f}]" if "similarity" in a else "]")
+        for a in answers
+    ]
+    emit(args.output, answers, text="\n".join(lines))
+    return 0
+
+
+async def related_command(args: argparse.Namespace, settings: Settings) -> int:
+    from backends import BackendError
+    from query.search import SearchError
+
+    store = open_store(settings, existing=True)
+    service = search_service(settings, store)
+    try:
+        answer = await service.related(args.id, hops=args.hops, direction=args.direction, cluster=args.cluster)
+    except (SearchError, BackendError) as exc:
+        raise CommandError(str(exc).splitlines()[0]) from exc
+    finally:
+        await store.close()
+    emit(args.output, answer.to_json(), text="\n".join(answer.lines()))
+    return 0
+
+
+async def facets_command(args: argparse.Namespace, settings: Settings) -> int:
+    from backends import BackendError
+    from query.search import SearchError
+
+    if args.limit < 1:
+        raise CommandError(f"--limit must be at least 1, got {args.limit}")
+    store = open_store(settings, existing=True)
+    service = search_service(settings, store)
+    try:
+        counts = await service.facets(args.collection, args.field, limit=args.limit, cluster=args.cluster)
+    except (SearchError, BackendError) as exc:
+        raise CommandError(str(exc).splitlines()[0]) from exc
+    finally:
+        await store.close()
+    width = max((len(str(n)) for n in counts.values()), default=1)
+    lines = [f"{count:>{width}}  {value}" for value, count in counts.items()]
+    emit(args.output, counts, text="\n".join(lines) if lines else f"(no document has a {args.field!r} field)")
+    return 0
