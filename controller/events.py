@@ -24,7 +24,7 @@ from controller.tracing import tracer
 from controller.versions import crd_version, version_priority
 from inference.bodies import Body, metadata_of
 from inference.documents import CAPABILITIES, INSTANCES, Document
-from inference.identity import ResourceRef
+from inference.identity import ResourceRef, resource_name
 
 logger = logging.getLogger(__name__)
 
@@ -58,7 +58,7 @@ class EventRouter:
     ) -> None:
         meta = metadata_of(body)
         attributes = {
-            "k8s.resource": f"{plural}.{group}" if group else plural,
+            "k8s.resource": resource_name(plural=plural, group=group),
             "k8s.event.type": event_type or "LIST",
             "k8s.namespace": str(meta.get("namespace") or ""),
             "k8s.name": str(meta.get("name", "")),

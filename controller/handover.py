@@ -23,6 +23,8 @@ import time
 from collections.abc import Callable, Collection
 from typing import Final
 
+from inference.identity import resource_name
+
 logger = logging.getLogger(__name__)
 
 #: How long the first resync waits, from its start, for kopf's watches to have their resource versions.
@@ -115,4 +117,4 @@ class Handover:
 
 def _name(key: Key) -> str:
     group, plural = key
-    return f"{plural}.{group}" if group else plural
+    return resource_name(plural=plural, group=group)

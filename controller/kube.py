@@ -128,9 +128,9 @@ class ApiResource:
         return self.ref.api_version
 
     def list_path(self, namespace: str | None = None) -> str:
-        prefix = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
-        scope = f"/namespaces/{namespace}" if namespace and self.namespaced else ""
-        return f"{prefix}{scope}/{self.plural}"
+        return api_path(
+            group=self.group, version=self.version, plural=self.plural, namespace=namespace if self.namespaced else None
+        )
 
 
 def load_configuration(kubeconfig: Path | None = None, *, context: str | None = None) -> client.Configuration:
@@ -199,6 +199,29 @@ def preflight(configuration: client.Configuration, *, attempts: int = 3, delay: 
     finally:
         reader.close()
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def api_path(
+    *,
+    group: str,
+    version: str,
+    plural: str | None = None,
+    namespace: str | None = None,
+    name: str | None = None,
+    subresource: str | None = None,
+) -> str:
+    """A Kubernetes REST path, built here and nowhere else (``/api/v1``, ``/apis/apps/v1/namespaces/x/deployments``)."""
+    path = f"/apis/{group}/{version}" if group else f"/api/{version}"
+    if plural is None:
+        return path
+    if namespace:
+        path += f"/namespaces/{namespace}"
+    path += f"/{plural}"
+    if name is not None:
+        path += f"/{name}"
+        if subresource:
+            path += f"/{subresource}"
+    return path
 
 
 class ClusterReader(Protocol):
@@ -396,7 +419,7 @@ class KubeReader:
                 resources.extend(_aggregated_resources(listing))
             elif root == "/api":
                 for version in listing.get("versions", ["v1"])[:1]:
-                    resources.extend(await self._resources("", version, f"/api/{version}"))
+                    resources.extend(await self._resources("", version, api_path(group="", version=version)))
             else:
                 resources.extend(await self._group_resources(listing))
         return resources
@@ -412,7 +435,7 @@ class KubeReader:
             found: list[ApiResource] = []
             for version in [preferred, *others]:
                 try:
-                    found.extend(await self._resources(name, version, f"/apis/{name}/{version}"))
+                    found.extend(await self._resources(name, version, api_path(group=name, version=version)))
                 except KubeError as exc:  # an aggregated API that is down must not hide everything else
                     logger.warning("Skipped an unavailable API group group=%s version=%s error=%s", name, version, exc)
                     if version == preferred:
@@ -520,7 +543,7 @@ class KubeReader:
         await asyncio.to_thread(
             self._request,
             "PATCH",
-            f"/apis/{group}/{version}/{plural}/{name}/status",
+            api_path(group=group, version=version, plural=plural, name=name, subresource="status"),
             body={"status": dict(status)},
             content_type="application/merge-patch+json",
         )

@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
-from controller.kube import ClusterReader, KubeError
+from controller.kube import ClusterReader, KubeError, api_path
 
 logger = logging.getLogger(__name__)
 
@@ -46,7 +46,7 @@ class PeeringIdentity:
 
     @property
     def path(self) -> str:
-        return f"/apis/{PEERING_GROUP}/{PEERING_VERSION}/{PEERING_PLURAL}/{self.name}"
+        return api_path(group=PEERING_GROUP, version=PEERING_VERSION, plural=PEERING_PLURAL, name=self.name)
 
 
 def is_active(*, me: PeeringIdentity, status: Mapping[str, Any] | None, now: datetime.datetime | None = None) -> bool:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any, Final
 
-from controller.kube import ClusterReader, KubeError, KubeReader
+from controller.kube import ClusterReader, KubeError, KubeReader, api_path
 from controller.settings import Settings
 from query.access import (
     Authorizer,
@@ -20,10 +20,15 @@ from query.access import (
     ReviewUnavailable,
     StaticTokenFile,
 )
-from query.rbac import RBAC_PATHS, RbacSnapshot
+from query.rbac import RbacSnapshot
 
-TOKEN_REVIEWS: Final = "/apis/authentication.k8s.io/v1/tokenreviews"
-ACCESS_REVIEWS: Final = "/apis/authorization.k8s.io/v1/subjectaccessreviews"
+TOKEN_REVIEWS: Final = api_path(group="authentication.k8s.io", version="v1", plural="tokenreviews")
+ACCESS_REVIEWS: Final = api_path(group="authorization.k8s.io", version="v1", plural="subjectaccessreviews")
+#: The four kinds of RBAC object, listed in all namespaces for local matching (``query.rbac``).
+RBAC_PATHS: Final = {
+    plural: api_path(group="rbac.authorization.k8s.io", version="v1", plural=plural)
+    for plural in ("clusterroles", "clusterrolebindings", "roles", "rolebindings")
+}
 
 
 class KubeReviewer:

@@ -33,7 +33,7 @@ class ResourceRef:
     @property
     def resource_id(self) -> str:
         """``plural.group`` (``plural`` for core): the capability id and the payload's ``resource``."""
-        return f"{self.plural}.{self.group}" if self.group else self.plural
+        return resource_name(plural=self.plural, group=self.group)
 
     @property
     def api_version(self) -> str:
@@ -80,6 +80,16 @@ def parse_instance_id(document_id: str) -> InstanceId | None:
         kind=kind,
         name=name,
     )
+
+
+def resource_name(*, plural: str, group: str) -> str:
+    """``plural.group`` as kubectl prints it (``plural`` alone for the core group): the one place it is built."""
+    return f"{plural}.{group}" if group else plural
+
+
+def plural_of(resource: str) -> str:
+    """The plural of a ``plural.group`` resource name (``deployments.apps`` -> ``deployments``)."""
+    return resource.split(".", 1)[0]
 
 
 def group_of_resource_id(resource_id: str) -> str:

@@ -47,6 +47,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from backends.filters import MAX_CHILDREN, MAX_VALUES, And, Eq, Filter, In, Or, matches
 from inference.documents import CAPABILITIES, INSTANCES
+from inference.identity import plural_of
 from query.rbac import RbacSnapshot
 
 logger = logging.getLogger(__name__)
@@ -412,7 +413,7 @@ class Placement:
 
     @property
     def plural(self) -> str:
-        return self.resource.split(".", 1)[0]
+        return plural_of(self.resource)
 
 
 def placement_of(metadata: Mapping[str, Any]) -> Placement | None:

@@ -18,13 +18,6 @@ from typing import Any, Final
 
 #: Members of this group pass every check without RBAC (the API server's privileged-group authorizer).
 SUPERUSERS: Final = "system:masters"
-#: Where the four kinds of RBAC object are listed (all namespaces for Roles and RoleBindings).
-RBAC_PATHS: Final = {
-    "clusterroles": "/apis/rbac.authorization.k8s.io/v1/clusterroles",
-    "clusterrolebindings": "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
-    "roles": "/apis/rbac.authorization.k8s.io/v1/roles",
-    "rolebindings": "/apis/rbac.authorization.k8s.io/v1/rolebindings",
-}
 
 
 @dataclasses.dataclass(frozen=True)

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, Final
 from backends import BackendError, CollectionNotFound, Hit, InvalidFilter, Record, VectorStore
 from backends.filters import Contains, Eq, Filter, all_of, matches
 from inference.documents import INSTANCES
-from inference.identity import parse_instance_id
+from inference.identity import parse_instance_id, plural_of
 from inference.providers.embedders.base import Embedder
 from query.lexical import LexicalIndex
 from query.related import Direction, Related, Relationships
@@ -383,7 +383,7 @@ class SearchService:
             names = {
                 kind.lower(),
                 resource.lower(),
-                resource.split(".", 1)[0].lower(),
+                plural_of(resource).lower(),
                 f"{kind}.{group}".lower(),
                 *(str(n).lower() for n in (short_names if isinstance(short_names, list) else [short_names])),
             }
@@ -468,7 +468,7 @@ def _kind_answer(id: str, metadata: Mapping[str, Any], *, match: str, similarity
         "kind": metadata.get("kind"),
         "group": metadata.get("group", ""),
         "apiVersion": metadata.get("api_version"),
-        "resource": resource.split(".", 1)[0],
+        "resource": plural_of(resource),
         "scope": metadata.get("scope"),
         "servedVersions": metadata.get("served_versions", []),
         "storageVersion": metadata.get("version"),

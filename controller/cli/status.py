@@ -7,6 +7,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from controller.cli.common import CommandError, emit, open_store, search_service
+from controller.kube import api_path
 from controller.settings import Settings
 from inference.documents import COLLECTIONS
 
@@ -83,7 +84,7 @@ async def _sync_policies(settings: Settings) -> dict[str, Any]:
     try:
         kube = KubeReader(kubeconfig=settings.kubeconfig, context=settings.kube_context)
         try:
-            listing = await kube.get(f"/apis/{GROUP}/{VERSION}/{PLURAL}", request_timeout=10)
+            listing = await kube.get(api_path(group=GROUP, version=VERSION, plural=PLURAL), request_timeout=10)
         finally:
             kube.close()
     except Exception as exc:  # no kubeconfig, API server down, CRD not installed, forbidden: all just reported

@@ -46,3 +46,21 @@ def test_parse_rejects_what_is_not_an_instance_id(not_an_id: str) -> None:
 def test_group_of_a_capability_id() -> None:
     assert group_of_resource_id("certificates.cert-manager.io") == "cert-manager.io"
     assert group_of_resource_id("pods") == ""
+
+
+def test_resource_names_and_api_paths_are_built_in_one_place_each() -> None:
+    """issue 31: resource names were built in five modules and API paths in four."""
+    from controller.kube import api_path
+    from inference.identity import plural_of, resource_name
+
+    assert resource_name(plural="deployments", group="apps") == "deployments.apps"
+    assert resource_name(plural="pods", group="") == "pods"
+    assert plural_of("certificates.cert-manager.io") == "certificates"
+    assert plural_of("pods") == "pods"
+    assert api_path(group="", version="v1") == "/api/v1"
+    assert api_path(group="apps", version="v1", plural="deployments", namespace="shop") == (
+        "/apis/apps/v1/namespaces/shop/deployments"
+    )
+    assert api_path(
+        group="kubevec.io", version="v1alpha1", plural="syncpolicies", name="all", subresource="status"
+    ) == ("/apis/kubevec.io/v1alpha1/syncpolicies/all/status")
