@@ -1,13 +1,13 @@
 """The composition root: builds the parts, feeds them kopf's events, runs the loops.
 
 kopf handlers only call ``app.events.observe_*``. Correctness comes from the resync
-(``controller/reconcile.py``), not from events; events only make it fast. The parts:
+(``controller/sync/reconcile.py``), not from events; events only make it fast. The parts:
 
-- :class:`~controller.events.EventRouter`: watch events into the engine's queue, SyncPolicies;
-- :class:`~controller.documents.DocumentBuilder`: bodies into documents, bad input counted once;
-- :class:`~controller.engine.SyncEngine`: the queue, batched hash-aware writes, and the diff;
-- :class:`~controller.reconcile.Reconciler`: the periodic resync (snapshot, list, diff);
-- :mod:`controller.status`, :mod:`controller.health`, :func:`controller.peering.follow`.
+- :class:`~controller.sync.events.EventRouter`: watch events into the engine's queue, SyncPolicies;
+- :class:`~controller.sync.documents.DocumentBuilder`: bodies into documents, bad input counted once;
+- :class:`~controller.sync.engine.SyncEngine`: the queue, batched hash-aware writes, and the diff;
+- :class:`~controller.sync.reconcile.Reconciler`: the periodic resync (snapshot, list, diff);
+- :mod:`controller.sync.status`, :mod:`controller.runtime.health`, :func:`controller.runtime.peering.follow`.
 """
 
 from __future__ import annotations
@@ -22,22 +22,22 @@ from typing import TYPE_CHECKING, Any
 
 from backends import BackendUnavailable, VectorStore
 from backends.factory import open_store
-from controller.documents import DocumentBuilder
-from controller.engine import SyncEngine
-from controller.events import EventRouter
-from controller.handover import Handover
-from controller.health import ClusterProbe, HealthServer, StoreDirectory
-from controller.kube import ClusterReader, KubeReader
-from controller.metrics import InstrumentedStore, Metrics
-from controller.migrate import active_collections, current_generation, migrate
-from controller.peering import PeeringIdentity
-from controller.peering import follow as follow_peering
-from controller.policy import watchable
-from controller.reconcile import CRD_RESOURCE, ClusterState, Reconciler
-from controller.reviews import build_authorizer
+from controller.kube.client import ClusterReader, KubeReader
+from controller.kube.reviews import build_authorizer
+from controller.runtime.health import ClusterProbe, HealthServer, StoreDirectory
+from controller.runtime.metrics import InstrumentedStore, Metrics
+from controller.runtime.peering import PeeringIdentity
+from controller.runtime.peering import follow as follow_peering
+from controller.runtime.tracing import tracer
 from controller.settings import Settings
-from controller.status import STATUS_COLLECTION, SyncStatus, status_record, write_status, write_store_status
-from controller.tracing import tracer
+from controller.sync.documents import DocumentBuilder
+from controller.sync.engine import SyncEngine
+from controller.sync.events import EventRouter
+from controller.sync.handover import Handover
+from controller.sync.migrate import active_collections, current_generation, migrate
+from controller.sync.policy import watchable
+from controller.sync.reconcile import CRD_RESOURCE, ClusterState, Reconciler
+from controller.sync.status import STATUS_COLLECTION, SyncStatus, status_record, write_status, write_store_status
 from inference.documents import COLLECTIONS, Collection
 from inference.providers.config import make_embedder
 from inference.providers.embedders.base import Embedder
@@ -277,7 +277,7 @@ class App:
             self._resync_now.clear()
 
     async def resync(self) -> None:
-        """Make the store exactly what the cluster implies (``controller/reconcile.py``)."""
+        """Make the store exactly what the cluster implies (``controller/sync/reconcile.py``)."""
         async with self._resync_lock:
             await self.reconciler.resync()
             self.last_resync_error = None

@@ -13,17 +13,17 @@ from typing import Any
 import kopf
 
 from controller.app import App
-from controller.discovery import (
+from controller.kube.client import load_configuration
+from controller.kube.discovery import (
     read_each_kind_at_its_version,
     tolerate_unavailable_groups,
     tolerate_vanished_resources,
 )
-from controller.kube import load_configuration
-from controller.paging import list_in_pages
-from controller.peering import PeeringIdentity
-from controller.policy import GROUP, PLURAL, VERSION, watchable
+from controller.kube.paging import list_in_pages
+from controller.runtime.peering import PeeringIdentity
+from controller.runtime.tls import small_tls_buffers
 from controller.settings import Settings
-from controller.tls import small_tls_buffers
+from controller.sync.policy import GROUP, PLURAL, VERSION, watchable
 from inference.bodies import as_body
 
 

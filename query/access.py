@@ -181,7 +181,7 @@ def token_expiry(token: str) -> float | None:
 
 
 class Reviewer(Protocol):
-    """TokenReview and SubjectAccessReview against the cluster (``controller.reviews`` has the real one)."""
+    """TokenReview and SubjectAccessReview against the cluster (``controller.kube.reviews`` has the real one)."""
 
     async def authenticate(self, token: str) -> Identity | None:
         """The token's identity, None when the API server does not accept it; :class:`ReviewUnavailable` on errors."""

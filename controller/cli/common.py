@@ -79,7 +79,7 @@ def search_service(
     server (``kubevec mcp``) folds them once and embeds each query in ~6 ms.
     """
     from backends.generations import Generation
-    from controller.migrate import active_collections
+    from controller.sync.migrate import active_collections
     from query.search import SearchService
 
     bases = settings.bases()

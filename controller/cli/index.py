@@ -19,7 +19,7 @@ logger = logging.getLogger("kubevec")
 
 async def index_command(args: argparse.Namespace, settings: Settings) -> int:
     from backends import BackendError
-    from controller.migrate import active_collections
+    from controller.sync.migrate import active_collections
     from inference.documents import CAPABILITIES, InferenceError
     from query.indexing import index_crds
 

@@ -43,7 +43,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "run":
         flags["namespace"] = args.namespace
     settings = settings.model_copy(update={key: value for key, value in flags.items() if value is not None})
-    from controller.logs import install
+    from controller.runtime.logs import install
 
     install(level=settings.log_level, format=settings.log_format)
     try:

@@ -16,7 +16,7 @@ logger = logging.getLogger("kubevec")
 
 
 def mcp_command(args: argparse.Namespace, settings: Settings) -> int:
-    from controller.reviews import build_authorizer
+    from controller.kube.reviews import build_authorizer
     from query.access import AccessConfigError
     from query.mcp import UnsafeBind, serve
 

@@ -18,7 +18,7 @@ logger = logging.getLogger("kubevec")
 
 async def migrate_command(args: argparse.Namespace, settings: Settings) -> int:
     from backends import BackendError
-    from controller.migrate import migrate
+    from controller.sync.migrate import migrate
     from inference.providers.embedders.base import EmbedderError
 
     if args.batch_size < 1:

@@ -20,9 +20,10 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     import kopf
 
     from controller.app import App
-    from controller.kube import KubeError, load_configuration, preflight
+    from controller.kube.client import load_configuration, preflight
+    from controller.kube.errors import KubeError
     from controller.operator import build_registry, operator_kwargs
-    from controller.peering import PeeringIdentity
+    from controller.runtime.peering import PeeringIdentity
     from inference.providers.embedders.base import EmbedderError
     from query.mcp import UnsafeBind, check_bind
 
@@ -58,7 +59,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         app.embedder.name,
     )
     registry = build_registry(settings=settings, app=app)
-    from controller.tracing import configure as configure_tracing
+    from controller.runtime.tracing import configure as configure_tracing
 
     tracing = settings.tracing
     provider = configure_tracing(
@@ -79,7 +80,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
 
 async def drop_collections(app: App, settings: Settings) -> None:
     """Drop the active generation's collections and the pointer: the rebuild starts at generation 0."""
-    from controller.migrate import active_collections
+    from controller.sync.migrate import active_collections
 
     names, _ = await active_collections(app.store, settings=settings)
     for name in [*names.values(), settings.pointer]:

@@ -2,5 +2,5 @@
 
 Apart from the document builders beside this package (``inference/*.py``: pure functions from an
 object to a document), so editing a client's retry code does not change the builders' fingerprint
-(``controller/documents.py``) and rebuild every document on the next start.
+(``controller/sync/documents.py``) and rebuild every document on the next start.
 """

@@ -12,8 +12,8 @@ import time
 from typing import Any
 
 from backends.memory import MemoryStore
-from controller.engine import SyncEngine
-from controller.metrics import Metrics
+from controller.runtime.metrics import Metrics
+from controller.sync.engine import SyncEngine
 from inference.instances import build_instance
 from tests.bench.report import table
 from tests.fakes import CountingEmbedder

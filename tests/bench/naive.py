@@ -23,11 +23,11 @@ from typing import Any
 from backends import Record
 from backends.config import StoreSettings
 from backends.factory import open_store
-from controller.documents import DocumentBuilder
-from controller.kube import KubeReader
-from controller.metrics import Metrics
-from controller.reconcile import ClusterState
+from controller.kube.client import KubeReader
+from controller.runtime.metrics import Metrics
 from controller.settings import Settings
+from controller.sync.documents import DocumentBuilder
+from controller.sync.reconcile import ClusterState
 from inference.bodies import as_body
 from inference.documents import COLLECTIONS, INDEXED_FIELDS, Document
 from inference.instances import InstancePolicy

@@ -18,9 +18,9 @@ from pathlib import Path
 
 from backends.base import VectorStore
 from backends.chroma import ChromaStore
-from controller.kube import KubeReader, load_api_client
-from controller.policy import GROUP, PLURAL, VERSION, EffectivePolicy, listable, parse_spec
-from controller.reconcile import CRD_RESOURCE
+from controller.kube.client import KubeReader, load_api_client
+from controller.sync.policy import GROUP, PLURAL, VERSION, EffectivePolicy, listable, parse_spec
+from controller.sync.reconcile import CRD_RESOURCE
 from inference.capabilities import describe_crd
 from inference.documents import CAPABILITIES, COLLECTIONS, INSTANCES, Collection, InferenceError
 from inference.instances import build_instance

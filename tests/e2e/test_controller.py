@@ -322,7 +322,7 @@ def test_a_restart_with_an_unchanged_cluster_embeds_nothing(
 def test_start_up_lists_each_object_once_and_misses_no_change_made_meanwhile(
     cluster: ControlPlane, ns: str, store_path: Path, embedder: LocalEmbedder
 ) -> None:
-    """kopf's first listings are handed over to the first resync (``controller/handover.py``).
+    """kopf's first listings are handed over to the first resync (``controller/sync/handover.py``).
 
     The resync lists a resource only once kopf's watch of it has a resource version, so what changes
     while the controller starts arrives as watch events; ConfigMaps churn all through a restart.

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from controller.kube import KubeError, KubeReader
+from controller.kube.client import KubeReader
+from controller.kube.errors import KubeError
 from tests.controlplane.cluster import ControlPlane
 from tests.e2e.controller_harness import eventually
 

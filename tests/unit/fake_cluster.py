@@ -7,7 +7,8 @@ from typing import Any
 
 from backends.memory import MemoryStore
 from controller.app import App
-from controller.kube import ApiResource, kube_error
+from controller.kube.errors import kube_error
+from controller.kube.resources import ApiResource
 from controller.settings import ServerSettings, Settings, SyncSettings
 from inference.identity import ResourceRef
 from tests.fakes import CountingEmbedder

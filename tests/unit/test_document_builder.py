@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-import controller.documents as documents
-from controller.documents import DocumentBuilder, Unchanged
-from controller.metrics import Metrics
+import controller.sync.documents as documents
 from controller.operator import NoDiffBase, NoProgress, configure
+from controller.runtime.metrics import Metrics
+from controller.sync.documents import DocumentBuilder, Unchanged
 from inference.documents import Document, content_hash
 from inference.instances import InstancePolicy
 from inference.manifests import is_crd, load_manifests

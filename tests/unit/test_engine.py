@@ -9,8 +9,8 @@ import pytest
 
 from backends import Record
 from backends.memory import MemoryStore
-from controller.engine import SyncEngine
-from controller.metrics import Metrics
+from controller.runtime.metrics import Metrics
+from controller.sync.engine import SyncEngine
 from inference.documents import Document, make_document
 from tests.fakes import CountingEmbedder
 

@@ -7,8 +7,8 @@ from collections.abc import Collection
 
 import pytest
 
-from controller import handover as handover_module
-from controller.handover import Handover
+from controller.sync import handover as handover_module
+from controller.sync.handover import Handover
 
 CONFIGMAPS = ("", "configmaps")
 

@@ -50,7 +50,7 @@ def test_group_of_a_capability_id() -> None:
 
 def test_resource_names_and_api_paths_are_built_in_one_place_each() -> None:
     """issue 31: resource names were built in five modules and API paths in four."""
-    from controller.kube import api_path
+    from controller.kube.resources import api_path
     from inference.identity import plural_of, resource_name
 
     assert resource_name(plural="deployments", group="apps") == "deployments.apps"

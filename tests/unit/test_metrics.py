@@ -10,7 +10,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from backends import BackendError, Record
 from backends.memory import MemoryStore
-from controller.metrics import ERROR_STAGES, STORE_OPERATIONS, InstrumentedStore, Metrics
+from controller.runtime.metrics import ERROR_STAGES, STORE_OPERATIONS, InstrumentedStore, Metrics
 from query.version import kubevec_version
 
 REPO = Path(__file__).resolve().parents[2]

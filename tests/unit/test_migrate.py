@@ -11,7 +11,7 @@ import pytest
 from backends import Record, VectorStore
 from backends.generations import Generation, read_active, resolve
 from backends.memory import MemoryStore
-from controller.migrate import migrate
+from controller.sync.migrate import migrate
 from inference.providers.config import EmbedderSettings
 from inference.providers.embedders.base import Embedder, EmbedderUnavailable
 from query.request import SearchRequest

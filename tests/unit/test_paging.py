@@ -11,9 +11,9 @@ import kopf
 import pytest
 from kopf._cogs.clients import api, errors, fetching
 
-from controller.handover import Handover
-from controller.kube import METADATA_ONLY
-from controller.paging import OBSERVER_TASK, list_in_pages
+from controller.kube.client import METADATA_ONLY
+from controller.kube.paging import OBSERVER_TASK, list_in_pages
+from controller.sync.handover import Handover
 
 CRDS = kopf.Resource("apiextensions.k8s.io", "v1", "customresourcedefinitions")
 WIDGETS = kopf.Resource("example.com", "v1", "widgets", namespaced=True, verbs=["list", "watch"], preferred=True)

@@ -9,7 +9,7 @@ import pytest
 
 from backends.memory import MemoryStore
 from controller.app import App
-from controller.kube import KubeError
+from controller.kube.errors import KubeError
 from controller.settings import ServerSettings, Settings, SyncSettings
 from inference.instances import InstancePolicy
 from tests.fakes import CountingEmbedder
@@ -233,7 +233,7 @@ async def test_a_document_being_written_counts_as_queued_for_the_resync() -> Non
 
 
 async def test_a_restart_against_an_unchanged_cluster_builds_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
-    import controller.documents
+    import controller.sync.documents
 
     reader = FakeReader()
     objects = [
@@ -242,13 +242,13 @@ async def test_a_restart_against_an_unchanged_cluster_builds_nothing(monkeypatch
     ]
     app = await synced(reader, *objects)
     built: list[str] = []
-    real = controller.documents.build_instance
+    real = controller.sync.documents.build_instance
 
     def counting(body: Any, **kwargs: Any) -> Any:
         built.append(body["metadata"]["name"])
         return real(body, **kwargs)
 
-    monkeypatch.setattr(controller.documents, "build_instance", counting)
+    monkeypatch.setattr(controller.sync.documents, "build_instance", counting)
     restarted = App(settings=app.settings, store=app.store, embedder=app.embedder, kube=reader)
     await restarted.engine.prepare()
     for body in objects:  # kopf's initial listing

@@ -12,8 +12,8 @@ from opentelemetry.trace import NoOpTracer
 
 from backends import Record
 from backends.memory import MemoryStore
-from controller import tracing
 from controller.app import App, InstrumentedSearch
+from controller.runtime import tracing
 from controller.settings import ServerSettings, Settings
 from query.request import SearchError, SearchRequest
 from tests.fakes import CountingEmbedder
@@ -73,7 +73,7 @@ async def test_one_event_becomes_an_event_span_linked_from_the_flush_that_embeds
 
 
 async def test_mcp_tool_calls_are_spans(spans: InMemorySpanExporter) -> None:
-    from controller.metrics import Metrics
+    from controller.runtime.metrics import Metrics
 
     store = MemoryStore()
     embedder = CountingEmbedder()

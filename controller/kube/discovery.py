@@ -14,7 +14,7 @@ restart or the next CRD change in it.
 kopf also reads every resource only at its group's preferred version;
 :func:`read_each_kind_at_its_version` makes it read one served only at other versions too
 (prometheus-operator's AlertmanagerConfig), at the version kubevec's own discovery picks
-(``controller/versions.py``).
+(``controller/kube/versions.py``).
 
 The same holds for a resource whose CRD was just deleted: kopf stops its watcher only when its
 discovery notices, and a watcher that re-lists in between (after a timeout, a 410 or a reconnect)
@@ -35,7 +35,7 @@ from typing import Any
 import kopf
 from kopf._cogs.clients import errors, scanning, watching
 
-from controller.versions import chosen
+from controller.kube.versions import chosen
 
 logger = logging.getLogger(__name__)
 

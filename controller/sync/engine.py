@@ -33,8 +33,8 @@ from opentelemetry.trace import Link, SpanContext
 
 from backends import BackendError, InvalidRecord, Record, StoredHashes, VectorStore
 from backends.filters import And, Eq, Filter, Ne
-from controller.metrics import Metrics
-from controller.tracing import tracer
+from controller.runtime.metrics import Metrics
+from controller.runtime.tracing import tracer
 from inference.documents import COLLECTIONS, INDEXED_FIELDS, Collection, Document
 from inference.identity import CORE, parse_instance_id
 from inference.providers.embedders.base import Embedder, EmbedderError

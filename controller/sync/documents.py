@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 import inference
-from controller.kube import ApiResource
-from controller.metrics import Metrics
+from controller.kube.resources import ApiResource
+from controller.runtime.metrics import Metrics
 from inference.bodies import Body, metadata_of
 from inference.capabilities import describe_builtin, describe_crd
 from inference.documents import (

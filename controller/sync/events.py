@@ -4,7 +4,7 @@ kopf's handlers call one ``observe_*`` method per event and return at once: an o
 becomes one queued document (or delete), a CRD event a capability (and, on deletion, a purge of
 its instances), a SyncPolicy event a new effective policy and a resync request. Nothing here
 waits for the store; a missed or failed event is repaired by the next resync
-(``controller/reconcile.py``).
+(``controller/sync/reconcile.py``).
 """
 
 from __future__ import annotations
@@ -15,13 +15,13 @@ import time
 from collections.abc import Callable
 
 from backends import BackendError
-from controller.documents import DocumentBuilder
-from controller.engine import SyncEngine
-from controller.metrics import Metrics
-from controller.policy import EffectivePolicy, PolicyError, SyncPolicy
-from controller.reconcile import CRD_RESOURCE
-from controller.tracing import tracer
-from controller.versions import crd_version, version_priority
+from controller.kube.versions import crd_version, version_priority
+from controller.runtime.metrics import Metrics
+from controller.runtime.tracing import tracer
+from controller.sync.documents import DocumentBuilder
+from controller.sync.engine import SyncEngine
+from controller.sync.policy import EffectivePolicy, PolicyError, SyncPolicy
+from controller.sync.reconcile import CRD_RESOURCE
 from inference.bodies import Body, metadata_of
 from inference.documents import CAPABILITIES, INSTANCES, Document
 from inference.identity import ResourceRef, resource_name

@@ -13,8 +13,9 @@ from collections.abc import Iterable
 from typing import Any
 
 from backends import BackendError, Record, VectorStore
-from controller.kube import ClusterReader, KubeError
-from controller.policy import GROUP, PLURAL, VERSION, SyncPolicy
+from controller.kube.client import ClusterReader
+from controller.kube.errors import KubeError
+from controller.sync.policy import GROUP, PLURAL, VERSION, SyncPolicy
 
 logger = logging.getLogger(__name__)
 

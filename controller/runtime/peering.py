@@ -18,7 +18,9 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
-from controller.kube import ClusterReader, KubeError, api_path
+from controller.kube.client import ClusterReader
+from controller.kube.errors import KubeError
+from controller.kube.resources import api_path
 
 logger = logging.getLogger(__name__)
 

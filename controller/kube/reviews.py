@@ -10,7 +10,9 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any, Final
 
-from controller.kube import ClusterReader, KubeError, KubeReader, api_path
+from controller.kube.client import ClusterReader, KubeReader
+from controller.kube.errors import KubeError
+from controller.kube.resources import api_path
 from controller.settings import Settings
 from query.access import (
     Authorizer,

@@ -8,26 +8,27 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import dataclasses
 import json
 import logging
 import re
 import time
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
-from typing import Any, Final, Protocol
+from typing import Any, Protocol
 
 from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
 
-from controller.versions import chosen
+from controller.kube.errors import KubeError, KubeForbidden, KubeNotFound, KubeUnauthorized, kube_error
+from controller.kube.resources import ApiResource, api_path
+from controller.kube.versions import chosen
 from inference.bodies import Body, as_body
 from inference.identity import ResourceRef
 
 logger = logging.getLogger(__name__)
 
 
-#: Objects per list page (kopf's initial listings use the same size: ``controller/paging.py``).
+#: Objects per list page (kopf's initial listings use the same size: ``controller/kube/paging.py``).
 PAGE_SIZE = 500
 #: Credentials are loaded again this often even without a 401 (projected tokens rotate hourly).
 RELOAD_SECONDS = 300.0
@@ -40,97 +41,6 @@ AGGREGATED_DISCOVERY = (
     "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,"
     "application/json"
 )
-
-
-class KubeError(RuntimeError):
-    """A Kubernetes API call failed; the message names the path and the status.
-
-    The class says what happened (chosen by HTTP status in :func:`kube_error`, the one place that
-    reads it), so callers catch :class:`KubeForbidden` or :class:`KubeNotFound` instead of reading
-    ``reason`` strings, as kopf's ``clients/errors.py`` does.
-    """
-
-    def __init__(self, message: str, *, reason: str | None = None, status: int | None = None) -> None:
-        super().__init__(message)
-        self.reason = reason or message
-        self.status = status
-
-
-class KubeUnauthorized(KubeError):
-    """401: the credentials are not (or no longer) accepted."""
-
-
-class KubeForbidden(KubeError):
-    """403: RBAC does not allow it."""
-
-
-class KubeNotFound(KubeError):
-    """404: no such object, resource or path."""
-
-
-class KubeConflict(KubeError):
-    """409: exists already, or changed meanwhile."""
-
-
-class KubeServerError(KubeError):
-    """5xx: the API server (or an aggregated API behind it) is failing."""
-
-
-_BY_STATUS: Final[dict[int, type[KubeError]]] = {
-    401: KubeUnauthorized,
-    403: KubeForbidden,
-    404: KubeNotFound,
-    409: KubeConflict,
-}
-
-
-def kube_error(message: str, *, status: int | None, reason: str) -> KubeError:
-    """The error class for an HTTP status: the only place a status becomes a type."""
-    if status is None:
-        return KubeError(message, reason=reason)
-    kind = _BY_STATUS.get(status) or (KubeServerError if status >= 500 else KubeError)
-    return kind(message, reason=reason, status=status)
-
-
-@dataclasses.dataclass(frozen=True, kw_only=True)
-class ApiResource:
-    """One listable resource at its preferred version: its identity and what discovery says of it."""
-
-    ref: ResourceRef
-    namespaced: bool
-    verbs: tuple[str, ...]
-    short_names: tuple[str, ...] = ()
-    categories: tuple[str, ...] = ()
-
-    @property
-    def group(self) -> str:
-        return self.ref.group
-
-    @property
-    def version(self) -> str:
-        return self.ref.version
-
-    @property
-    def plural(self) -> str:
-        return self.ref.plural
-
-    @property
-    def kind(self) -> str:
-        return self.ref.kind
-
-    @property
-    def name(self) -> str:
-        """``plural.group`` (``plural`` for core), the capability id and the ``resource`` field."""
-        return self.ref.resource_id
-
-    @property
-    def api_version(self) -> str:
-        return self.ref.api_version
-
-    def list_path(self, namespace: str | None = None) -> str:
-        return api_path(
-            group=self.group, version=self.version, plural=self.plural, namespace=namespace if self.namespaced else None
-        )
 
 
 def load_configuration(kubeconfig: Path | None = None, *, context: str | None = None) -> client.Configuration:
@@ -199,29 +109,6 @@ def preflight(configuration: client.Configuration, *, attempts: int = 3, delay: 
     finally:
         reader.close()
     raise AssertionError("unreachable")  # pragma: no cover
-
-
-def api_path(
-    *,
-    group: str,
-    version: str,
-    plural: str | None = None,
-    namespace: str | None = None,
-    name: str | None = None,
-    subresource: str | None = None,
-) -> str:
-    """A Kubernetes REST path, built here and nowhere else (``/api/v1``, ``/apis/apps/v1/namespaces/x/deployments``)."""
-    path = f"/apis/{group}/{version}" if group else f"/api/{version}"
-    if plural is None:
-        return path
-    if namespace:
-        path += f"/namespaces/{namespace}"
-    path += f"/{plural}"
-    if name is not None:
-        path += f"/{name}"
-        if subresource:
-            path += f"/{subresource}"
-    return path
 
 
 class ClusterReader(Protocol):
@@ -406,7 +293,7 @@ class KubeReader:
 
     async def discover(self, *, aggregated: bool = True) -> list[ApiResource]:
         """Every top-level resource once, at its group's preferred version if it is served there, else
-        at its own highest-priority version (``controller/versions.py``); subresources left out.
+        at its own highest-priority version (``controller/kube/versions.py``); subresources left out.
 
         Two requests with aggregated discovery (measured at 800 CRDs: 2.1 s of one request per
         group -> ~0.1 s); a server without it (or ``aggregated=False``) gets one request per group
@@ -566,7 +453,7 @@ def _listed(item: dict[str, Any], resource: ApiResource, *, metadata_only: bool)
 
 
 def _each_once(resources: list[ApiResource], *, preferred: str) -> list[ApiResource]:
-    """One ApiResource per plural, at the version ``controller/versions.py`` chooses."""
+    """One ApiResource per plural, at the version ``controller/kube/versions.py`` chooses."""
     by_plural: dict[str, list[tuple[str, ApiResource]]] = {}
     for resource in resources:
         by_plural.setdefault(resource.plural, []).append((resource.ref.version, resource))

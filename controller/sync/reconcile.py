@@ -22,14 +22,16 @@ from typing import Any, Final
 
 from opentelemetry.trace import Span
 
-from controller.documents import DocumentBuilder, Unchanged
-from controller.engine import SyncEngine
-from controller.handover import Handover
-from controller.kube import ApiResource, ClusterReader, KubeError, KubeForbidden
-from controller.metrics import Metrics
-from controller.policy import GROUP, PLURAL, EffectivePolicy, PolicyError, SyncPolicy, listable
+from controller.kube.client import ClusterReader
+from controller.kube.errors import KubeError, KubeForbidden
+from controller.kube.resources import ApiResource
+from controller.runtime.metrics import Metrics
+from controller.runtime.tracing import tracer
 from controller.settings import Settings
-from controller.tracing import tracer
+from controller.sync.documents import DocumentBuilder, Unchanged
+from controller.sync.engine import SyncEngine
+from controller.sync.handover import Handover
+from controller.sync.policy import GROUP, PLURAL, EffectivePolicy, PolicyError, SyncPolicy, listable
 from inference.capabilities import describe_crd
 from inference.documents import (
     CAPABILITIES,
@@ -200,7 +202,7 @@ class ClusterState:
         return Desired(ids=ids, unseen=unseen)
 
     async def _before_listing(self, resource: ApiResource) -> None:
-        """At start-up, list a resource kopf watches only once kopf's watch of it has begun (``controller/handover.py``)."""
+        """At start-up, list a resource kopf watches only once kopf's watch of it has begun (``controller/sync/handover.py``)."""
         handover = self._handover
         if handover is None or not handover.open:
             return

@@ -11,8 +11,9 @@ from pathlib import Path
 
 from aiohttp import web
 
-from controller.kube import ClusterReader, KubeError
-from controller.metrics import Metrics
+from controller.kube.client import ClusterReader
+from controller.kube.errors import KubeError
+from controller.runtime.metrics import Metrics
 
 logger = logging.getLogger(__name__)
 

@@ -30,7 +30,7 @@ logger = logging.getLogger(__name__)
 #: How long the first resync waits, from its start, for kopf's watches to have their resource versions.
 WAIT_SECONDS: Final = 30.0
 
-#: (group, plural): a resource, whatever its version (both sides read it at one, ``controller/versions.py``).
+#: (group, plural): a resource, whatever its version (both sides read it at one, ``controller/kube/versions.py``).
 Key = tuple[str, str]
 
 

@@ -1,0 +1,1 @@
+"""What the process runs beside its work: health and metrics endpoints, logs, tracing, TLS buffers, peering."""
