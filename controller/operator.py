@@ -12,16 +12,10 @@ from typing import Any
 
 import kopf
 
+from controller import kopf_private
 from controller.app import App
 from controller.kube.client import load_configuration
-from controller.kube.discovery import (
-    read_each_kind_at_its_version,
-    tolerate_unavailable_groups,
-    tolerate_vanished_resources,
-)
-from controller.kube.paging import list_in_pages
 from controller.runtime.peering import PeeringIdentity
-from controller.runtime.tls import small_tls_buffers
 from controller.settings import Settings
 from controller.sync.policy import GROUP, PLURAL, VERSION, watchable
 from inference.bodies import as_body
@@ -53,12 +47,10 @@ def build_registry(*, settings: Settings, app: App | None = None) -> kopf.Operat
         memo.app = app or App(settings=kubevec_settings)
         configure(settings, peering=memo.app.peering)
         errors = memo.app.metrics.errors
-        tolerate_unavailable_groups(on_skip=lambda group: errors.labels(stage="discovery").inc())
-        tolerate_vanished_resources(on_vanish=lambda resource: errors.labels(stage="discovery").inc())
-        read_each_kind_at_its_version()
         memo.app.handover.begin()
-        list_in_pages(handover=memo.app.handover)
-        small_tls_buffers()
+        kopf_private.install(
+            handover=memo.app.handover, on_discovery_error=lambda: errors.labels(stage="discovery").inc()
+        )
         await memo.app.start()
 
     @kopf.on.cleanup(registry=registry)

@@ -28,7 +28,7 @@ from inference.identity import ResourceRef
 logger = logging.getLogger(__name__)
 
 
-#: Objects per list page (kopf's initial listings use the same size: ``controller/kube/paging.py``).
+#: Objects per list page (kopf's initial listings use the same size: ``controller/kopf_private/paging.py``).
 PAGE_SIZE = 500
 #: Credentials are loaded again this often even without a 401 (projected tokens rotate hourly).
 RELOAD_SECONDS = 300.0

@@ -78,3 +78,18 @@ def test_the_controller_imports_no_query_stack_until_it_serves_queries() -> None
     )
     found = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
     assert found.stdout.strip() == "[]"
+
+
+def test_kopfs_private_api_is_used_in_one_package_only() -> None:
+    """issue 31: five modules reached into ``kopf._cogs``; a kopf upgrade now touches controller/kopf_private only.
+    (import-linter cannot forbid an external package's subpackages, so this reads the sources.)"""
+    import re
+
+    private = re.compile(r"^\s*(?:from|import)\s+kopf\._", re.M)
+    offenders = [
+        str(path.relative_to(REPO))
+        for path in sorted((REPO / "controller").rglob("*.py"))
+        if "kopf_private" not in path.parts and private.search(path.read_text(encoding="utf-8"))
+    ]
+    assert offenders == []
+    assert private.search((REPO / "controller" / "kopf_private" / "discovery.py").read_text(encoding="utf-8"))

@@ -11,8 +11,8 @@ import kopf
 import pytest
 from kopf._cogs.clients import api, errors, fetching
 
+from controller.kopf_private.paging import OBSERVER_TASK, list_in_pages
 from controller.kube.client import METADATA_ONLY
-from controller.kube.paging import OBSERVER_TASK, list_in_pages
 from controller.sync.handover import Handover
 
 CRDS = kopf.Resource("apiextensions.k8s.io", "v1", "customresourcedefinitions")

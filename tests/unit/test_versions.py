@@ -9,7 +9,7 @@ import kopf
 import pytest
 from kopf._cogs.clients import scanning
 
-from controller.kube.discovery import each_at_its_version, read_each_kind_at_its_version
+from controller.kopf_private.discovery import each_at_its_version, read_each_kind_at_its_version
 from controller.kube.versions import chosen, crd_version, version_priority
 
 #: Kubernetes' documented order (CustomResourceDefinition versioning), highest priority first.
