@@ -4,8 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
+import dataclasses
 import json
+import os
+import signal
 import subprocess
+import urllib.request
+from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import httpx2
@@ -13,7 +20,8 @@ from mcp.client.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.conftest import REPO
-from tests.controlplane.cluster import ControlPlane
+from tests.controlplane.cluster import ControlPlane, free_port
+from tests.e2e.controller_harness import CLUSTER, eventually, spawn_kubevec_run
 
 
 def workloads(ns: str) -> list[dict[str, Any]]:
@@ -90,3 +98,60 @@ def container_env(plane: ControlPlane, container: dict[str, Any], *, namespace: 
         secret = json.loads(plane.kubectl("get", "secret", ref["name"], "-n", namespace, "-o", "json"))
         env[item["name"]] = base64.b64decode(secret["data"][ref["key"]]).decode()
     return env
+
+
+@dataclasses.dataclass
+class Served:
+    """`kubevec run` serving MCP to tenants: its process, MCP URL, metrics port and log."""
+
+    proc: subprocess.Popen[bytes]
+    url: str
+    metrics: int
+    log: Path
+
+    def metric(self, name: str, **labels: str) -> float:
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.metrics}/metrics", timeout=10) as response:
+            text = response.read().decode()
+        wanted = name + ("{" + ",".join(f'{k}="{v}"' for k, v in labels.items()) + "}" if labels else "")
+        for line in text.splitlines():
+            if line.startswith(wanted + " "):
+                return float(line.rsplit(" ", 1)[1])
+        raise AssertionError(f"{wanted} not exported")
+
+
+@contextlib.contextmanager
+def serving_tenants(
+    plane: ControlPlane, tmp_path: Path, *, token: str, namespaces: Sequence[str], **env: str
+) -> Iterator[Served]:
+    """`kubevec run` with Kubernetes-token MCP auth, once the tenants' Deployments are indexed (seen with
+    ``token``, which must see every namespace); stopped after, and its log checked for tracebacks."""
+    port, health, metrics = free_port(), free_port(), free_port()
+    log = tmp_path / "kubevec.log"
+    proc = spawn_kubevec_run(
+        plane,
+        tmp_path / "store",
+        log=log,
+        KUBEVEC_CLUSTER_NAME=CLUSTER,
+        KUBEVEC_MCP_PORT=str(port),
+        KUBEVEC_MCP_KUBERNETES_AUTH="true",
+        KUBEVEC_SERVER__HEALTH_PORT=str(health),
+        KUBEVEC_SERVER__METRICS_PORT=str(metrics),
+        **env,
+    )
+    served = Served(proc=proc, url=f"http://127.0.0.1:{port}/mcp", metrics=metrics, log=log)
+    try:
+
+        def indexed() -> bool:
+            assert proc.poll() is None, log.read_text()[-3000:]
+            try:
+                seen = Agent(served.url, token).ids(kind="Deployment", filter={"namespace": {"$in": list(namespaces)}})
+            except Exception:
+                return False
+            return len(seen) == len(namespaces)
+
+        eventually(indexed, timeout=240, message="the tenants' Deployments were never indexed")
+        yield served
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=30)
+    assert "Traceback" not in log.read_text()
