@@ -126,10 +126,6 @@ class Limiter:
     def closed(self, session: str) -> None:
         self._sessions.pop(session, None)
 
-    def owner(self, session: str) -> str | None:
-        found = self._sessions.get(session)
-        return None if found is None else found[0]
-
     def sessions_of(self, caller: str) -> int:
         self._expire()
         return sum(1 for owner, _ in self._sessions.values() if owner == caller)
