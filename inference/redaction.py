@@ -537,14 +537,29 @@ def is_identifying_name(name: str) -> bool:
     return not is_credential_name(name) and any(word in IDENTIFYING_WORDS for word in name_words(name))
 
 
-@functools.lru_cache(maxsize=16384)
 def looks_machine_generated(value: str) -> bool:
     """A run of 16+ characters that reads like a key rather than like anything a person named.
+
+    Verdicts on short runs are cached (they repeat across objects); a long one is judged each time,
+    so the cache's memory stays bounded by :data:`CACHED_LENGTH` per entry.
 
     Base64/hex alphabet (or a password's symbols), high entropy, character classes changing about
     as often as in random text, and few word-like runs (a path ``projects/my-project-123/secrets`` or a
     name ``ValidatingWebhookConfiguration`` is made of words; ``wJalrXUtnFEMI/K7MDENG`` is not).
     """
+    return _looks_generated_cached(value) if len(value) <= CACHED_LENGTH else _looks_generated(value)
+
+
+#: Strings up to this long have their verdicts cached (16,384 of each kind: a few MiB at most).
+CACHED_LENGTH: Final = 256
+
+
+@functools.lru_cache(maxsize=16384)
+def _looks_generated_cached(value: str) -> bool:
+    return _looks_generated(value)
+
+
+def _looks_generated(value: str) -> bool:
     length = len(value)
     if length < ENTROPY_MIN_LENGTH:
         return False
@@ -586,12 +601,20 @@ def _deny_generated(value: str, *, key: str | None) -> str:
     """Every generated-looking run in ``value`` replaced, but what identifies (digests; ids under ``key``)."""
     if len(value) < ENTROPY_MIN_LENGTH:
         return value
-    return _deny_generated_cached(value, key is not None and is_identifying_name(key))
+    identifying = key is not None and is_identifying_name(key)
+    if len(value) <= CACHED_LENGTH:
+        return _deny_generated_cached(value, identifying)
+    return _deny_generated_in(value, identifying)
 
 
 @functools.lru_cache(maxsize=16384)
 def _deny_generated_cached(value: str, identifying: bool) -> str:
-    """Cached: the same image references, arguments and descriptions come back in object after object."""
+    """Cached for short values: the same image references and arguments come back in object after object."""
+    return _deny_generated_in(value, identifying)
+
+
+def _deny_generated_in(value: str, identifying: bool) -> str:
+    """The generated-looking runs of ``value`` replaced; ``identifying``: it stands under an identifying name."""
 
     def near_identifying(match: re.Match[str]) -> bool:
         if identifying:

@@ -560,3 +560,15 @@ def test_v4_credential_names_in_other_languages_and_their_lookalikes() -> None:
         assert is_credential_name(name), name
     for name in ("autoclave", "passage", "sandbox", "motor", "parolees", "clavier", "hashlock", "motion"):
         assert not is_credential_name(name), name
+
+
+def test_v4_long_values_are_judged_as_short_ones_are() -> None:
+    """Verdicts on long strings are not cached (memory stays bounded), and are the same."""
+    from inference.redaction import CACHED_LENGTH
+
+    long_text = "replicated settings for the payments tier " * 20 + f" key {AWS_SECRET} end"
+    assert len(long_text) > CACHED_LENGTH
+    cleaned = redact_text(long_text)
+    assert AWS_SECRET not in cleaned
+    assert cleaned.startswith("replicated settings for the payments tier")
+    assert redact_text(long_text) == cleaned
