@@ -12,8 +12,11 @@ import collections
 import dataclasses
 import math
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Final, NamedTuple
+
+from prometheus_client.core import CounterMetricFamily
+from prometheus_client.registry import Collector
 
 #: Callers whose rate buckets are remembered at once (the oldest go first).
 MAX_CALLERS: Final = 10_000
@@ -40,13 +43,18 @@ class Count(NamedTuple):
     values: Mapping[str, int]
 
 
-def exposition(counts: Iterable[Count]) -> str:
-    """Counters in Prometheus' text format (``kubevec mcp`` serves nothing else to scrape)."""
-    lines = []
-    for count in counts:
-        lines += [f"# HELP {count.name}_total {count.help}", f"# TYPE {count.name}_total counter"]
-        lines += [f'{count.name}_total{{{count.label}="{key}"}} {value}' for key, value in sorted(count.values.items())]
-    return "\n".join(lines) + "\n"
+class AccessCollector(Collector):
+    """The counts as Prometheus counters, for the controller's registry and the ``/metrics`` of ``kubevec mcp``."""
+
+    def __init__(self, counts: Callable[[], Iterable[Count]]) -> None:
+        self._counts = counts
+
+    def collect(self) -> Iterator[CounterMetricFamily]:
+        for count in self._counts():
+            family = CounterMetricFamily(count.name, count.help, labels=[count.label])
+            for key, value in sorted(count.values.items()):
+                family.add_metric([key], float(value))
+            yield family
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

@@ -32,7 +32,7 @@ from backends import CollectionInfo, Health, Hit, Record, StoredHashes, VectorSt
 from backends.base import DEFAULT_PAGE_SIZE, Distance
 from backends.filters import Filter
 from inference.documents import COLLECTIONS
-from query.limits import Count
+from query.limits import AccessCollector, Count
 from query.request import TOOLS
 from query.version import kubevec_version
 
@@ -185,7 +185,7 @@ class Metrics:
 
     def watch_access(self, counts: Callable[[], Iterable[Count]]) -> None:
         """Export the MCP guard's refusals and the authorizer's review counts (the query side knows no Prometheus)."""
-        self.registry.register(_AccessCounts(counts))
+        self.registry.register(AccessCollector(counts))
 
     def render(self) -> bytes:
         return generate_latest(self.registry)
@@ -326,20 +326,6 @@ class InstrumentedStore:
 
     async def close(self) -> None:
         await self._store.close()
-
-
-class _AccessCounts(Collector):
-    """``kubevec_mcp_refused_total{reason}``, ``kubevec_mcp_access_reviews_total{kind}`` and token file reloads."""
-
-    def __init__(self, counts: Callable[[], Iterable[Count]]) -> None:
-        self._counts = counts
-
-    def collect(self) -> Any:
-        for count in self._counts():
-            family = CounterMetricFamily(count.name, count.help, labels=[count.label])
-            for key, value in sorted(count.values.items()):
-                family.add_metric([key], float(value))
-            yield family
 
 
 class _InferenceCounts(Collector):

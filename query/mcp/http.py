@@ -19,10 +19,11 @@ from typing import Any, Final
 
 import uvicorn
 from mcp.server.transport_security import TransportSecuritySettings
+from prometheus_client import CollectorRegistry, generate_latest
 
 from backends.filters import json_too_deep
 from query.access import Authorizer, ReviewThrottled, ReviewUnavailable, View, everything
-from query.limits import Count, Limiter, Limits, Refusal, exposition
+from query.limits import AccessCollector, Count, Limiter, Limits, Refusal
 from query.mcp.jsonrpc import MAX_MESSAGE_DEPTH, clip, echoable, request_id, request_ids, rpc_error
 from query.mcp.tools import VIEW_STATE, build_server
 from query.search import SearchService
@@ -76,7 +77,11 @@ class HttpGuard:
         self.app = app
         self.authorizer = authorizer
         self.limiter = Limiter(limits or Limits())
-        self.metrics = metrics
+        #: Its own registry, served on ``/metrics`` when asked (``kubevec mcp`` has no other metrics port).
+        self.metrics: CollectorRegistry | None = None
+        if metrics:
+            self.metrics = CollectorRegistry()
+            self.metrics.register(AccessCollector(self.counts))
         self._owners: dict[str, str] = {}
         self._in_flight: set[tuple[str, str, str | int]] = set()
 
@@ -87,8 +92,8 @@ class HttpGuard:
         if scope.get("path") == "/healthz":
             await _respond(send, 200, b"ok")
             return
-        if scope.get("path") == "/metrics" and self.metrics:  # `kubevec mcp` has no other metrics port
-            await _respond(send, 200, exposition(self.counts()).encode())
+        if scope.get("path") == "/metrics" and self.metrics is not None:
+            await _respond(send, 200, generate_latest(self.metrics))
             return
         headers = dict(scope.get("headers") or [])
         view = everything("anonymous")
