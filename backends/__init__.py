@@ -1,7 +1,7 @@
 """Backend-agnostic vector stores: one protocol, portable filters, Chroma / Qdrant / memory."""
 
-from backends.base import BaseStore, CollectionInfo, VectorStore
-from backends.errors import (
+from kubevec.backends.base import BaseStore, CollectionInfo, VectorStore
+from kubevec.backends.errors import (
     BackendError,
     BackendUnavailable,
     CollectionMismatch,
@@ -9,7 +9,7 @@ from backends.errors import (
     InvalidFilter,
     InvalidRecord,
 )
-from backends.records import Health, Hit, Record, StoredHashes
+from kubevec.backends.records import Health, Hit, Record, StoredHashes
 
 __all__ = [
     "BackendError",

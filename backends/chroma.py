@@ -20,10 +20,10 @@ import chromadb
 import chromadb.errors
 from chromadb.config import Settings as ChromaSettings
 
-from backends.base import BaseStore, CollectionInfo, Cursor
-from backends.errors import BackendError, BackendUnavailable, CollectionNotFound, InvalidFilter
-from backends.filters import And, Contains, Eq, Filter, Gt, Gte, In, Lt, Lte, Ne, Nin, Or, words
-from backends.records import Hit, MetadataValue, Record, cosine_distance_to_score
+from kubevec.backends.base import BaseStore, CollectionInfo, Cursor
+from kubevec.backends.errors import BackendError, BackendUnavailable, CollectionNotFound, InvalidFilter
+from kubevec.backends.filters import And, Contains, Eq, Filter, Gt, Gte, In, Lt, Lte, Ne, Nin, Or, words
+from kubevec.backends.records import Hit, MetadataValue, Record, cosine_distance_to_score
 
 WORDS_FIELD: Final = "_words"
 _META_PREFIX: Final = "kubevec_"

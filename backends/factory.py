@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-from backends.base import VectorStore
-from backends.config import StoreSettings
-from backends.errors import BackendError
+from kubevec.backends.base import VectorStore
+from kubevec.backends.config import StoreSettings
+from kubevec.backends.errors import BackendError
 
 
 def open_store(settings: StoreSettings) -> VectorStore:
     """Build (but do not connect) the store the settings name; connecting happens on first use."""
     if settings.backend == "memory":
-        from backends.memory import MemoryStore
+        from kubevec.backends.memory import MemoryStore
 
         return MemoryStore()
     if settings.backend == "pgvector":
-        from backends.pgvector import PgvectorStore
+        from kubevec.backends.pgvector import PgvectorStore
 
         if not settings.url:
             raise BackendError(
@@ -27,7 +27,7 @@ def open_store(settings: StoreSettings) -> VectorStore:
             timeout=settings.timeout_seconds,
         )
     if settings.backend == "qdrant":
-        from backends.qdrant import QdrantStore
+        from kubevec.backends.qdrant import QdrantStore
 
         return QdrantStore(
             url=settings.url,
@@ -35,7 +35,7 @@ def open_store(settings: StoreSettings) -> VectorStore:
             path=None if settings.url else str(settings.path) if settings.path else None,
             timeout=settings.timeout_seconds,
         )
-    from backends.chroma import ChromaStore
+    from kubevec.backends.chroma import ChromaStore
 
     return ChromaStore(
         path=None if settings.url else str(settings.path or ".kubevec/chroma"),

@@ -17,8 +17,8 @@ import time
 from collections.abc import Mapping
 from typing import Any, Final
 
-from backends.base import VectorStore
-from backends.records import Record
+from kubevec.backends.base import VectorStore
+from kubevec.backends.records import Record
 
 POINTER_COLLECTION: Final = "generations"
 POINTER_ID: Final = "active"

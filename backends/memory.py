@@ -6,10 +6,10 @@ import bisect
 
 import numpy as np
 
-from backends.base import BaseStore, CollectionInfo, Cursor
-from backends.errors import BackendUnavailable, CollectionNotFound
-from backends.filters import Filter, matches
-from backends.records import Hit, Record, similarity_to_score
+from kubevec.backends.base import BaseStore, CollectionInfo, Cursor
+from kubevec.backends.errors import BackendUnavailable, CollectionNotFound
+from kubevec.backends.filters import Filter, matches
+from kubevec.backends.records import Hit, Record, similarity_to_score
 
 
 class MemoryStore(BaseStore):

@@ -28,7 +28,7 @@ class StoredHashes(NamedTuple):
     """Both hashes of one stored record: enough to plan a write without reading the record itself.
 
     ``built_from`` says which version of which source object the document was built from (see
-    ``inference.documents.BUILT_FROM``), so an unchanged object need not be built again to know.
+    ``kubevec.inference.documents.BUILT_FROM``), so an unchanged object need not be built again to know.
     ``cluster`` says which controller wrote it: several may share a store, and each collects only
     its own documents.
     """

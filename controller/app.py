@@ -3,11 +3,11 @@
 kopf handlers only call ``app.events.observe_*``. Correctness comes from the resync
 (``controller/sync/reconcile.py``), not from events; events only make it fast. The parts:
 
-- :class:`~controller.sync.events.EventRouter`: watch events into the engine's queue, SyncPolicies;
-- :class:`~controller.sync.documents.DocumentBuilder`: bodies into documents, bad input counted once;
-- :class:`~controller.sync.engine.SyncEngine`: the queue, batched hash-aware writes, and the diff;
-- :class:`~controller.sync.reconcile.Reconciler`: the periodic resync (snapshot, list, diff);
-- :mod:`controller.sync.status`, :mod:`controller.runtime.health`, :func:`controller.runtime.peering.follow`.
+- :class:`~kubevec.controller.sync.events.EventRouter`: watch events into the engine's queue, SyncPolicies;
+- :class:`~kubevec.controller.sync.documents.DocumentBuilder`: bodies into documents, bad input counted once;
+- :class:`~kubevec.controller.sync.engine.SyncEngine`: the queue, batched hash-aware writes, and the diff;
+- :class:`~kubevec.controller.sync.reconcile.Reconciler`: the periodic resync (snapshot, list, diff);
+- :mod:`kubevec.controller.sync.status`, :mod:`kubevec.controller.runtime.health`, :func:`kubevec.controller.runtime.peering.follow`.
 """
 
 from __future__ import annotations
@@ -20,35 +20,41 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from backends import BackendUnavailable, VectorStore
-from backends.factory import open_store
-from controller.kube.client import ClusterReader, KubeReader
-from controller.kube.reviews import build_authorizer
-from controller.runtime.health import ClusterProbe, HealthServer, StoreDirectory
-from controller.runtime.metrics import InstrumentedStore, Metrics
-from controller.runtime.peering import PeeringIdentity
-from controller.runtime.peering import follow as follow_peering
-from controller.runtime.tracing import tracer
-from controller.settings import Settings
-from controller.sync.documents import DocumentBuilder
-from controller.sync.engine import SyncEngine
-from controller.sync.events import EventRouter
-from controller.sync.handover import Handover
-from controller.sync.migrate import active_collections, current_generation, migrate
-from controller.sync.policy import watchable
-from controller.sync.reconcile import CRD_RESOURCE, ClusterState, Reconciler
-from controller.sync.status import STATUS_COLLECTION, SyncStatus, status_record, write_status, write_store_status
-from inference.documents import COLLECTIONS, Collection
-from inference.providers.config import make_embedder
-from inference.providers.embedders.base import Embedder
-from inference.providers.llm import LLMDescriber
-from query.access import View
-from query.related import Direction, Related
-from query.search import Result, SearchRequest, SearchService
-from query.version import kubevec_version
+from kubevec.backends import BackendUnavailable, VectorStore
+from kubevec.backends.factory import open_store
+from kubevec.controller.kube.client import ClusterReader, KubeReader
+from kubevec.controller.kube.reviews import build_authorizer
+from kubevec.controller.runtime.health import ClusterProbe, HealthServer, StoreDirectory
+from kubevec.controller.runtime.metrics import InstrumentedStore, Metrics
+from kubevec.controller.runtime.peering import PeeringIdentity
+from kubevec.controller.runtime.peering import follow as follow_peering
+from kubevec.controller.runtime.tracing import tracer
+from kubevec.controller.settings import Settings
+from kubevec.controller.sync.documents import DocumentBuilder
+from kubevec.controller.sync.engine import SyncEngine
+from kubevec.controller.sync.events import EventRouter
+from kubevec.controller.sync.handover import Handover
+from kubevec.controller.sync.migrate import active_collections, current_generation, migrate
+from kubevec.controller.sync.policy import watchable
+from kubevec.controller.sync.reconcile import CRD_RESOURCE, ClusterState, Reconciler
+from kubevec.controller.sync.status import (
+    STATUS_COLLECTION,
+    SyncStatus,
+    status_record,
+    write_status,
+    write_store_status,
+)
+from kubevec.inference.documents import COLLECTIONS, Collection
+from kubevec.inference.providers.config import make_embedder
+from kubevec.inference.providers.embedders.base import Embedder
+from kubevec.inference.providers.llm import LLMDescriber
+from kubevec.query.access import View
+from kubevec.query.related import Direction, Related
+from kubevec.query.search import Result, SearchRequest, SearchService
+from kubevec.query.version import kubevec_version
 
 if TYPE_CHECKING:
-    from query.mcp import EmbeddedHttpServer
+    from kubevec.query.mcp import EmbeddedHttpServer
 
 logger = logging.getLogger(__name__)
 #: How long start-up waits for the store's hashes before kopf's watches begin.
@@ -419,7 +425,7 @@ def _mcp_server(
     """
     if not settings.mcp_port:
         return None
-    from query.mcp import EmbeddedHttpServer, http_app  # the mcp SDK and its web stack: only when served
+    from kubevec.query.mcp import EmbeddedHttpServer, http_app  # the mcp SDK and its web stack: only when served
 
     bases = settings.bases()
 
@@ -427,7 +433,7 @@ def _mcp_server(
         names, _ = await active_collections(store, settings=settings)
         return names, None  # the controller's own embedder: it refuses to start on another generation's
 
-    from inference.providers.rerank import make_reranker
+    from kubevec.inference.providers.rerank import make_reranker
 
     reranker = make_reranker(settings.reranker, api_key=settings.embedder.api_key, base_url=settings.embedder.base_url)
     service = InstrumentedSearch(

@@ -1,4 +1,4 @@
-"""kopf wiring: a registry of thin handlers that delegate to :class:`controller.app.App`.
+"""kopf wiring: a registry of thin handlers that delegate to :class:`kubevec.controller.app.App`.
 
 Nothing here writes to watched objects: only ``on.event`` handlers are used (they keep no state
 on objects: no annotations, no finalizers), posting of Kubernetes Events is off, and the
@@ -12,13 +12,13 @@ from typing import Any
 
 import kopf
 
-from controller import kopf_private
-from controller.app import App
-from controller.kube.client import load_configuration
-from controller.runtime.peering import PeeringIdentity
-from controller.settings import Settings
-from controller.sync.policy import GROUP, PLURAL, VERSION, watchable
-from inference.bodies import as_body
+from kubevec.controller import kopf_private
+from kubevec.controller.app import App
+from kubevec.controller.kube.client import load_configuration
+from kubevec.controller.runtime.peering import PeeringIdentity
+from kubevec.controller.settings import Settings
+from kubevec.controller.sync.policy import GROUP, PLURAL, VERSION, watchable
+from kubevec.inference.bodies import as_body
 
 
 def build_registry(*, settings: Settings, app: App | None = None) -> kopf.OperatorRegistry:

@@ -11,12 +11,12 @@ from typing import Literal
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from backends.config import StoreSettings
-from backends.generations import POINTER_COLLECTION
-from inference.documents import COLLECTIONS
-from inference.providers.config import DescriberSettings, EmbedderSettings
-from inference.providers.rerank import RerankerSettings
-from query.limits import Limits
+from kubevec.backends.config import StoreSettings
+from kubevec.backends.generations import POINTER_COLLECTION
+from kubevec.inference.documents import COLLECTIONS
+from kubevec.inference.providers.config import DescriberSettings, EmbedderSettings
+from kubevec.inference.providers.rerank import RerankerSettings
+from kubevec.query.limits import Limits
 
 
 class SyncSettings(BaseModel):

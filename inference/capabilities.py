@@ -15,11 +15,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from inference.documents import CAPABILITIES, Document, InferenceError, make_document
-from inference.identity import ResourceRef
-from inference.manifests import is_crd, iter_manifest_files, load_manifests
-from inference.schema import Field, SchemaView, clean, complexity, first_sentences
-from inference.tokens import MAX_TOKENS, count_tokens
+from kubevec.inference.documents import CAPABILITIES, Document, InferenceError, make_document
+from kubevec.inference.identity import ResourceRef
+from kubevec.inference.manifests import is_crd, iter_manifest_files, load_manifests
+from kubevec.inference.schema import Field, SchemaView, clean, complexity, first_sentences
+from kubevec.inference.tokens import MAX_TOKENS, count_tokens
 
 DESCRIPTION_WORDS: Final = 70
 FIELD_WORDS: Final = 16

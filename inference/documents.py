@@ -15,7 +15,7 @@ import re
 from collections.abc import Mapping
 from typing import Final, Literal
 
-from inference.redaction import redact_text
+from kubevec.inference.redaction import redact_text
 
 #: Bumped whenever document text or metadata layout changes, so old documents are rebuilt.
 SCHEMA_VERSION: Final = 1
@@ -25,7 +25,7 @@ INSTANCES: Final = "instances"
 Collection = Literal["capabilities", "instances"]
 COLLECTIONS: Final[tuple[Collection, ...]] = (CAPABILITIES, INSTANCES)
 
-#: The same as ``backends.records``: the layers may not import each other, a unit test holds them equal.
+#: The same as ``kubevec.backends.records``: the layers may not import each other, a unit test holds them equal.
 Scalar = str | int | float | bool
 MetadataValue = Scalar | list[str] | list[int] | list[float] | list[bool]
 Metadata = Mapping[str, MetadataValue]

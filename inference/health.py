@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
-from inference.redaction import redact_text
+from kubevec.inference.redaction import redact_text
 
 HEALTHY: Final = "healthy"
 PROGRESSING: Final = "progressing"

@@ -15,12 +15,12 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
-from inference.bodies import Body
-from inference.documents import INSTANCES, Document, InferenceError, make_document
-from inference.health import Health, health_of
-from inference.identity import ResourceRef
-from inference.redaction import REDACTED, Redacted, redact_object
-from inference.references import Links, links_of
+from kubevec.inference.bodies import Body
+from kubevec.inference.documents import INSTANCES, Document, InferenceError, make_document
+from kubevec.inference.health import Health, health_of
+from kubevec.inference.identity import ResourceRef
+from kubevec.inference.redaction import REDACTED, Redacted, redact_object
+from kubevec.inference.references import Links, links_of
 
 #: Labels written into the *text* (the payload's ``labels`` list always holds every label: filters are exact).
 MAX_TEXT_LABELS: Final = 20

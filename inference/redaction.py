@@ -56,7 +56,7 @@ from typing import Any, Final, TypeAlias, cast
 
 import yaml
 
-from inference.bodies import Body
+from kubevec.inference.bodies import Body
 
 REDACTED: Final = "<redacted>"
 LAST_APPLIED: Final = "kubectl.kubernetes.io/last-applied-configuration"

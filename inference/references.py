@@ -1,7 +1,7 @@
 """Outgoing object references: what an object names, so agents can ask "what depends on this?".
 
 An instance payload carries ``refs`` (target keys, ``Kind/namespace/name``, ``_cluster`` for
-cluster-scoped targets, see :func:`inference.identity.object_key`) and ``ref_relations`` (the
+cluster-scoped targets, see :func:`kubevec.inference.identity.object_key`) and ``ref_relations`` (the
 relation of each, same order), plus, for label selection, ``selector`` (a Service's) and
 ``pod_labels`` (a workload's pod-template labels). Read from:
 
@@ -31,7 +31,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
-from inference.identity import object_key
+from kubevec.inference.identity import object_key
 
 MAX_REFS: Final = 64
 MAX_DEPTH: Final = 10

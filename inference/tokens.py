@@ -18,7 +18,7 @@ MAX_TOKENS: Final = 256
 
 def load_tokenizer() -> Tokenizer:
     """The upstream tokenizer, set to truncate at 256 and pad to the longest text in a batch."""
-    data = importlib.resources.files("inference").joinpath("data/tokenizer.json").read_text(encoding="utf-8")
+    data = importlib.resources.files("kubevec.inference").joinpath("data/tokenizer.json").read_text(encoding="utf-8")
     tokenizer = Tokenizer.from_str(data)
     tokenizer.enable_truncation(max_length=MAX_TOKENS)
     tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # no length: pads to the batch's longest

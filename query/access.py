@@ -45,10 +45,10 @@ from typing import Any, Final, Protocol
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from backends.filters import MAX_CHILDREN, MAX_VALUES, And, Eq, Filter, In, Or, matches
-from inference.documents import CAPABILITIES, INSTANCES
-from inference.identity import plural_of
-from query.rbac import RbacSnapshot
+from kubevec.backends.filters import MAX_CHILDREN, MAX_VALUES, And, Eq, Filter, In, Or, matches
+from kubevec.inference.documents import CAPABILITIES, INSTANCES
+from kubevec.inference.identity import plural_of
+from kubevec.query.rbac import RbacSnapshot
 
 logger = logging.getLogger(__name__)
 
@@ -181,7 +181,7 @@ def token_expiry(token: str) -> float | None:
 
 
 class Reviewer(Protocol):
-    """TokenReview and SubjectAccessReview against the cluster (``controller.kube.reviews`` has the real one)."""
+    """TokenReview and SubjectAccessReview against the cluster (``kubevec.controller.kube.reviews`` has the real one)."""
 
     async def authenticate(self, token: str) -> Identity | None:
         """The token's identity, None when the API server does not accept it; :class:`ReviewUnavailable` on errors."""

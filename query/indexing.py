@@ -9,10 +9,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from backends import Record, VectorStore
-from inference.capabilities import describe_crd_files
-from inference.documents import INDEXED_FIELDS
-from inference.providers.embedders.base import Embedder
+from kubevec.backends import Record, VectorStore
+from kubevec.inference.capabilities import describe_crd_files
+from kubevec.inference.documents import INDEXED_FIELDS
+from kubevec.inference.providers.embedders.base import Embedder
 
 
 @dataclasses.dataclass

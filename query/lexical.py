@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from backends import BackendError, Record, VectorStore
+from kubevec.backends import BackendError, Record, VectorStore
 
 logger = logging.getLogger(__name__)
 

@@ -21,12 +21,12 @@ import dataclasses
 from collections.abc import Iterable, Mapping
 from typing import Any, Final, Literal
 
-from backends import VectorStore
-from backends.filters import And, Eq, Filter, In, Or
-from inference.documents import INSTANCES
-from inference.identity import object_key, parse_instance_id, parse_object_key
-from query.access import View
-from query.request import SearchError
+from kubevec.backends import VectorStore
+from kubevec.backends.filters import And, Eq, Filter, In, Or
+from kubevec.inference.documents import INSTANCES
+from kubevec.inference.identity import object_key, parse_instance_id, parse_object_key
+from kubevec.query.access import View
+from kubevec.query.request import SearchError
 
 Direction = Literal["out", "in", "both"]
 DIRECTIONS: Final = ("out", "in", "both")

@@ -2,7 +2,7 @@
 
 :class:`SearchRequest` is the only place a search is spelled out: its fields (with their bounds
 and descriptions) become the parameters of the MCP ``vector_search`` tool, the CLI builds one from
-its flags, and :meth:`query.search.SearchService.search` takes one. So there is one cap on ``k``
+its flags, and :meth:`kubevec.query.search.SearchService.search` takes one. So there is one cap on ``k``
 and one wording of every error.
 """
 
@@ -12,9 +12,9 @@ from typing import Annotated, Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
-from backends import InvalidFilter
-from backends.filters import And, Eq, Filter, all_of, from_json
-from inference.documents import Collection
+from kubevec.backends import InvalidFilter
+from kubevec.backends.filters import And, Eq, Filter, all_of, from_json
+from kubevec.inference.documents import Collection
 
 #: The most results one search returns; also the most MCP and the CLI accept.
 MAX_K: Final = 100
@@ -154,5 +154,5 @@ def describe(exc: ValidationError) -> str:
 
 
 #: Every MCP tool, by name: the server serves these, and the controller's metrics and traces label by
-#: them. Here rather than in ``query.mcp``, so the controller can name them without loading the SDK.
+#: them. Here rather than in ``kubevec.query.mcp``, so the controller can name them without loading the SDK.
 TOOLS: Final = ("vector_search", "get_document", "resolve_kind", "related", "list_facets")

@@ -32,20 +32,20 @@ import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
-from backends import BackendError, CollectionNotFound, Hit, InvalidFilter, Record, VectorStore
-from backends.filters import Contains, Eq, Filter, all_of, matches
-from inference.documents import INSTANCES
-from inference.identity import parse_instance_id, plural_of
-from inference.providers.embedders.base import Embedder
-from query.lexical import LexicalIndex
-from query.related import Direction, Related, Relationships
-from query.request import SearchError, SearchRequest
+from kubevec.backends import BackendError, CollectionNotFound, Hit, InvalidFilter, Record, VectorStore
+from kubevec.backends.filters import Contains, Eq, Filter, all_of, matches
+from kubevec.inference.documents import INSTANCES
+from kubevec.inference.identity import parse_instance_id, plural_of
+from kubevec.inference.providers.embedders.base import Embedder
+from kubevec.query.lexical import LexicalIndex
+from kubevec.query.related import Direction, Related, Relationships
+from kubevec.query.request import SearchError, SearchRequest
 
 logger = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
-    from inference.providers.rerank import Reranker
-    from query.access import Placement, View
+    from kubevec.inference.providers.rerank import Reranker
+    from kubevec.query.access import Placement, View
 
 #: RRF constant and the weight of the BM25 ranking (dense counts 1). The textbook k=60 suits
 #: fusing many deep runs; fusing two short rankings, it flattens the top so much that BM25's
@@ -441,7 +441,7 @@ class SearchService:
 
     async def placements(self, cluster: str) -> set[Placement]:
         """Where this cluster's instance documents live (namespace, resource): what access reviews ask about."""
-        from query.access import placement_of
+        from kubevec.query.access import placement_of
 
         await self.fresh()
         found: set[Placement] = set()

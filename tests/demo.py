@@ -216,11 +216,11 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
 
 async def searches() -> int:
     """Print the example searches; return how many found nothing (the demo fails on any)."""
-    from backends.chroma import ChromaStore
-    from inference.providers.embedders.local import LocalEmbedder
-    from query.render import compact
-    from query.request import SearchRequest
-    from query.search import SearchService
+    from kubevec.backends.chroma import ChromaStore
+    from kubevec.inference.providers.embedders.local import LocalEmbedder
+    from kubevec.query.render import compact
+    from kubevec.query.request import SearchRequest
+    from kubevec.query.search import SearchService
 
     store = ChromaStore(path=str(STORE))
     service = SearchService(

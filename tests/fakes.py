@@ -6,7 +6,7 @@ import hashlib
 import math
 from collections.abc import Sequence
 
-from inference.providers.embedders.base import EmbedderUnavailable
+from kubevec.inference.providers.embedders.base import EmbedderUnavailable
 
 
 class CountingEmbedder:

@@ -1,7 +1,7 @@
 """The one conformance suite every backend passes (LangChain's vector-store suite, in spirit).
 
 Subclasses provide a ``store`` fixture; each test works in its own uniquely named collections.
-Expected results come from the reference semantics (:func:`backends.filters.matches`) and from
+Expected results come from the reference semantics (:func:`kubevec.backends.filters.matches`) and from
 exact cosine search, so every backend is held to the same answers.
 """
 
@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from backends import (
+from kubevec.backends import (
     BackendError,
     BackendUnavailable,
     CollectionMismatch,
@@ -25,7 +25,7 @@ from backends import (
     StoredHashes,
     VectorStore,
 )
-from backends.filters import And, Contains, Eq, Filter, Gt, Gte, In, Lt, Lte, Ne, Nin, Or, matches
+from kubevec.backends.filters import And, Contains, Eq, Filter, Gt, Gte, In, Lt, Lte, Ne, Nin, Or, matches
 
 DIM = 8
 KINDS = ["Deployment", "Service", "Certificate", "ConfigMap"]

@@ -5,7 +5,7 @@ share (the store, the embedder, the search service over the active generation), 
 one command or a family of them.
 """
 
-from controller.cli.main import main
-from controller.cli.parser import build_parser, label_selector
+from kubevec.controller.cli.main import main
+from kubevec.controller.cli.parser import build_parser, label_selector
 
 __all__ = ["build_parser", "label_selector", "main"]

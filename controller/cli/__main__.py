@@ -1,7 +1,7 @@
-"""``python -m controller.cli``."""
+"""``python -m kubevec.controller.cli``."""
 
 import sys
 
-from controller.cli.main import main
+from kubevec.controller.cli.main import main
 
 sys.exit(main())

@@ -11,13 +11,13 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from controller.settings import Settings
+from kubevec.controller.settings import Settings
 
 if TYPE_CHECKING:
-    from backends import VectorStore
-    from inference.providers.config import EmbedderSettings
-    from inference.providers.embedders.base import Embedder
-    from query.search import SearchService
+    from kubevec.backends import VectorStore
+    from kubevec.inference.providers.config import EmbedderSettings
+    from kubevec.inference.providers.embedders.base import Embedder
+    from kubevec.query.search import SearchService
 
 logger = logging.getLogger("kubevec")
 
@@ -41,7 +41,7 @@ def configuration_errors(exc: ValidationError) -> str:
 
 def open_store(settings: Settings, *, existing: bool = False) -> VectorStore:
     """The configured store; ``existing``: readers refuse to create a local store that is not there."""
-    from backends.factory import open_store
+    from kubevec.backends.factory import open_store
 
     local = settings.store.path if settings.store.backend in ("chroma", "qdrant") and not settings.store.url else None
     if existing and local is not None and not local.exists():
@@ -53,8 +53,8 @@ def open_store(settings: Settings, *, existing: bool = False) -> VectorStore:
 
 
 def open_embedder(settings: Settings) -> Embedder:
-    from inference.providers.config import make_embedder
-    from inference.providers.embedders.base import EmbedderError
+    from kubevec.inference.providers.config import make_embedder
+    from kubevec.inference.providers.embedders.base import EmbedderError
 
     try:
         return make_embedder(settings.embedder, verified_dir=verified_dir(settings))
@@ -78,9 +78,9 @@ def search_service(
     weights, which loads 0.18 s faster and costs ~56 ms on that one query (the same vector); a
     server (``kubevec mcp``) folds them once and embeds each query in ~6 ms.
     """
-    from backends.generations import Generation
-    from controller.sync.migrate import active_collections
-    from query.search import SearchService
+    from kubevec.backends.generations import Generation
+    from kubevec.controller.sync.migrate import active_collections
+    from kubevec.query.search import SearchService
 
     bases = settings.bases()
     loaded: dict[str, Embedder] = {}
@@ -106,8 +106,8 @@ def search_service(
 
     reranker = None
     if embedder:
-        from inference.providers.embedders.base import EmbedderError
-        from inference.providers.rerank import make_reranker
+        from kubevec.inference.providers.embedders.base import EmbedderError
+        from kubevec.inference.providers.rerank import make_reranker
 
         try:
             reranker = make_reranker(
@@ -115,7 +115,7 @@ def search_service(
             )
         except EmbedderError as exc:
             raise CommandError(str(exc)) from exc
-    from query.lexical import LexicalIndex
+    from kubevec.query.lexical import LexicalIndex
 
     place = hashlib.sha256(f"{store.backend}:{store.location}".encode()).hexdigest()[:16]
     lexical = LexicalIndex(store=store, cache_dir=settings.cache_dir / "lexical" / place)
@@ -140,8 +140,8 @@ class LazyEmbedder:
 
     def _load(self) -> Embedder:
         if self._embedder is None:
-            from inference.providers.config import make_embedder
-            from inference.providers.embedders.base import EmbedderError
+            from kubevec.inference.providers.config import make_embedder
+            from kubevec.inference.providers.embedders.base import EmbedderError
 
             try:
                 self._embedder = make_embedder(self._settings, verified_dir=self.verified_dir)

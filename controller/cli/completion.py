@@ -1,6 +1,6 @@
 """``kubevec completion bash|zsh``: shell completion of commands, flags and their choices, from the parser itself.
 
-Generated from :func:`~controller.cli.parser.build_parser` each time, so a new flag completes without
+Generated from :func:`~kubevec.controller.cli.parser.build_parser` each time, so a new flag completes without
 anyone editing a script: ``source <(kubevec completion bash)``.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import shlex
 
-from controller.cli.parser import build_parser
+from kubevec.controller.cli.parser import build_parser
 
 _TEMPLATE = """# kubevec shell completion: source <(kubevec completion {shell})
 {preamble}_kubevec() {{

@@ -8,8 +8,8 @@ import logging
 import sys
 from typing import TYPE_CHECKING
 
-from controller.cli.common import CommandError, open_embedder, open_store
-from controller.settings import Settings
+from kubevec.controller.cli.common import CommandError, open_embedder, open_store
+from kubevec.controller.settings import Settings
 
 if TYPE_CHECKING:
     pass
@@ -18,10 +18,10 @@ logger = logging.getLogger("kubevec")
 
 
 async def index_command(args: argparse.Namespace, settings: Settings) -> int:
-    from backends import BackendError
-    from controller.sync.migrate import active_collections
-    from inference.documents import CAPABILITIES, InferenceError
-    from query.indexing import index_crds
+    from kubevec.backends import BackendError
+    from kubevec.controller.sync.migrate import active_collections
+    from kubevec.inference.documents import CAPABILITIES, InferenceError
+    from kubevec.query.indexing import index_crds
 
     embedder = open_embedder(settings)
     store = open_store(settings)
@@ -49,8 +49,8 @@ async def index_command(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def describe(args: argparse.Namespace, settings: Settings) -> int:
-    from inference.capabilities import describe_crd_files
-    from inference.documents import InferenceError
+    from kubevec.inference.capabilities import describe_crd_files
+    from kubevec.inference.documents import InferenceError
 
     try:
         report = describe_crd_files(args.paths, cluster=args.cluster or settings.cluster_name)

@@ -11,15 +11,15 @@ from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
-from controller.cli.common import CommandError, configuration_errors
-from controller.cli.index import describe, index_command
-from controller.cli.mcp import mcp_command
-from controller.cli.migrate import migrate_command
-from controller.cli.parser import build_parser
-from controller.cli.run import run
-from controller.cli.search import facets_command, get_command, related_command, resolve_command, search_command
-from controller.cli.status import status_command
-from controller.settings import Settings
+from kubevec.controller.cli.common import CommandError, configuration_errors
+from kubevec.controller.cli.index import describe, index_command
+from kubevec.controller.cli.mcp import mcp_command
+from kubevec.controller.cli.migrate import migrate_command
+from kubevec.controller.cli.parser import build_parser
+from kubevec.controller.cli.run import run
+from kubevec.controller.cli.search import facets_command, get_command, related_command, resolve_command, search_command
+from kubevec.controller.cli.status import status_command
+from kubevec.controller.settings import Settings
 
 if TYPE_CHECKING:
     pass
@@ -30,7 +30,7 @@ logger = logging.getLogger("kubevec")
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "completion":  # no settings needed: a shell's start-up must not fail on them
-        from controller.cli.completion import script
+        from kubevec.controller.cli.completion import script
 
         print(script(args.shell), end="")
         return 0
@@ -43,7 +43,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "run":
         flags["namespace"] = args.namespace
     settings = settings.model_copy(update={key: value for key, value in flags.items() if value is not None})
-    from controller.runtime.logs import install
+    from kubevec.controller.runtime.logs import install
 
     install(level=settings.log_level, format=settings.log_format)
     try:

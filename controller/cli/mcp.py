@@ -6,8 +6,8 @@ import argparse
 import logging
 from typing import TYPE_CHECKING
 
-from controller.cli.common import CommandError, open_embedder, open_store, search_service
-from controller.settings import Settings
+from kubevec.controller.cli.common import CommandError, open_embedder, open_store, search_service
+from kubevec.controller.settings import Settings
 
 if TYPE_CHECKING:
     pass
@@ -16,9 +16,9 @@ logger = logging.getLogger("kubevec")
 
 
 def mcp_command(args: argparse.Namespace, settings: Settings) -> int:
-    from controller.kube.reviews import build_authorizer
-    from query.access import AccessConfigError
-    from query.mcp import UnsafeBind, serve
+    from kubevec.controller.kube.reviews import build_authorizer
+    from kubevec.query.access import AccessConfigError
+    from kubevec.query.mcp import UnsafeBind, serve
 
     store = open_store(settings, existing=True)
     open_embedder(settings)  # a model that cannot load is an error now, not at the first query

@@ -7,8 +7,8 @@ import logging
 import sys
 from typing import TYPE_CHECKING
 
-from controller.cli.common import CommandError, open_embedder, open_store
-from controller.settings import Settings
+from kubevec.controller.cli.common import CommandError, open_embedder, open_store
+from kubevec.controller.settings import Settings
 
 if TYPE_CHECKING:
     pass
@@ -17,9 +17,9 @@ logger = logging.getLogger("kubevec")
 
 
 async def migrate_command(args: argparse.Namespace, settings: Settings) -> int:
-    from backends import BackendError
-    from controller.sync.migrate import migrate
-    from inference.providers.embedders.base import EmbedderError
+    from kubevec.backends import BackendError
+    from kubevec.controller.sync.migrate import migrate
+    from kubevec.inference.providers.embedders.base import EmbedderError
 
     if args.batch_size < 1:
         raise CommandError(f"--batch-size must be at least 1, got {args.batch_size}")

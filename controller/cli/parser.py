@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from inference.documents import COLLECTIONS
-from query.request import MAX_K
+from kubevec.inference.documents import COLLECTIONS
+from kubevec.query.request import MAX_K
 
 if TYPE_CHECKING:
     pass
@@ -18,7 +18,7 @@ logger = logging.getLogger("kubevec")
 
 
 def _version() -> str:
-    from query.version import kubevec_version
+    from kubevec.query.version import kubevec_version
 
     return kubevec_version()
 

@@ -7,11 +7,11 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING
 
-from controller.cli.common import CommandError
-from controller.settings import Settings
+from kubevec.controller.cli.common import CommandError
+from kubevec.controller.settings import Settings
 
 if TYPE_CHECKING:
-    from controller.app import App
+    from kubevec.controller.app import App
 
 logger = logging.getLogger("kubevec")
 
@@ -19,13 +19,13 @@ logger = logging.getLogger("kubevec")
 def run(args: argparse.Namespace, settings: Settings) -> int:
     import kopf
 
-    from controller.app import App
-    from controller.kube.client import load_configuration, preflight
-    from controller.kube.errors import KubeError
-    from controller.operator import build_registry, operator_kwargs
-    from controller.runtime.peering import PeeringIdentity
-    from inference.providers.embedders.base import EmbedderError
-    from query.mcp import UnsafeBind, check_bind
+    from kubevec.controller.app import App
+    from kubevec.controller.kube.client import load_configuration, preflight
+    from kubevec.controller.kube.errors import KubeError
+    from kubevec.controller.operator import build_registry, operator_kwargs
+    from kubevec.controller.runtime.peering import PeeringIdentity
+    from kubevec.inference.providers.embedders.base import EmbedderError
+    from kubevec.query.mcp import UnsafeBind, check_bind
 
     authenticated = bool(settings.mcp_token or settings.mcp_tokens_file or settings.mcp_kubernetes_auth)
     if settings.mcp_port:  # before kopf starts: the same check the server makes, as one line
@@ -59,7 +59,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         app.embedder.name,
     )
     registry = build_registry(settings=settings, app=app)
-    from controller.runtime.tracing import configure as configure_tracing
+    from kubevec.controller.runtime.tracing import configure as configure_tracing
 
     tracing = settings.tracing
     provider = configure_tracing(
@@ -80,7 +80,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
 
 async def drop_collections(app: App, settings: Settings) -> None:
     """Drop the active generation's collections and the pointer: the rebuild starts at generation 0."""
-    from controller.sync.migrate import active_collections
+    from kubevec.controller.sync.migrate import active_collections
 
     names, _ = await active_collections(app.store, settings=settings)
     for name in [*names.values(), settings.pointer]:

@@ -6,9 +6,9 @@ import argparse
 import logging
 from typing import TYPE_CHECKING
 
-from controller.cli.common import CommandError, document_text, emit, open_store, search_service
-from controller.cli.parser import label_selector
-from controller.settings import Settings
+from kubevec.controller.cli.common import CommandError, document_text, emit, open_store, search_service
+from kubevec.controller.cli.parser import label_selector
+from kubevec.controller.settings import Settings
 
 if TYPE_CHECKING:
     pass
@@ -17,11 +17,11 @@ logger = logging.getLogger("kubevec")
 
 
 async def search_command(args: argparse.Namespace, settings: Settings) -> int:
-    from backends import BackendError, InvalidFilter
-    from backends.filters import load_json_text
-    from inference.providers.embedders.base import EmbedderError
-    from query.render import DEFAULT_TOKEN_BUDGET, as_json, compact
-    from query.request import SearchError, SearchRequest
+    from kubevec.backends import BackendError, InvalidFilter
+    from kubevec.backends.filters import load_json_text
+    from kubevec.inference.providers.embedders.base import EmbedderError
+    from kubevec.query.render import DEFAULT_TOKEN_BUDGET, as_json, compact
+    from kubevec.query.request import SearchError, SearchRequest
 
     try:
         filter_ = load_json_text(args.filter) if args.filter else None
@@ -71,8 +71,8 @@ async def search_command(args: argparse.Namespace, settings: Settings) -> int:
 
 async def get_command(args: argparse.Namespace, settings: Settings) -> int:
     """One document by id, from the collection named or from both (the id says which, but not always to us)."""
-    from backends import BackendError
-    from query.search import SearchError
+    from kubevec.backends import BackendError
+    from kubevec.query.search import SearchError
 
     store = open_store(settings, existing=True)
     service = search_service(settings, store)
@@ -92,9 +92,9 @@ async def get_command(args: argparse.Namespace, settings: Settings) -> int:
 
 
 async def resolve_command(args: argparse.Namespace, settings: Settings) -> int:
-    from backends import BackendError
-    from inference.providers.embedders.base import EmbedderError
-    from query.search import SearchError
+    from kubevec.backends import BackendError
+    from kubevec.inference.providers.embedders.base import EmbedderError
+    from kubevec.query.search import SearchError
 
     store = open_store(settings, existing=True)
     service = search_service(settings, store, embedder=True)
@@ -117,8 +117,8 @@ async def resolve_command(args: argparse.Namespace, settings: Settings) -> int:
 
 
 async def related_command(args: argparse.Namespace, settings: Settings) -> int:
-    from backends import BackendError
-    from query.search import SearchError
+    from kubevec.backends import BackendError
+    from kubevec.query.search import SearchError
 
     store = open_store(settings, existing=True)
     service = search_service(settings, store)
@@ -133,8 +133,8 @@ async def related_command(args: argparse.Namespace, settings: Settings) -> int:
 
 
 async def facets_command(args: argparse.Namespace, settings: Settings) -> int:
-    from backends import BackendError
-    from query.search import SearchError
+    from kubevec.backends import BackendError
+    from kubevec.query.search import SearchError
 
     if args.limit < 1:
         raise CommandError(f"--limit must be at least 1, got {args.limit}")

@@ -6,21 +6,21 @@ import argparse
 import logging
 from typing import TYPE_CHECKING, Any
 
-from controller.cli.common import CommandError, emit, open_store, search_service
-from controller.kube.resources import api_path
-from controller.settings import Settings
-from inference.documents import COLLECTIONS
+from kubevec.controller.cli.common import CommandError, emit, open_store, search_service
+from kubevec.controller.kube.resources import api_path
+from kubevec.controller.settings import Settings
+from kubevec.inference.documents import COLLECTIONS
 
 if TYPE_CHECKING:
-    from backends import VectorStore
+    from kubevec.backends import VectorStore
 
 logger = logging.getLogger("kubevec")
 
 
 async def status_command(args: argparse.Namespace, settings: Settings) -> int:
     """What an operator checks first: is the store there and healthy, built with which model, how full, in sync?"""
-    from backends import BackendError
-    from controller.sync.status import STATUS_COLLECTION
+    from kubevec.backends import BackendError
+    from kubevec.controller.sync.status import STATUS_COLLECTION
 
     store = open_store(settings, existing=True)
     service = search_service(settings, store)
@@ -78,8 +78,8 @@ async def _reported_status(store: VectorStore, collection: str) -> list[dict[str
 
 async def _sync_policies(settings: Settings) -> dict[str, Any]:
     """The SyncPolicies' status as the controller last wrote it; the cluster may be unreachable from here."""
-    from controller.kube.client import KubeReader, short_reason
-    from controller.sync.policy import GROUP, PLURAL, VERSION
+    from kubevec.controller.kube.client import KubeReader, short_reason
+    from kubevec.controller.sync.policy import GROUP, PLURAL, VERSION
 
     try:
         kube = KubeReader(kubeconfig=settings.kubeconfig, context=settings.kube_context)

@@ -5,7 +5,7 @@ A kopf upgrade touches only this package: :func:`install` is called once, from t
 - ``discovery``: skip an API group that is down instead of ending the operator; end the watch of a
   resource that vanished; read a kind served only at a version its group does not prefer;
 - ``paging``: kopf's initial listings in pages (CRDs a few at a time), handed over to the first resync;
-- the TLS read buffers of asyncio's SSL transport (``controller.runtime.tls``): kopf holds one
+- the TLS read buffers of asyncio's SSL transport (``kubevec.controller.runtime.tls``): kopf holds one
   connection per watched resource.
 """
 
@@ -13,14 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from controller.kopf_private.discovery import (
+from kubevec.controller.kopf_private.discovery import (
     read_each_kind_at_its_version,
     tolerate_unavailable_groups,
     tolerate_vanished_resources,
 )
-from controller.kopf_private.paging import list_in_pages
-from controller.runtime.tls import small_tls_buffers
-from controller.sync.handover import Handover
+from kubevec.controller.kopf_private.paging import list_in_pages
+from kubevec.controller.runtime.tls import small_tls_buffers
+from kubevec.controller.sync.handover import Handover
 
 
 def install(*, handover: Handover | None, on_discovery_error: Callable[[], None] = lambda: None) -> None:

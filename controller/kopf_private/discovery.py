@@ -35,7 +35,7 @@ from typing import Any
 import kopf
 from kopf._cogs.clients import errors, scanning, watching
 
-from controller.kube.versions import chosen
+from kubevec.controller.kube.versions import chosen
 
 logger = logging.getLogger(__name__)
 

@@ -13,7 +13,7 @@ is alive at a time.
 Two listings ask for a resource version only (one object's metadata), no bodies: kopf's resource
 observer's listing of CRDs, which it ignores (it discovers resources through API discovery, and
 reacts to CRD watch events only), and, at start-up, the first listing of each resource handed over
-to the first resync (:mod:`controller.sync.handover`).
+to the first resync (:mod:`kubevec.controller.sync.handover`).
 """
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ from typing import Any, Final
 import kopf
 from kopf._cogs.clients import api, fetching
 
-from controller.kube.client import METADATA_ONLY, PAGE_SIZE
-from controller.sync.handover import Handover
-from controller.sync.reconcile import CRD_RESOURCE
+from kubevec.controller.kube.client import METADATA_ONLY, PAGE_SIZE
+from kubevec.controller.sync.handover import Handover
+from kubevec.controller.sync.reconcile import CRD_RESOURCE
 
 #: CRDs per page of kopf's listings (bodies of large CRDs are megabytes each).
 CRD_PAGE_SIZE = 25

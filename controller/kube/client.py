@@ -19,11 +19,11 @@ from typing import Any, Protocol
 from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
 
-from controller.kube.errors import KubeError, KubeForbidden, KubeNotFound, KubeUnauthorized, kube_error
-from controller.kube.resources import ApiResource, api_path
-from controller.kube.versions import chosen
-from inference.bodies import Body, as_body
-from inference.identity import ResourceRef
+from kubevec.controller.kube.errors import KubeError, KubeForbidden, KubeNotFound, KubeUnauthorized, kube_error
+from kubevec.controller.kube.resources import ApiResource, api_path
+from kubevec.controller.kube.versions import chosen
+from kubevec.inference.bodies import Body, as_body
+from kubevec.inference.identity import ResourceRef
 
 logger = logging.getLogger(__name__)
 

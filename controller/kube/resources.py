@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from inference.identity import ResourceRef
+from kubevec.inference.identity import ResourceRef
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any, Final
 
-from controller.kube.client import ClusterReader, KubeReader
-from controller.kube.errors import KubeError
-from controller.kube.resources import api_path
-from controller.settings import Settings
-from query.access import (
+from kubevec.controller.kube.client import ClusterReader, KubeReader
+from kubevec.controller.kube.errors import KubeError
+from kubevec.controller.kube.resources import api_path
+from kubevec.controller.settings import Settings
+from kubevec.query.access import (
     Authorizer,
     Identity,
     Placement,
@@ -22,11 +22,11 @@ from query.access import (
     ReviewUnavailable,
     StaticTokenFile,
 )
-from query.rbac import RbacSnapshot
+from kubevec.query.rbac import RbacSnapshot
 
 TOKEN_REVIEWS: Final = api_path(group="authentication.k8s.io", version="v1", plural="tokenreviews")
 ACCESS_REVIEWS: Final = api_path(group="authorization.k8s.io", version="v1", plural="subjectaccessreviews")
-#: The four kinds of RBAC object, listed in all namespaces for local matching (``query.rbac``).
+#: The four kinds of RBAC object, listed in all namespaces for local matching (``kubevec.query.rbac``).
 RBAC_PATHS: Final = {
     plural: api_path(group="rbac.authorization.k8s.io", version="v1", plural=plural)
     for plural in ("clusterroles", "clusterrolebindings", "roles", "rolebindings")
@@ -34,7 +34,7 @@ RBAC_PATHS: Final = {
 
 
 class KubeReviewer:
-    """:class:`query.access.Reviewer` over the API server, with this process's own credentials."""
+    """:class:`kubevec.query.access.Reviewer` over the API server, with this process's own credentials."""
 
     def __init__(self, *, kube: ClusterReader, audiences: Sequence[str] = ()) -> None:
         self.kube = kube

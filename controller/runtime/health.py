@@ -11,9 +11,9 @@ from pathlib import Path
 
 from aiohttp import web
 
-from controller.kube.client import ClusterReader
-from controller.kube.errors import KubeError
-from controller.runtime.metrics import Metrics
+from kubevec.controller.kube.client import ClusterReader
+from kubevec.controller.kube.errors import KubeError
+from kubevec.controller.runtime.metrics import Metrics
 
 logger = logging.getLogger(__name__)
 

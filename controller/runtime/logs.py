@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable
 from typing import Final
 
-from inference.redaction import redact_text
+from kubevec.inference.redaction import redact_text
 
 DEFAULT_INTERVAL: Final = 60.0
 _URLS = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+|(?<=GET |PUT )/\S+")

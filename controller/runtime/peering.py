@@ -18,9 +18,9 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
-from controller.kube.client import ClusterReader
-from controller.kube.errors import KubeError
-from controller.kube.resources import api_path
+from kubevec.controller.kube.client import ClusterReader
+from kubevec.controller.kube.errors import KubeError
+from kubevec.controller.kube.resources import api_path
 
 logger = logging.getLogger(__name__)
 

@@ -22,12 +22,12 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-import inference
-from controller.kube.resources import ApiResource
-from controller.runtime.metrics import Metrics
-from inference.bodies import Body, metadata_of
-from inference.capabilities import describe_builtin, describe_crd
-from inference.documents import (
+from kubevec import inference
+from kubevec.controller.kube.resources import ApiResource
+from kubevec.controller.runtime.metrics import Metrics
+from kubevec.inference.bodies import Body, metadata_of
+from kubevec.inference.capabilities import describe_builtin, describe_crd
+from kubevec.inference.documents import (
     CAPABILITIES,
     INSTANCES,
     SCHEMA_VERSION,
@@ -36,9 +36,9 @@ from inference.documents import (
     InferenceError,
     with_built_from,
 )
-from inference.identity import ResourceRef
-from inference.instances import InstancePolicy, build_instance
-from query.version import kubevec_version
+from kubevec.inference.identity import ResourceRef
+from kubevec.inference.instances import InstancePolicy, build_instance
+from kubevec.query.version import kubevec_version
 
 logger = logging.getLogger(__name__)
 

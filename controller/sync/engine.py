@@ -31,13 +31,13 @@ from typing import Final
 from opentelemetry import trace
 from opentelemetry.trace import Link, SpanContext
 
-from backends import BackendError, InvalidRecord, Record, StoredHashes, VectorStore
-from backends.filters import And, Eq, Filter, Ne
-from controller.runtime.metrics import Metrics
-from controller.runtime.tracing import tracer
-from inference.documents import COLLECTIONS, INDEXED_FIELDS, Collection, Document
-from inference.identity import CORE, parse_instance_id
-from inference.providers.embedders.base import Embedder, EmbedderError
+from kubevec.backends import BackendError, InvalidRecord, Record, StoredHashes, VectorStore
+from kubevec.backends.filters import And, Eq, Filter, Ne
+from kubevec.controller.runtime.metrics import Metrics
+from kubevec.controller.runtime.tracing import tracer
+from kubevec.inference.documents import COLLECTIONS, INDEXED_FIELDS, Collection, Document
+from kubevec.inference.identity import CORE, parse_instance_id
+from kubevec.inference.providers.embedders.base import Embedder, EmbedderError
 
 logger = logging.getLogger(__name__)
 

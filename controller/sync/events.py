@@ -14,17 +14,17 @@ import logging
 import time
 from collections.abc import Callable
 
-from backends import BackendError
-from controller.kube.versions import crd_version, version_priority
-from controller.runtime.metrics import Metrics
-from controller.runtime.tracing import tracer
-from controller.sync.documents import DocumentBuilder
-from controller.sync.engine import SyncEngine
-from controller.sync.policy import EffectivePolicy, PolicyError, SyncPolicy
-from controller.sync.reconcile import CRD_RESOURCE
-from inference.bodies import Body, metadata_of
-from inference.documents import CAPABILITIES, INSTANCES, Document
-from inference.identity import ResourceRef, resource_name
+from kubevec.backends import BackendError
+from kubevec.controller.kube.versions import crd_version, version_priority
+from kubevec.controller.runtime.metrics import Metrics
+from kubevec.controller.runtime.tracing import tracer
+from kubevec.controller.sync.documents import DocumentBuilder
+from kubevec.controller.sync.engine import SyncEngine
+from kubevec.controller.sync.policy import EffectivePolicy, PolicyError, SyncPolicy
+from kubevec.controller.sync.reconcile import CRD_RESOURCE
+from kubevec.inference.bodies import Body, metadata_of
+from kubevec.inference.documents import CAPABILITIES, INSTANCES, Document
+from kubevec.inference.identity import ResourceRef, resource_name
 
 logger = logging.getLogger(__name__)
 

@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable, Collection
 from typing import Final
 
-from inference.identity import resource_name
+from kubevec.inference.identity import resource_name
 
 logger = logging.getLogger(__name__)
 

@@ -20,12 +20,12 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import TextIO
 
-from backends import Record, VectorStore
-from backends.generations import Generation, read_active, resolve, write_active
-from controller.settings import Settings
-from inference.documents import INDEXED_FIELDS
-from inference.providers.config import EmbedderSettings
-from inference.providers.embedders.base import Embedder
+from kubevec.backends import Record, VectorStore
+from kubevec.backends.generations import Generation, read_active, resolve, write_active
+from kubevec.controller.settings import Settings
+from kubevec.inference.documents import INDEXED_FIELDS
+from kubevec.inference.providers.config import EmbedderSettings
+from kubevec.inference.providers.embedders.base import Embedder
 
 logger = logging.getLogger(__name__)
 

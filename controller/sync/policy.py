@@ -20,9 +20,9 @@ from typing import Any, Final
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from inference.bodies import Body, metadata_of
-from inference.identity import CORE
-from inference.instances import InstancePolicy
+from kubevec.inference.bodies import Body, metadata_of
+from kubevec.inference.identity import CORE
+from kubevec.inference.instances import InstancePolicy
 
 GROUP: Final = "kubevec.io"
 VERSION: Final = "v1alpha1"

@@ -22,18 +22,18 @@ from typing import Any, Final
 
 from opentelemetry.trace import Span
 
-from controller.kube.client import ClusterReader
-from controller.kube.errors import KubeError, KubeForbidden
-from controller.kube.resources import ApiResource
-from controller.runtime.metrics import Metrics
-from controller.runtime.tracing import tracer
-from controller.settings import Settings
-from controller.sync.documents import DocumentBuilder, Unchanged
-from controller.sync.engine import SyncEngine
-from controller.sync.handover import Handover
-from controller.sync.policy import GROUP, PLURAL, EffectivePolicy, PolicyError, SyncPolicy, listable
-from inference.capabilities import describe_crd
-from inference.documents import (
+from kubevec.controller.kube.client import ClusterReader
+from kubevec.controller.kube.errors import KubeError, KubeForbidden
+from kubevec.controller.kube.resources import ApiResource
+from kubevec.controller.runtime.metrics import Metrics
+from kubevec.controller.runtime.tracing import tracer
+from kubevec.controller.settings import Settings
+from kubevec.controller.sync.documents import DocumentBuilder, Unchanged
+from kubevec.controller.sync.engine import SyncEngine
+from kubevec.controller.sync.handover import Handover
+from kubevec.controller.sync.policy import GROUP, PLURAL, EffectivePolicy, PolicyError, SyncPolicy, listable
+from kubevec.inference.capabilities import describe_crd
+from kubevec.inference.documents import (
     CAPABILITIES,
     COLLECTIONS,
     INSTANCES,
@@ -42,8 +42,8 @@ from inference.documents import (
     InferenceError,
     with_built_from,
 )
-from inference.identity import CORE, ResourceRef, group_of_resource_id, parse_instance_id
-from inference.providers.llm import LLMDescriber
+from kubevec.inference.identity import CORE, ResourceRef, group_of_resource_id, parse_instance_id
+from kubevec.inference.providers.llm import LLMDescriber
 
 logger = logging.getLogger(__name__)
 

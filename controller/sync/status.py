@@ -12,10 +12,10 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-from backends import BackendError, Record, VectorStore
-from controller.kube.client import ClusterReader
-from controller.kube.errors import KubeError
-from controller.sync.policy import GROUP, PLURAL, VERSION, SyncPolicy
+from kubevec.backends import BackendError, Record, VectorStore
+from kubevec.controller.kube.client import ClusterReader
+from kubevec.controller.kube.errors import KubeError
+from kubevec.controller.sync.policy import GROUP, PLURAL, VERSION, SyncPolicy
 
 logger = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
-from inference.providers.embedders.base import Embedder
+from kubevec.inference.providers.embedders.base import Embedder
 
 
 class EmbedderSettings(BaseModel):
@@ -55,10 +55,10 @@ def make_embedder(settings: EmbedderSettings, *, verified_dir: Path | None = Non
     """The configured embedder; the local model is loaded (and its sha256 checked) here, once.
 
     ``verified_dir``: where one-shot commands remember a model file they verified (see
-    :func:`inference.providers.embedders.local.verify_sha256`); a long-lived process hashes it once anyway.
+    :func:`kubevec.inference.providers.embedders.local.verify_sha256`); a long-lived process hashes it once anyway.
     """
     if settings.provider == "voyage":
-        from inference.providers.embedders.voyage import DEFAULT_MODEL, VoyageEmbedder
+        from kubevec.inference.providers.embedders.voyage import DEFAULT_MODEL, VoyageEmbedder
 
         return VoyageEmbedder(
             api_key=settings.api_key.get_secret_value() if settings.api_key else None,
@@ -67,7 +67,7 @@ def make_embedder(settings: EmbedderSettings, *, verified_dir: Path | None = Non
             base_url=settings.base_url,
             batch_size=min(settings.batch_size * 4, 1000),
         )
-    from inference.providers.embedders.local import MODEL_SHA256, LocalEmbedder
+    from kubevec.inference.providers.embedders.local import MODEL_SHA256, LocalEmbedder
 
     return LocalEmbedder(
         model_path=settings.model_path,

@@ -21,8 +21,8 @@ from typing import Any, Final, Literal
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from inference.capabilities import CapabilityDoc
-from inference.tokens import MAX_TOKENS, count_tokens
+from kubevec.inference.capabilities import CapabilityDoc
+from kubevec.inference.tokens import MAX_TOKENS, count_tokens
 
 logger = logging.getLogger(__name__)
 

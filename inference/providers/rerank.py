@@ -13,7 +13,7 @@ from typing import Any, Final, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
-from inference.providers.embedders.base import EmbedderError
+from kubevec.inference.providers.embedders.base import EmbedderError
 
 DEFAULT_RERANK_MODEL: Final = "rerank-2.5"
 
@@ -57,7 +57,9 @@ class VoyageReranker:
                 "The Voyage reranker needs an API key: set KUBEVEC_RERANKER__API_KEY or KUBEVEC_EMBEDDER__API_KEY "
                 "(or KUBEVEC_RERANKER__PROVIDER=none)"
             )
-        from inference.providers.embedders.voyage import VoyageCalls  # the client's import is not free: only when used
+        from kubevec.inference.providers.embedders.voyage import (
+            VoyageCalls,  # the client's import is not free: only when used
+        )
 
         self._model = model
         self._calls = VoyageCalls(

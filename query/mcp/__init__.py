@@ -14,9 +14,9 @@ from collections.abc import Sequence
 import anyio
 import uvicorn
 
-from query.access import Authorizer
-from query.limits import Limits
-from query.mcp.http import (
+from kubevec.query.access import Authorizer
+from kubevec.query.limits import Limits
+from kubevec.query.mcp.http import (
     EmbeddedHttpServer,
     HttpGuard,
     UnsafeBind,
@@ -25,10 +25,10 @@ from query.mcp.http import (
     is_loopback,
     transport_security,
 )
-from query.mcp.stdio import run_stdio
-from query.mcp.tools import build_server, caller_view
-from query.request import TOOLS
-from query.search import SearchService
+from kubevec.query.mcp.stdio import run_stdio
+from kubevec.query.mcp.tools import build_server, caller_view
+from kubevec.query.request import TOOLS
+from kubevec.query.search import SearchService
 
 __all__ = [
     "TOOLS",

@@ -21,12 +21,12 @@ import uvicorn
 from mcp.server.transport_security import TransportSecuritySettings
 from prometheus_client import CollectorRegistry, generate_latest
 
-from backends.filters import json_too_deep
-from query.access import Authorizer, ReviewThrottled, ReviewUnavailable, View, everything
-from query.limits import AccessCollector, Count, Limiter, Limits, Refusal
-from query.mcp.jsonrpc import MAX_MESSAGE_DEPTH, clip, echoable, request_id, request_ids, rpc_error
-from query.mcp.tools import VIEW_STATE, build_server
-from query.search import SearchService
+from kubevec.backends.filters import json_too_deep
+from kubevec.query.access import Authorizer, ReviewThrottled, ReviewUnavailable, View, everything
+from kubevec.query.limits import AccessCollector, Count, Limiter, Limits, Refusal
+from kubevec.query.mcp.jsonrpc import MAX_MESSAGE_DEPTH, clip, echoable, request_id, request_ids, rpc_error
+from kubevec.query.mcp.tools import VIEW_STATE, build_server
+from kubevec.query.search import SearchService
 
 logger = logging.getLogger(__name__)
 

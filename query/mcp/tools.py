@@ -1,6 +1,6 @@
 """The MCP tools: one list of names, their schemas and annotations, and the server that serves them.
 
-Every tool reads through ``server.reader(ctx)``, the caller's :class:`~query.search.ScopedSearch`;
+Every tool reads through ``server.reader(ctx)``, the caller's :class:`~kubevec.query.search.ScopedSearch`;
 bad input comes back as a tool error whose message says what to change.
 """
 
@@ -18,14 +18,14 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError
 
-from backends import BackendError
-from inference.documents import Collection
-from inference.providers.embedders.base import EmbedderError
-from query.access import View
-from query.render import as_json, compact
-from query.request import SearchError, SearchRequest
-from query.search import ScopedSearch
-from query.version import kubevec_version
+from kubevec.backends import BackendError
+from kubevec.inference.documents import Collection
+from kubevec.inference.providers.embedders.base import EmbedderError
+from kubevec.query.access import View
+from kubevec.query.render import as_json, compact
+from kubevec.query.request import SearchError, SearchRequest
+from kubevec.query.search import ScopedSearch
+from kubevec.query.version import kubevec_version
 
 logger = logging.getLogger(__name__)
 

@@ -27,10 +27,10 @@ from typing import Any
 
 import httpx2
 
-from backends import Record
-from backends.chroma import ChromaStore
-from inference.instances import build_instance
-from inference.providers.embedders.local import LocalEmbedder
+from kubevec.backends import Record
+from kubevec.backends.chroma import ChromaStore
+from kubevec.inference.instances import build_instance
+from kubevec.inference.providers.embedders.local import LocalEmbedder
 from tests.bench.report import percentile, table
 from tests.bench.scale import Api
 from tests.controlplane.cluster import ControlPlane, free_port, running

@@ -11,10 +11,10 @@ import asyncio
 import time
 from typing import Any
 
-from backends.memory import MemoryStore
-from controller.runtime.metrics import Metrics
-from controller.sync.engine import SyncEngine
-from inference.instances import build_instance
+from kubevec.backends.memory import MemoryStore
+from kubevec.controller.runtime.metrics import Metrics
+from kubevec.controller.sync.engine import SyncEngine
+from kubevec.inference.instances import build_instance
 from tests.bench.report import table
 from tests.fakes import CountingEmbedder
 

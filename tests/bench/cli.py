@@ -19,11 +19,11 @@ from pathlib import Path
 
 import numpy as np
 
-from backends import Record
-from backends.chroma import ChromaStore
-from inference.providers.embedders.local import MODEL_NAME, LocalEmbedder
-from query.request import SearchRequest
-from query.search import SearchService
+from kubevec.backends import Record
+from kubevec.backends.chroma import ChromaStore
+from kubevec.inference.providers.embedders.local import MODEL_NAME, LocalEmbedder
+from kubevec.query.request import SearchRequest
+from kubevec.query.search import SearchService
 from tests.bench.report import median, table
 
 SIZE = 12_000

@@ -16,8 +16,8 @@ import time
 import numpy as np
 import onnxruntime
 
-from inference.providers.embedders.local import MAX_BATCH_COST, LocalEmbedder, default_model_path
-from inference.tokens import load_tokenizer
+from kubevec.inference.providers.embedders.local import MAX_BATCH_COST, LocalEmbedder, default_model_path
+from kubevec.inference.tokens import load_tokenizer
 from tests.bench.report import table
 
 BATCH = 32

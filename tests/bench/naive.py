@@ -20,18 +20,18 @@ import urllib.request
 from dataclasses import dataclass
 from typing import Any
 
-from backends import Record
-from backends.config import StoreSettings
-from backends.factory import open_store
-from controller.kube.client import KubeReader
-from controller.runtime.metrics import Metrics
-from controller.settings import Settings
-from controller.sync.documents import DocumentBuilder
-from controller.sync.reconcile import ClusterState
-from inference.bodies import as_body
-from inference.documents import COLLECTIONS, INDEXED_FIELDS, Document
-from inference.instances import InstancePolicy
-from inference.providers.embedders.local import LocalEmbedder
+from kubevec.backends import Record
+from kubevec.backends.config import StoreSettings
+from kubevec.backends.factory import open_store
+from kubevec.controller.kube.client import KubeReader
+from kubevec.controller.runtime.metrics import Metrics
+from kubevec.controller.settings import Settings
+from kubevec.controller.sync.documents import DocumentBuilder
+from kubevec.controller.sync.reconcile import ClusterState
+from kubevec.inference.bodies import as_body
+from kubevec.inference.documents import COLLECTIONS, INDEXED_FIELDS, Document
+from kubevec.inference.instances import InstancePolicy
+from kubevec.inference.providers.embedders.local import LocalEmbedder
 from tests.controlplane.cluster import ControlPlane
 
 PREFIX = "naive_"

@@ -20,15 +20,15 @@ from typing import Any
 import numpy as np
 import yaml
 
-from backends import Record
-from backends.chroma import ChromaStore
-from backends.memory import MemoryStore
-from inference.capabilities import describe_crd
-from inference.documents import make_document
-from inference.manifests import is_crd, iter_manifest_files, load_manifests
-from inference.providers.embedders.local import LocalEmbedder
-from query.request import SearchRequest
-from query.search import SearchService
+from kubevec.backends import Record
+from kubevec.backends.chroma import ChromaStore
+from kubevec.backends.memory import MemoryStore
+from kubevec.inference.capabilities import describe_crd
+from kubevec.inference.documents import make_document
+from kubevec.inference.manifests import is_crd, iter_manifest_files, load_manifests
+from kubevec.inference.providers.embedders.local import LocalEmbedder
+from kubevec.query.request import SearchRequest
+from kubevec.query.search import SearchService
 from tests.bench.report import percentile, table
 from tests.conftest import CRD_CORPUS
 
@@ -119,8 +119,8 @@ async def quality() -> str:
     textbook = {"rrf_k": 60, "lexical_weight": 0.3}
     runs: list[tuple[str, list[Any], bool, bool, Mapping[str, Any] | None]] = [(*v, None) for v in variants]
     runs.insert(4, ("(d') hybrid with textbook RRF k=60, weight 0.3", ours, True, False, textbook))
-    from controller.settings import Settings
-    from inference.providers.rerank import make_reranker
+    from kubevec.controller.settings import Settings
+    from kubevec.inference.providers.rerank import make_reranker
 
     settings = Settings()
     reranker = make_reranker(settings.reranker, api_key=settings.embedder.api_key, base_url=settings.embedder.base_url)

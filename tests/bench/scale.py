@@ -41,7 +41,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from inference.manifests import is_crd, load_manifests
+from kubevec.inference.manifests import is_crd, load_manifests
 from tests.bench.naive import Work
 from tests.bench.report import table
 from tests.conftest import CRD_CORPUS, SAMPLE_CRDS
@@ -273,7 +273,7 @@ def chroma_client(store_url: str) -> Any:
 
 def embed_alone(store_url: str) -> tuple[int, float, float]:
     """Every stored text embedded again by a bare LocalEmbedder: the pace the sync is measured against."""
-    from inference.providers.embedders.local import LocalEmbedder
+    from kubevec.inference.providers.embedders.local import LocalEmbedder
 
     client = chroma_client(store_url)
     texts: list[str] = []

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import numpy as np
 
-from backends import Record, VectorStore
-from backends.chroma import ChromaStore
-from backends.filters import And, Eq, In
-from backends.memory import MemoryStore
-from backends.pgvector import PgvectorStore
-from backends.qdrant import QdrantStore
+from kubevec.backends import Record, VectorStore
+from kubevec.backends.chroma import ChromaStore
+from kubevec.backends.filters import And, Eq, In
+from kubevec.backends.memory import MemoryStore
+from kubevec.backends.pgvector import PgvectorStore
+from kubevec.backends.qdrant import QdrantStore
 from tests.bench.report import percentile, table
 from tests.services import chroma_server, postgres_server
 

@@ -18,12 +18,12 @@ from typing import Any, TypeVar
 
 from kopf.testing import KopfRunner
 
-from backends.chroma import ChromaStore
-from backends.config import StoreSettings
-from controller.app import App
-from controller.operator import build_registry
-from controller.settings import ServerSettings, Settings, SyncSettings
-from inference.providers.embedders.base import Embedder
+from kubevec.backends.chroma import ChromaStore
+from kubevec.backends.config import StoreSettings
+from kubevec.controller.app import App
+from kubevec.controller.operator import build_registry
+from kubevec.controller.settings import ServerSettings, Settings, SyncSettings
+from kubevec.inference.providers.embedders.base import Embedder
 from tests.controlplane.cluster import ControlPlane, free_port
 from tests.e2e.convergence import wait_converged
 

@@ -16,14 +16,14 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from backends.base import VectorStore
-from backends.chroma import ChromaStore
-from controller.kube.client import KubeReader, load_api_client
-from controller.sync.policy import GROUP, PLURAL, VERSION, EffectivePolicy, listable, parse_spec
-from controller.sync.reconcile import CRD_RESOURCE
-from inference.capabilities import describe_crd
-from inference.documents import CAPABILITIES, COLLECTIONS, INSTANCES, Collection, InferenceError
-from inference.instances import build_instance
+from kubevec.backends.base import VectorStore
+from kubevec.backends.chroma import ChromaStore
+from kubevec.controller.kube.client import KubeReader, load_api_client
+from kubevec.controller.sync.policy import GROUP, PLURAL, VERSION, EffectivePolicy, listable, parse_spec
+from kubevec.controller.sync.reconcile import CRD_RESOURCE
+from kubevec.inference.capabilities import describe_crd
+from kubevec.inference.documents import CAPABILITIES, COLLECTIONS, INSTANCES, Collection, InferenceError
+from kubevec.inference.instances import build_instance
 
 Hashes = dict[Collection, dict[str, str]]
 

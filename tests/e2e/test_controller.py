@@ -22,9 +22,9 @@ from typing import Any
 import pytest
 from kopf.testing import KopfRunner
 
-from controller.app import App
-from controller.operator import build_registry
-from inference.providers.embedders.local import LocalEmbedder
+from kubevec.controller.app import App
+from kubevec.controller.operator import build_registry
+from kubevec.inference.providers.embedders.local import LocalEmbedder
 from tests.conftest import SYNCPOLICY_CRD
 from tests.controlplane.cluster import ControlPlane
 from tests.e2e.controller_harness import (

@@ -65,7 +65,7 @@ def test_crd_established_and_seen_by_kopf(control_plane: ControlPlane) -> None:
 
 async def test_aggregated_discovery_finds_what_one_request_per_group_finds(control_plane: ControlPlane) -> None:
     """Two requests instead of one per group (800 CRDs: 2.1 s -> ~0.1 s), with the same answer."""
-    from controller.kube.client import KubeReader, load_api_client
+    from kubevec.controller.kube.client import KubeReader, load_api_client
 
     control_plane.kubectl("apply", "--server-side", "-f", str(SAMPLE_CRDS))
     control_plane.kubectl("wait", "--for=condition=Established", "-f", str(SAMPLE_CRDS), "--timeout=60s")

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from controller.app import App
+from kubevec.controller.app import App
 from tests.controlplane.cluster import ControlPlane
 from tests.e2e.controller_harness import apply, eventually, iid, namespaced_crd, running_controller, stored
 from tests.fakes import CountingEmbedder

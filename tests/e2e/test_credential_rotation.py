@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from controller.kube.client import KubeReader
-from controller.kube.errors import KubeError
+from kubevec.controller.kube.client import KubeReader
+from kubevec.controller.kube.errors import KubeError
 from tests.controlplane.cluster import ControlPlane
 from tests.e2e.controller_harness import eventually
 

@@ -197,7 +197,7 @@ def test_hostile_input_is_indexed_or_skipped_once_and_the_controller_stays_ready
         for line in log.splitlines()
         if "broken.kubevec.test" in line and (" WARNING " in line or " ERROR " in line)
     ]
-    ours = [line for line in broken if " controller.kube.client " in line]
+    ours = [line for line in broken if " kubevec.controller.kube.client " in line]
     assert 1 <= len(ours) <= 2, broken  # once per log interval (60 s), not once per resync (20 s)
     # kopf's discovery, once at start: its two attempts and the skip (not one line per retry forever)
     assert len(broken) - len(ours) <= 3, broken

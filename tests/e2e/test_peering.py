@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from backends.chroma import ChromaStore
+from kubevec.backends.chroma import ChromaStore
 from tests.conftest import KUBEVEC_CRDS
 from tests.controlplane.cluster import ControlPlane, free_port
 from tests.e2e.controller_harness import eventually, spawn_kubevec_run

@@ -19,12 +19,12 @@ from pathlib import Path
 import pytest
 from kopf.testing import KopfRunner
 
-from backends import VectorStore
-from backends.config import StoreSettings
-from backends.factory import open_store
-from controller.app import App
-from controller.operator import build_registry
-from controller.settings import ServerSettings, Settings, SyncSettings
+from kubevec.backends import VectorStore
+from kubevec.backends.config import StoreSettings
+from kubevec.backends.factory import open_store
+from kubevec.controller.app import App
+from kubevec.controller.operator import build_registry
+from kubevec.controller.settings import ServerSettings, Settings, SyncSettings
 from tests.controlplane.cluster import ControlPlane, free_port
 from tests.e2e.controller_harness import eventually
 from tests.e2e.convergence import wait_converged

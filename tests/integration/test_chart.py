@@ -397,7 +397,7 @@ def test_chart_readme_is_generated_and_documents_every_value() -> None:
 
 def exported_metric_names() -> set[str]:
     """Every series name the controller's registry can export (counters with _total, histogram parts)."""
-    from controller.runtime.metrics import Metrics
+    from kubevec.controller.runtime.metrics import Metrics
 
     metrics = Metrics()
     metrics.describe_build(embedder="local", model="m", dimension=8, backend="chroma")

@@ -14,14 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from backends import Record, VectorStore
-from backends.chroma import ChromaStore
-from backends.memory import MemoryStore
-from backends.pgvector import PgvectorStore
-from backends.qdrant import QdrantStore
-from inference.capabilities import describe_crd
-from inference.manifests import is_crd, iter_manifest_files, load_manifests
-from inference.providers.embedders.local import LocalEmbedder
+from kubevec.backends import Record, VectorStore
+from kubevec.backends.chroma import ChromaStore
+from kubevec.backends.memory import MemoryStore
+from kubevec.backends.pgvector import PgvectorStore
+from kubevec.backends.qdrant import QdrantStore
+from kubevec.inference.capabilities import describe_crd
+from kubevec.inference.manifests import is_crd, iter_manifest_files, load_manifests
+from kubevec.inference.providers.embedders.local import LocalEmbedder
 from tests.conftest import corpus
 from tests.services import Postgres, postgres_server
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from inference.providers.embedders.base import EmbedderError
-from inference.providers.embedders.local import LocalEmbedder, default_model_path
+from kubevec.inference.providers.embedders.base import EmbedderError
+from kubevec.inference.providers.embedders.local import LocalEmbedder, default_model_path
 from tests.conftest import embedding_reference
 
 pytestmark = pytest.mark.integration
@@ -66,8 +66,8 @@ def test_length_sorted_batches_come_back_in_input_order(embedder: LocalEmbedder)
 
 def test_int8_weights_give_the_same_vectors(embedder: LocalEmbedder, monkeypatch: pytest.MonkeyPatch) -> None:
     """``int8_weights`` only skips folding the weights to fp32 at load time: the same vectors."""
-    from controller.settings import Settings
-    from inference.providers.config import make_embedder
+    from kubevec.controller.settings import Settings
+    from kubevec.inference.providers.config import make_embedder
 
     monkeypatch.setenv("KUBEVEC_EMBEDDER__INT8_WEIGHTS", "true")
     compact = make_embedder(Settings().embedder)
@@ -83,7 +83,7 @@ async def test_document_batches_give_freed_memory_back(
     embedder: LocalEmbedder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """onnxruntime frees hundreds of MiB per batch that glibc would keep; queries skip the ~1 ms call."""
-    import inference.providers.embedders.local as local
+    import kubevec.inference.providers.embedders.local as local
 
     calls: list[str] = []
     monkeypatch.setattr(local, "release_freed", lambda: calls.append("trim") or True)
@@ -95,7 +95,7 @@ async def test_document_batches_give_freed_memory_back(
 
 def test_the_arena_is_on_and_long_texts_go_alone(embedder: LocalEmbedder) -> None:
     """The arena re-uses one batch's memory (bounded because each batch's cost is capped)."""
-    from inference.providers.embedders.local import MAX_BATCH_COST
+    from kubevec.inference.providers.embedders.local import MAX_BATCH_COST
 
     assert embedder._session.get_session_options().enable_cpu_mem_arena
     widths: list[tuple[int, int]] = []

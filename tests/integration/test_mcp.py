@@ -25,12 +25,12 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.server.mcpserver import Context
 
-from backends import Record
-from backends.chroma import ChromaStore
-from inference.instances import build_instance
-from inference.providers.embedders.local import LocalEmbedder
-from query.indexing import index_crds
-from query.request import MAX_K, TOOLS, SearchRequest
+from kubevec.backends import Record
+from kubevec.backends.chroma import ChromaStore
+from kubevec.inference.instances import build_instance
+from kubevec.inference.providers.embedders.local import LocalEmbedder
+from kubevec.query.indexing import index_crds
+from kubevec.query.request import MAX_K, TOOLS, SearchRequest
 from tests.conftest import SAMPLE_CRDS
 from tests.controlplane.cluster import free_port
 
@@ -409,8 +409,8 @@ def test_http_sessions_are_owned_bounded_and_expire_and_ids_in_flight_are_not_re
 async def test_a_new_tool_with_no_view_code_sees_only_its_callers_documents() -> None:
     """issue 31: the view was applied by hand in each tool; a tool that forgot it showed everything.
     Tools are given ``server.reader(ctx)``, scoped to the caller, and never the service."""
-    from query.access import Authorizer, StaticToken
-    from query.mcp import EmbeddedHttpServer, HttpGuard, build_server, transport_security
+    from kubevec.query.access import Authorizer, StaticToken
+    from kubevec.query.mcp import EmbeddedHttpServer, HttpGuard, build_server, transport_security
     from tests.unit.tenants import CLUSTER, index
 
     service, _ = await index()

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from backends.chroma import ChromaStore
+from kubevec.backends.chroma import ChromaStore
 from tests.controlplane.cluster import free_port
 from tests.store_contract import LargeStoreContract, StoreContract
 
@@ -37,7 +37,7 @@ class TestChromaServer(StoreContract, LargeStoreContract):
 async def test_embedded_store_persists_across_clients(tmp_path: Path) -> None:
     first = ChromaStore(path=str(tmp_path / "db"))
     await first.ensure_collection("capabilities", dimension=2, embedder="e")
-    from backends import Record
+    from kubevec.backends import Record
 
     await first.upsert("capabilities", [Record(id="a", vector=[1.0, 0.0], text="t", metadata={"content_hash": "h"})])
     await first.close()

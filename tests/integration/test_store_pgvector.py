@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from backends import BackendError, BackendUnavailable, Record
-from backends.filters import Contains, Eq, In, Or
-from backends.pgvector import PgvectorStore, compile_filter, redacted_location, table_name
+from kubevec.backends import BackendError, BackendUnavailable, Record
+from kubevec.backends.filters import Contains, Eq, In, Or
+from kubevec.backends.pgvector import PgvectorStore, compile_filter, redacted_location, table_name
 from tests.controlplane.cluster import free_port
 from tests.services import Postgres, postgres_server
 from tests.store_contract import DIM, LargeStoreContract, StoreContract, make_records

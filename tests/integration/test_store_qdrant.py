@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from backends.filters import And, Contains, Eq, Or
-from backends.qdrant import QdrantStore, point_id, translate
+from kubevec.backends.filters import And, Contains, Eq, Or
+from kubevec.backends.qdrant import QdrantStore, point_id, translate
 from tests.controlplane.cluster import free_port
 from tests.store_contract import LargeStoreContract, StoreContract
 

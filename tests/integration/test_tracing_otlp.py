@@ -10,7 +10,7 @@ import grpc
 import pytest
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
 
-from controller.runtime import tracing
+from kubevec.controller.runtime import tracing
 from tests.controlplane.cluster import free_port
 
 pytestmark = pytest.mark.integration

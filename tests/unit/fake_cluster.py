@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
-from backends.memory import MemoryStore
-from controller.app import App
-from controller.kube.errors import kube_error
-from controller.kube.resources import ApiResource
-from controller.settings import ServerSettings, Settings, SyncSettings
-from inference.identity import ResourceRef
+from kubevec.backends.memory import MemoryStore
+from kubevec.controller.app import App
+from kubevec.controller.kube.errors import kube_error
+from kubevec.controller.kube.resources import ApiResource
+from kubevec.controller.settings import ServerSettings, Settings, SyncSettings
+from kubevec.inference.identity import ResourceRef
 from tests.fakes import CountingEmbedder
 
 VERBS = ("get", "list", "watch")

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from backends import Record
-from backends.memory import MemoryStore
-from inference.instances import build_instance
-from query.request import SearchRequest
-from query.search import SearchService
+from kubevec.backends import Record
+from kubevec.backends.memory import MemoryStore
+from kubevec.inference.instances import build_instance
+from kubevec.query.request import SearchRequest
+from kubevec.query.search import SearchService
 from tests.fakes import CountingEmbedder
 
 CLUSTER = "prod"

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from backends.filters import MAX_CHILDREN, MAX_VALUES, validate
-from query.access import (
+from kubevec.backends.filters import MAX_CHILDREN, MAX_VALUES, validate
+from kubevec.query.access import (
     AccessConfigError,
     Authorizer,
     Identity,
@@ -22,7 +22,7 @@ from query.access import (
     load_static_tokens,
     visible_instances,
 )
-from query.search import SearchService
+from kubevec.query.search import SearchService
 from tests.unit.tenants import CLUSTER, ids, index
 
 
@@ -282,7 +282,7 @@ def test_over_http_a_tool_call_without_a_judged_caller_is_refused() -> None:
     """Fail closed: if the SDK ever stopped handing tools the HTTP request, nothing would be shown."""
     from mcp.server.mcpserver.exceptions import ToolError
 
-    from query.mcp import caller_view
+    from kubevec.query.mcp import caller_view
 
     with pytest.raises(ToolError, match="Not authenticated"):
         caller_view(None, required=True)

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from query.access import (
+from kubevec.query.access import (
     CREDENTIAL_ID,
     Authorizer,
     Identity,
@@ -23,8 +23,8 @@ from query.access import (
     load_static_tokens,
     token_expiry,
 )
-from query.limits import Limiter, Limits
-from query.rbac import RbacSnapshot
+from kubevec.query.limits import Limiter, Limits
+from kubevec.query.rbac import RbacSnapshot
 from tests.unit.tenants import CLUSTER, ids, index
 
 RBAC = "rbac.authorization.k8s.io"

@@ -7,9 +7,9 @@ import logging
 
 import pytest
 
-from backends.memory import MemoryStore
-from controller.app import App
-from controller.settings import ServerSettings, Settings
+from kubevec.backends.memory import MemoryStore
+from kubevec.controller.app import App
+from kubevec.controller.settings import ServerSettings, Settings
 from tests.fakes import CountingEmbedder
 
 
@@ -78,7 +78,7 @@ def test_every_kopf_handler_runs_on_the_event_loop() -> None:
     """kopf runs plain ``def`` handlers in worker threads, where the App's loop state is unsafe."""
     import inspect
 
-    from controller.operator import build_registry
+    from kubevec.controller.operator import build_registry
 
     settings = Settings(cluster_name="unit", server=ServerSettings(health_port=0, metrics_port=0))
     registry = build_registry(settings=settings)

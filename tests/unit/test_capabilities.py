@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from inference.capabilities import describe_builtin, describe_crd
-from inference.documents import InferenceError
-from inference.identity import ResourceRef
-from inference.manifests import is_crd, iter_manifest_files, load_manifests
-from inference.tokens import MAX_TOKENS, load_tokenizer
+from kubevec.inference.capabilities import describe_builtin, describe_crd
+from kubevec.inference.documents import InferenceError
+from kubevec.inference.identity import ResourceRef
+from kubevec.inference.manifests import is_crd, iter_manifest_files, load_manifests
+from kubevec.inference.tokens import MAX_TOKENS, load_tokenizer
 from tests.conftest import SAMPLE_CRDS, corpus
 
 
@@ -246,7 +246,7 @@ def test_one_repeated_field_term_is_no_capability() -> None:
 
 def test_capability_terms_match_whatever_their_case() -> None:
     """The lexicon scans lowercased text with lowercase patterns: an upper-case entry would never match."""
-    from inference.capabilities import CAPABILITY_LEXICON
+    from kubevec.inference.capabilities import CAPABILITY_LEXICON
 
     assert [p for _, p in CAPABILITY_LEXICON if p != p.lower()] == []
     shouting = describe_crd(crd_with_fields({"TOPIC": "TOPIC to read.", "Brokers": "BROKER addresses."}))

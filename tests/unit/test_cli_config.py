@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from controller.cli import main
-from controller.settings import Settings
+from kubevec.controller.cli import main
+from kubevec.controller.settings import Settings
 
 
 def test_an_invalid_configuration_is_reported_without_its_secrets(
@@ -42,7 +42,7 @@ def test_an_unknown_log_format_is_named(monkeypatch: pytest.MonkeyPatch, capsys:
 def test_every_flag_and_argument_has_help_text() -> None:
     import argparse
 
-    from controller.cli import build_parser
+    from kubevec.controller.cli import build_parser
 
     missing: list[str] = []
 
@@ -59,7 +59,7 @@ def test_every_flag_and_argument_has_help_text() -> None:
 
 
 def test_label_selectors_are_read_as_kubectl_reads_them() -> None:
-    from controller.cli import build_parser, label_selector
+    from kubevec.controller.cli import build_parser, label_selector
 
     args = build_parser().parse_args(["search", "x", "-l", "app=web,tier=db", "-l", " team=a ", "-n", "prod"])
     assert label_selector(args.label) == ["app=web", "tier=db", "team=a"]
@@ -69,7 +69,7 @@ def test_label_selectors_are_read_as_kubectl_reads_them() -> None:
 
 
 def test_status_shows_the_most_frequent_kinds_that_fit_and_counts_the_rest() -> None:
-    from controller.cli.status import kinds_line as _kinds_line
+    from kubevec.controller.cli.status import kinds_line as _kinds_line
 
     assert _kinds_line({}) == "(no kinds)"
     assert _kinds_line({"Pod": 12, "Service": 3}) == "Pod 12, Service 3"
@@ -80,9 +80,9 @@ def test_status_shows_the_most_frequent_kinds_that_fit_and_counts_the_rest() -> 
 
 async def test_one_shot_commands_keep_int8_weights_a_server_folds_them(monkeypatch: pytest.MonkeyPatch) -> None:
     """One query per process: loading without constant folding is faster than what it costs that query."""
-    from backends.memory import MemoryStore
-    from controller.cli import common as cli_common
-    from query.request import SearchRequest
+    from kubevec.backends.memory import MemoryStore
+    from kubevec.controller.cli import common as cli_common
+    from kubevec.query.request import SearchRequest
     from tests.fakes import CountingEmbedder
 
     loaded: list[bool] = []
@@ -93,7 +93,7 @@ async def test_one_shot_commands_keep_int8_weights_a_server_folds_them(monkeypat
         verified.append(verified_dir)
         return CountingEmbedder()
 
-    monkeypatch.setattr("inference.providers.config.make_embedder", make_embedder)
+    monkeypatch.setattr("kubevec.inference.providers.config.make_embedder", make_embedder)
     settings = Settings()
     store = MemoryStore()
     await store.ensure_collection(settings.collection("capabilities"), dimension=16, embedder="counting-test-embedder")
@@ -116,14 +116,14 @@ async def test_one_shot_commands_keep_int8_weights_a_server_folds_them(monkeypat
 )
 def test_global_flags_work_before_or_after_the_subcommand(argv: list[str]) -> None:
     """issue 31: `kubevec status --kubeconfig x` was `unrecognized arguments`; kubectl takes both orders."""
-    from controller.cli import build_parser
+    from kubevec.controller.cli import build_parser
 
     args = build_parser().parse_args(argv)
     assert (args.kubeconfig, args.context) == (Path("/tmp/k"), "prod")
 
 
 def test_global_flags_default_to_none_wherever_they_are_left_out() -> None:
-    from controller.cli import build_parser
+    from kubevec.controller.cli import build_parser
 
     args = build_parser().parse_args(["search", "postgres"])
     assert (args.kubeconfig, args.context) == (None, None)

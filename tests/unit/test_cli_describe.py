@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.cli import main
+from kubevec.controller.cli import main
 from tests.conftest import SAMPLE_CRDS, SAMPLES
 
 

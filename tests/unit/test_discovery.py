@@ -10,7 +10,7 @@ import kopf
 import pytest
 from kopf._cogs.clients import errors, watching
 
-from controller.kopf_private.discovery import tolerate_vanished_resources
+from kubevec.controller.kopf_private.discovery import tolerate_vanished_resources
 
 RESOURCE = kopf.Resource("example.com", "v1", "widgets")
 

@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 
-import controller.sync.documents as documents
-from controller.operator import NoDiffBase, NoProgress, configure
-from controller.runtime.metrics import Metrics
-from controller.sync.documents import DocumentBuilder, Unchanged
-from inference.documents import Document, content_hash
-from inference.instances import InstancePolicy
-from inference.manifests import is_crd, load_manifests
+from kubevec.controller.operator import NoDiffBase, NoProgress, configure
+from kubevec.controller.runtime.metrics import Metrics
+from kubevec.controller.sync import documents
+from kubevec.controller.sync.documents import DocumentBuilder, Unchanged
+from kubevec.inference.documents import Document, content_hash
+from kubevec.inference.instances import InstancePolicy
+from kubevec.inference.manifests import is_crd, load_manifests
 from tests.conftest import SAMPLE_CRDS
 
 
@@ -147,7 +147,7 @@ def test_the_fingerprint_covers_the_builders_and_not_the_providers(
     """issue 31: editing the Voyage client's retry code changed the fingerprint and rebuilt every document."""
     import shutil
 
-    import inference
+    from kubevec import inference
 
     root = Path(inference.__file__).parent
     copy = tmp_path / "inference"

@@ -6,8 +6,8 @@ import time
 
 import pytest
 
-from inference.providers.embedders.base import EmbedderError, EmbedderUnavailable
-from inference.providers.embedders.voyage import VoyageEmbedder
+from kubevec.inference.providers.embedders.base import EmbedderError, EmbedderUnavailable
+from kubevec.inference.providers.embedders.voyage import VoyageEmbedder
 from tests.fake_voyage import FakeVoyage, running_fake_voyage
 
 

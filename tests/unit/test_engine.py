@@ -7,11 +7,11 @@ from collections.abc import Sequence
 
 import pytest
 
-from backends import Record
-from backends.memory import MemoryStore
-from controller.runtime.metrics import Metrics
-from controller.sync.engine import SyncEngine
-from inference.documents import Document, make_document
+from kubevec.backends import Record
+from kubevec.backends.memory import MemoryStore
+from kubevec.controller.runtime.metrics import Metrics
+from kubevec.controller.sync.engine import SyncEngine
+from kubevec.inference.documents import Document, make_document
 from tests.fakes import CountingEmbedder
 
 NAMES = {"capabilities": "capabilities", "instances": "instances"}

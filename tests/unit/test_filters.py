@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from backends.errors import InvalidFilter
-from backends.filters import (
+from kubevec.backends.errors import InvalidFilter
+from kubevec.backends.filters import (
     MAX_DEPTH,
     And,
     Contains,

@@ -7,8 +7,8 @@ from collections.abc import Collection
 
 import pytest
 
-from controller.sync import handover as handover_module
-from controller.sync.handover import Handover
+from kubevec.controller.sync import handover as handover_module
+from kubevec.controller.sync.handover import Handover
 
 CONFIGMAPS = ("", "configmaps")
 

@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from backends.memory import MemoryStore
-from controller.app import App
-from controller.settings import ServerSettings, Settings
-from inference.health import health_of
-from inference.instances import build_instance
+from kubevec.backends.memory import MemoryStore
+from kubevec.controller.app import App
+from kubevec.controller.settings import ServerSettings, Settings
+from kubevec.inference.health import health_of
+from kubevec.inference.instances import build_instance
 from tests.fakes import CountingEmbedder
 
 
@@ -245,8 +245,8 @@ async def test_a_health_change_writes_metadata_with_the_stored_vector_and_equal_
         "kubevec_embeddings_skipped_total", {"collection": "instances", "reason": "vector_reused"}
     )
     assert reused == 1
-    from query.request import SearchRequest
-    from query.search import SearchService
+    from kubevec.query.request import SearchRequest
+    from kubevec.query.search import SearchService
 
     service = SearchService(store=app.store, embedder=embedder, collections={"instances": "instances"})
     degraded = await service.search(SearchRequest.build(collection="instances", health="degraded", query="x"))

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from inference.providers.embedders import heap
+from kubevec.inference.providers.embedders import heap
 
 
 @pytest.fixture(autouse=True)

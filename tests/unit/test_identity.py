@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from inference.identity import InstanceId, ResourceRef, group_of_resource_id, parse_instance_id
+from kubevec.inference.identity import InstanceId, ResourceRef, group_of_resource_id, parse_instance_id
 
 
 def test_resource_ref_formats_like_kubectl() -> None:
@@ -50,8 +50,8 @@ def test_group_of_a_capability_id() -> None:
 
 def test_resource_names_and_api_paths_are_built_in_one_place_each() -> None:
     """issue 31: resource names were built in five modules and API paths in four."""
-    from controller.kube.resources import api_path
-    from inference.identity import plural_of, resource_name
+    from kubevec.controller.kube.resources import api_path
+    from kubevec.inference.identity import plural_of, resource_name
 
     assert resource_name(plural="deployments", group="apps") == "deployments.apps"
     assert resource_name(plural="pods", group="") == "pods"

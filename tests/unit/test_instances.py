@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from inference.documents import InferenceError
-from inference.instances import InstancePolicy, build_instance
+from kubevec.inference.documents import InferenceError
+from kubevec.inference.instances import InstancePolicy, build_instance
 
 SECRET_VALUE = "c3VwZXItc2VjcmV0LXBhc3N3b3Jk"
 LAST_APPLIED = '{"apiVersion":"v1","kind":"Secret","data":{"password":"c3VwZXItc2VjcmV0LXBhc3N3b3Jk"}}'

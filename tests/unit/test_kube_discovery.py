@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from controller.kube.client import KubeReader, _aggregated_resources
-from controller.kube.errors import KubeError
+from kubevec.controller.kube.client import KubeReader, _aggregated_resources
+from kubevec.controller.kube.errors import KubeError
 
 
 def group(name: str, *versions: dict[str, object]) -> dict[str, object]:

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from controller.kube.client import METADATA_ONLY, KubeReader
-from controller.sync.reconcile import CRD_RESOURCE
+from kubevec.controller.kube.client import METADATA_ONLY, KubeReader
+from kubevec.controller.sync.reconcile import CRD_RESOURCE
 
 
 class Replies(KubeReader):
@@ -81,7 +81,7 @@ async def test_a_page_is_let_go_before_the_next_is_fetched() -> None:
 )  # fmt: skip
 def test_an_http_status_becomes_an_error_class_in_one_place(status: int | None, kind: str) -> None:
     """issue 31: callers read "HTTP 403" out of reason strings; now they catch a class."""
-    from controller.kube import errors as kube
+    from kubevec.controller.kube import errors as kube
 
     error = kube.kube_error("GET /x failed", status=status, reason=f"HTTP {status}")
     assert type(error).__name__ == kind

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from backends import BackendUnavailable, Record
-from backends.memory import MemoryStore
-from query.lexical import LexicalIndex
+from kubevec.backends import BackendUnavailable, Record
+from kubevec.backends.memory import MemoryStore
+from kubevec.query.lexical import LexicalIndex
 
 
 def record(record_id: str, text: str) -> Record:
@@ -82,7 +82,7 @@ async def test_a_failing_refresh_keeps_serving_the_old_index(
         raise BackendUnavailable("store is down")
 
     monkeypatch.setattr(store, "iter_records", down)
-    with caplog.at_level(logging.WARNING, logger="query.lexical"):
+    with caplog.at_level(logging.WARNING, logger="kubevec.query.lexical"):
         assert await ranked_ids(index, "pgbouncer") == ["a"]
         for _ in range(100):
             if not index._refreshing:
@@ -142,7 +142,7 @@ async def test_a_damaged_or_unwritable_cache_costs_a_rebuild_never_an_error(
     for part in saved.iterdir():
         if part.name != "ids.json":
             part.write_text("not an index")
-    with caplog.at_level(logging.WARNING, logger="query.lexical"):
+    with caplog.at_level(logging.WARNING, logger="kubevec.query.lexical"):
         assert await ranked_ids(LexicalIndex(store=store, cache_dir=tmp_path), "pgbouncer") == ["a"]
     assert "Ignoring a lexical index cache" in caplog.text
     blocked = tmp_path / "file"

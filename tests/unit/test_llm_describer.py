@@ -10,9 +10,9 @@ from typing import Any
 import httpx
 import pytest
 
-from inference.capabilities import describe_crd
-from inference.providers.llm import LLMDescriber
-from inference.tokens import MAX_TOKENS, count_tokens
+from kubevec.inference.capabilities import describe_crd
+from kubevec.inference.providers.llm import LLMDescriber
+from kubevec.inference.tokens import MAX_TOKENS, count_tokens
 
 ANSWER = {
     "description": "Requests an X.509 certificate from an issuer and keeps it renewed in a Secret.",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from controller.runtime.logs import RepeatFilter
+from kubevec.controller.runtime.logs import RepeatFilter
 
 
 def record(message: str, *args: object, level: int = logging.ERROR, name: str = "kopf") -> logging.LogRecord:
@@ -36,14 +36,14 @@ def test_lines_that_differ_only_in_urls_are_similar() -> None:
 
 def test_loggers_and_levels_are_kept_apart() -> None:
     repeat = RepeatFilter(interval=60, clock=lambda: 0.0)
-    assert repeat.filter(record("Store down", name="controller.sync.engine"))
-    assert repeat.filter(record("Store down", name="controller.app"))
-    assert repeat.filter(record("Store down", name="controller.app", level=logging.WARNING))
-    assert not repeat.filter(record("Store down", name="controller.app"))
+    assert repeat.filter(record("Store down", name="kubevec.controller.sync.engine"))
+    assert repeat.filter(record("Store down", name="kubevec.controller.app"))
+    assert repeat.filter(record("Store down", name="kubevec.controller.app", level=logging.WARNING))
+    assert not repeat.filter(record("Store down", name="kubevec.controller.app"))
 
 
 def test_watch_restarts_after_410_are_one_info_line_per_interval() -> None:
-    from controller.runtime.logs import WatchRestartFilter
+    from kubevec.controller.runtime.logs import WatchRestartFilter
 
     now = [0.0]
     lift = WatchRestartFilter(level=logging.INFO, interval=60, clock=lambda: now[0])
@@ -71,7 +71,7 @@ def test_json_logs_are_one_object_per_line_with_kopf_object_references() -> None
     import sys
 
     code = (
-        "import logging; from controller.runtime.logs import install; install(level='INFO', format='json'); "
+        "import logging; from kubevec.controller.runtime.logs import install; install(level='INFO', format='json'); "
         "logging.getLogger('kopf.objects').info('Handler %s succeeded.', 'observe_instance'); "
         "logging.getLogger('kopf.objects').warning('Bad object', extra={'k8s_ref': {'name': 'web'}}); "
         "logging.getLogger('kubevec').info('Upserted documents collection=%s count=%d', 'instances', 64)"
@@ -87,7 +87,7 @@ def test_json_logs_are_one_object_per_line_with_kopf_object_references() -> None
 
 
 def test_handler_success_lines_are_debug_and_failures_keep_their_level() -> None:
-    from controller.runtime.logs import HandlerSuccessFilter
+    from kubevec.controller.runtime.logs import HandlerSuccessFilter
 
     def record(level: int, message: str) -> logging.LogRecord:
         return logging.LogRecord("kopf.objects", level, __file__, 1, message, None, None)
@@ -101,7 +101,7 @@ def test_handler_success_lines_are_debug_and_failures_keep_their_level() -> None
 
 def test_a_huge_message_is_clipped_with_a_count() -> None:
     """A caller's 1 MB JSON-RPC id or query was logged as one 1 MB line."""
-    from controller.runtime.logs import ClipFilter
+    from kubevec.controller.runtime.logs import ClipFilter
 
     record = logging.LogRecord("mcp", logging.WARNING, __file__, 1, "Bad request id=%s", ("x" * 1_000_000,), None)
     assert ClipFilter(limit=100).filter(record)
@@ -115,7 +115,7 @@ def test_a_huge_message_is_clipped_with_a_count() -> None:
 
 def test_a_credential_in_a_message_never_reaches_the_log_line() -> None:
     """issue 34: redaction covered documents only; an error quoting a field value logged it as it was."""
-    from controller.runtime.logs import ClipFilter
+    from kubevec.controller.runtime.logs import ClipFilter
 
     secret = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzq8Kd3Lm2P"
     record = logging.LogRecord(

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from backends import BackendError, Record
-from backends.memory import MemoryStore
-from controller.runtime.metrics import ERROR_STAGES, STORE_OPERATIONS, InstrumentedStore, Metrics
-from query.version import kubevec_version
+from kubevec.backends import BackendError, Record
+from kubevec.backends.memory import MemoryStore
+from kubevec.controller.runtime.metrics import ERROR_STAGES, STORE_OPERATIONS, InstrumentedStore, Metrics
+from kubevec.query.version import kubevec_version
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -105,7 +105,7 @@ def test_embedder_retries_and_llm_counts_are_exported_by_provider() -> None:
 
 
 async def test_mcp_tools_served_by_the_controller_are_timed_and_counted() -> None:
-    from controller.app import InstrumentedSearch
+    from kubevec.controller.app import InstrumentedSearch
 
     metrics = Metrics()
     store = MemoryStore()

@@ -8,14 +8,14 @@ from collections.abc import Mapping, Sequence
 
 import pytest
 
-from backends import Record, VectorStore
-from backends.generations import Generation, read_active, resolve
-from backends.memory import MemoryStore
-from controller.sync.migrate import migrate
-from inference.providers.config import EmbedderSettings
-from inference.providers.embedders.base import Embedder, EmbedderUnavailable
-from query.request import SearchRequest
-from query.search import SearchService
+from kubevec.backends import Record, VectorStore
+from kubevec.backends.generations import Generation, read_active, resolve
+from kubevec.backends.memory import MemoryStore
+from kubevec.controller.sync.migrate import migrate
+from kubevec.inference.providers.config import EmbedderSettings
+from kubevec.inference.providers.embedders.base import Embedder, EmbedderUnavailable
+from kubevec.query.request import SearchRequest
+from kubevec.query.search import SearchService
 from tests.fakes import CountingEmbedder
 
 BASES = {"capabilities": "capabilities", "instances": "instances"}
@@ -76,7 +76,7 @@ def reader(store: VectorStore, embedders: Mapping[str, Embedder]) -> SearchServi
 
 @pytest.mark.parametrize("backend", ["memory", "qdrant"])
 async def test_a_migration_moves_every_record_to_the_new_model_and_drops_the_old_generation(backend: str) -> None:
-    from backends.qdrant import QdrantStore
+    from kubevec.backends.qdrant import QdrantStore
 
     store, new = await seeded(MemoryStore() if backend == "memory" else QdrantStore()), NamedEmbedder("new-model", 12)
     done = await migrate(
@@ -108,7 +108,7 @@ async def test_a_migration_moves_every_record_to_the_new_model_and_drops_the_old
 async def test_readers_never_see_an_empty_or_mixed_collection_during_a_migration(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr("query.search.REFRESH_SECONDS", 3600.0)  # hold stale names: the drop must be survived
+    monkeypatch.setattr("kubevec.query.search.REFRESH_SECONDS", 3600.0)  # hold stale names: the drop must be survived
     store, new = await seeded(), NamedEmbedder("new-model", 12)
     search = reader(store, {OLD.name: OLD, new.name: new})
     answers: list[tuple[int, str]] = []

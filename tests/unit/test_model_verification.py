@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from inference.providers.embedders import local
-from inference.providers.embedders.base import EmbedderError
+from kubevec.inference.providers.embedders import local
+from kubevec.inference.providers.embedders.base import EmbedderError
 
 
 @pytest.fixture

@@ -11,9 +11,9 @@ import kopf
 import pytest
 from kopf._cogs.clients import api, errors, fetching
 
-from controller.kopf_private.paging import OBSERVER_TASK, list_in_pages
-from controller.kube.client import METADATA_ONLY
-from controller.sync.handover import Handover
+from kubevec.controller.kopf_private.paging import OBSERVER_TASK, list_in_pages
+from kubevec.controller.kube.client import METADATA_ONLY
+from kubevec.controller.sync.handover import Handover
 
 CRDS = kopf.Resource("apiextensions.k8s.io", "v1", "customresourcedefinitions")
 WIDGETS = kopf.Resource("example.com", "v1", "widgets", namespaced=True, verbs=["list", "watch"], preferred=True)

@@ -6,17 +6,17 @@ import typing
 from collections.abc import Sequence
 from typing import Any
 
-import backends.records
-import inference.documents
-from backends.qdrant import ID_FIELD, TEXT_FIELD, QdrantStore
-from inference.capabilities import describe_crd
-from inference.documents import INDEXED_FIELDS
-from inference.instances import build_instance
+from kubevec.backends import records as backend_records
+from kubevec.backends.qdrant import ID_FIELD, TEXT_FIELD, QdrantStore
+from kubevec.inference import documents as inference_documents
+from kubevec.inference.capabilities import describe_crd
+from kubevec.inference.documents import INDEXED_FIELDS
+from kubevec.inference.instances import build_instance
 
 
 def test_metadata_types_are_the_same_on_both_sides_of_the_layer_wall() -> None:
-    assert typing.get_args(inference.documents.Scalar) == typing.get_args(backends.records.Scalar)
-    assert typing.get_args(inference.documents.MetadataValue) == typing.get_args(backends.records.MetadataValue)
+    assert typing.get_args(inference_documents.Scalar) == typing.get_args(backend_records.Scalar)
+    assert typing.get_args(inference_documents.MetadataValue) == typing.get_args(backend_records.MetadataValue)
 
 
 WIDGET_CRD: dict[str, Any] = {

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime
 
-from controller.runtime.peering import PeeringIdentity, is_active
+from kubevec.controller.runtime.peering import PeeringIdentity, is_active
 
 NOW = datetime.datetime(2026, 11, 22, 12, 0, tzinfo=datetime.UTC)
 ME = PeeringIdentity(name="p", identity="me", priority=50, lifetime=60)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from controller.sync.policy import EffectivePolicy, PolicyError, parse_spec
+from kubevec.controller.sync.policy import EffectivePolicy, PolicyError, parse_spec
 
 
 def policy(*specs: dict[str, object]) -> EffectivePolicy:
@@ -82,7 +82,7 @@ def test_invalid_policy_is_a_clear_error(spec: dict[str, object]) -> None:
 
 
 def test_secrets_are_indexed_only_when_a_policy_opts_in_and_never_watched() -> None:
-    from controller.sync.policy import listable, watchable
+    from kubevec.controller.sync.policy import listable, watchable
 
     verbs = ("get", "list", "watch")
     assert not EffectivePolicy().watches(group="", kind="Secret", plural="secrets")

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from inference.redaction import (
+from kubevec.inference.redaction import (
     REDACTED,
     is_credential_name,
     name_words,
@@ -564,7 +564,7 @@ def test_v4_credential_names_in_other_languages_and_their_lookalikes() -> None:
 
 def test_v4_long_values_are_judged_as_short_ones_are() -> None:
     """Verdicts on long strings are not cached (memory stays bounded), and are the same."""
-    from inference.redaction import CACHED_LENGTH
+    from kubevec.inference.redaction import CACHED_LENGTH
 
     long_text = "replicated settings for the payments tier " * 20 + f" key {AWS_SECRET} end"
     assert len(long_text) > CACHED_LENGTH

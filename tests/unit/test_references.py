@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from inference.instances import build_instance
-from inference.references import Links, links_of
+from kubevec.inference.instances import build_instance
+from kubevec.inference.references import Links, links_of
 
 NS = "shop"
 

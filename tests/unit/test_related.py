@@ -6,11 +6,11 @@ from typing import Any
 
 import pytest
 
-from backends import Record
-from backends.memory import MemoryStore
-from inference.instances import build_instance
-from query.related import Related
-from query.search import SearchError, SearchService
+from kubevec.backends import Record
+from kubevec.backends.memory import MemoryStore
+from kubevec.inference.instances import build_instance
+from kubevec.query.related import Related
+from kubevec.query.search import SearchError, SearchService
 from tests.fakes import CountingEmbedder
 
 NS = "shop"

@@ -6,12 +6,12 @@ from collections.abc import Sequence
 
 import pytest
 
-from backends import Record
-from backends.memory import MemoryStore
-from inference.providers.embedders.base import EmbedderError, EmbedderUnavailable
-from inference.providers.rerank import RerankerSettings, VoyageReranker, make_reranker
-from query.request import SearchRequest
-from query.search import SearchService
+from kubevec.backends import Record
+from kubevec.backends.memory import MemoryStore
+from kubevec.inference.providers.embedders.base import EmbedderError, EmbedderUnavailable
+from kubevec.inference.providers.rerank import RerankerSettings, VoyageReranker, make_reranker
+from kubevec.query.request import SearchRequest
+from kubevec.query.search import SearchService
 from tests.fake_voyage import FakeVoyage, running_fake_voyage
 from tests.fakes import CountingEmbedder
 

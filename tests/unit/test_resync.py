@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from backends.memory import MemoryStore
-from controller.app import App
-from controller.kube.errors import KubeError
-from controller.settings import ServerSettings, Settings, SyncSettings
-from inference.instances import InstancePolicy
+from kubevec.backends.memory import MemoryStore
+from kubevec.controller.app import App
+from kubevec.controller.kube.errors import KubeError
+from kubevec.controller.settings import ServerSettings, Settings, SyncSettings
+from kubevec.inference.instances import InstancePolicy
 from tests.fakes import CountingEmbedder
 from tests.unit.fake_cluster import (
     CONFIGMAPS,
@@ -233,7 +233,7 @@ async def test_a_document_being_written_counts_as_queued_for_the_resync() -> Non
 
 
 async def test_a_restart_against_an_unchanged_cluster_builds_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
-    import controller.sync.documents
+    from kubevec.controller.sync import documents as sync_documents
 
     reader = FakeReader()
     objects = [
@@ -242,13 +242,13 @@ async def test_a_restart_against_an_unchanged_cluster_builds_nothing(monkeypatch
     ]
     app = await synced(reader, *objects)
     built: list[str] = []
-    real = controller.sync.documents.build_instance
+    real = sync_documents.build_instance
 
     def counting(body: Any, **kwargs: Any) -> Any:
         built.append(body["metadata"]["name"])
         return real(body, **kwargs)
 
-    monkeypatch.setattr(controller.sync.documents, "build_instance", counting)
+    monkeypatch.setattr(sync_documents, "build_instance", counting)
     restarted = App(settings=app.settings, store=app.store, embedder=app.embedder, kube=reader)
     await restarted.engine.prepare()
     for body in objects:  # kopf's initial listing

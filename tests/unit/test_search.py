@@ -7,12 +7,12 @@ from typing import Any
 
 import pytest
 
-from backends import Record
-from backends.filters import to_json
-from backends.memory import MemoryStore
-from query.render import compact
-from query.request import MAX_K, SearchRequest
-from query.search import Result, SearchError, SearchService, label_for
+from kubevec.backends import Record
+from kubevec.backends.filters import to_json
+from kubevec.backends.memory import MemoryStore
+from kubevec.query.render import compact
+from kubevec.query.request import MAX_K, SearchRequest
+from kubevec.query.search import Result, SearchError, SearchService, label_for
 from tests.fakes import CountingEmbedder
 
 DOCS = [
@@ -179,7 +179,7 @@ def test_a_request_is_frozen_and_combines_its_conditions() -> None:
 
 
 async def test_the_mcp_tool_schema_is_the_search_request() -> None:
-    from query.mcp import build_server
+    from kubevec.query.mcp import build_server
 
     server = build_server(SearchService(store=MemoryStore(), embedder=None, collections={}).scoped)
     (tool,) = [t for t in await server.list_tools() if t.name == "vector_search"]
@@ -226,7 +226,7 @@ async def test_every_list_is_ordered_by_the_score_it_shows(service: SearchServic
 async def test_bad_tool_arguments_are_one_line_per_field_without_dumps(service: SearchService) -> None:
     from mcp.client import Client
 
-    from query.mcp import build_server
+    from kubevec.query.mcp import build_server
 
     async with Client(build_server(service.scoped)) as client:
         for name, arguments, expected in [
@@ -327,7 +327,7 @@ async def test_every_lookup_can_be_scoped_to_one_cluster() -> None:
 async def test_every_tool_declares_an_output_schema_and_returns_typed_results(service: SearchService) -> None:
     from mcp.client import Client
 
-    from query.mcp import build_server
+    from kubevec.query.mcp import build_server
 
     async with Client(build_server(service.scoped)) as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from backends.config import StoreSettings
-from backends.factory import open_store
-from backends.pgvector import PgvectorStore
+from kubevec.backends.config import StoreSettings
+from kubevec.backends.factory import open_store
+from kubevec.backends.pgvector import PgvectorStore
 
 
 def test_pgvector_settings_open_a_pgvector_store_without_connecting() -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from backends import BackendUnavailable
-from backends.memory import MemoryStore
+from kubevec.backends import BackendUnavailable
+from kubevec.backends.memory import MemoryStore
 from tests.store_contract import LargeStoreContract, StoreContract
 
 

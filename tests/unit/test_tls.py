@@ -8,7 +8,7 @@ from asyncio import sslproto
 
 import pytest
 
-from controller.runtime.tls import READ_BUFFER_BYTES, small_tls_buffers
+from kubevec.controller.runtime.tls import READ_BUFFER_BYTES, small_tls_buffers
 
 
 def new_protocol() -> sslproto.SSLProtocol:

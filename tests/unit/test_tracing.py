@@ -10,12 +10,12 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import NoOpTracer
 
-from backends import Record
-from backends.memory import MemoryStore
-from controller.app import App, InstrumentedSearch
-from controller.runtime import tracing
-from controller.settings import ServerSettings, Settings
-from query.request import SearchError, SearchRequest
+from kubevec.backends import Record
+from kubevec.backends.memory import MemoryStore
+from kubevec.controller.app import App, InstrumentedSearch
+from kubevec.controller.runtime import tracing
+from kubevec.controller.settings import ServerSettings, Settings
+from kubevec.query.request import SearchError, SearchRequest
 from tests.fakes import CountingEmbedder
 
 
@@ -73,7 +73,7 @@ async def test_one_event_becomes_an_event_span_linked_from_the_flush_that_embeds
 
 
 async def test_mcp_tool_calls_are_spans(spans: InMemorySpanExporter) -> None:
-    from controller.runtime.metrics import Metrics
+    from kubevec.controller.runtime.metrics import Metrics
 
     store = MemoryStore()
     embedder = CountingEmbedder()

@@ -9,8 +9,8 @@ import kopf
 import pytest
 from kopf._cogs.clients import scanning
 
-from controller.kopf_private.discovery import each_at_its_version, read_each_kind_at_its_version
-from controller.kube.versions import chosen, crd_version, version_priority
+from kubevec.controller.kopf_private.discovery import each_at_its_version, read_each_kind_at_its_version
+from kubevec.controller.kube.versions import chosen, crd_version, version_priority
 
 #: Kubernetes' documented order (CustomResourceDefinition versioning), highest priority first.
 KUBE_ORDER = ["v10", "v2", "v1", "v11beta2", "v10beta3", "v3beta1", "v12alpha1", "v11alpha2", "foo1", "foo10"]

@@ -23,9 +23,9 @@ import numpy as np
 import numpy.typing as npt
 import onnxruntime
 
-from inference.providers.embedders.base import EmbedderError
-from inference.providers.embedders.heap import release_freed
-from inference.tokens import load_tokenizer
+from kubevec.inference.providers.embedders.base import EmbedderError
+from kubevec.inference.providers.embedders.heap import release_freed
+from kubevec.inference.tokens import load_tokenizer
 
 MODEL_NAME: Final = "all-MiniLM-L6-v2-int8"
 DIMENSION: Final = 384

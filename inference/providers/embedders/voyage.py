@@ -15,7 +15,7 @@ import voyageai.error
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 from voyageai.client_async import AsyncClient
 
-from inference.providers.embedders.base import EmbedderError, EmbedderUnavailable
+from kubevec.inference.providers.embedders.base import EmbedderError, EmbedderUnavailable
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
