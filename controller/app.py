@@ -16,19 +16,17 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kubevec.backends import BackendUnavailable, VectorStore
 from kubevec.backends.factory import open_store
+from kubevec.controller import serving
 from kubevec.controller.kube.client import ClusterReader, KubeReader
-from kubevec.controller.kube.reviews import build_authorizer
 from kubevec.controller.runtime.health import ClusterProbe, HealthServer, StoreDirectory
 from kubevec.controller.runtime.metrics import InstrumentedStore, Metrics
 from kubevec.controller.runtime.peering import PeeringIdentity
 from kubevec.controller.runtime.peering import follow as follow_peering
-from kubevec.controller.runtime.tracing import tracer
 from kubevec.controller.settings import Settings
 from kubevec.controller.sync.documents import DocumentBuilder
 from kubevec.controller.sync.engine import SyncEngine
@@ -48,9 +46,7 @@ from kubevec.inference.documents import COLLECTIONS, Collection
 from kubevec.inference.providers.config import make_embedder
 from kubevec.inference.providers.embedders.base import Embedder
 from kubevec.inference.providers.llm import LLMDescriber
-from kubevec.query.access import View
-from kubevec.query.related import Direction, Related
-from kubevec.query.search import Result, SearchRequest, SearchService
+from kubevec.query.search import SearchService
 from kubevec.query.version import kubevec_version
 
 if TYPE_CHECKING:
@@ -362,60 +358,6 @@ def _llm(settings: Settings) -> LLMDescriber | None:
     )
 
 
-class InstrumentedSearch(SearchService):
-    """The search service behind the controller's MCP tools, timed and counted by tool."""
-
-    def __init__(self, *, metrics: Metrics, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self._metrics = metrics
-
-    @contextlib.contextmanager
-    def _measured(self, tool: str) -> Iterator[None]:
-        started = time.perf_counter()
-        try:
-            with tracer().start_as_current_span(f"kubevec.mcp.{tool}"):
-                yield
-        except Exception:
-            self._metrics.search_errors.labels(tool=tool).inc()
-            raise
-        finally:
-            self._metrics.search_seconds.labels(tool=tool).observe(time.perf_counter() - started)
-
-    async def search(self, request: SearchRequest, *, view: View | None = None) -> list[Result]:
-        with self._measured("vector_search"):
-            return await super().search(request, view=view)
-
-    async def find_document(
-        self, id: str, *, collection: str | None = None, cluster: str | None = None, view: View | None = None
-    ) -> tuple[Result, str] | None:
-        with self._measured("get_document"):
-            return await super().find_document(id, collection=collection, cluster=cluster, view=view)
-
-    async def resolve_kind(
-        self, name: str, *, limit: int = 5, cluster: str | None = None, view: View | None = None
-    ) -> list[dict[str, Any]]:
-        with self._measured("resolve_kind"):
-            return await super().resolve_kind(name, limit=limit, cluster=cluster, view=view)
-
-    async def facets(
-        self, collection: str, field: str, *, limit: int = 100, cluster: str | None = None, view: View | None = None
-    ) -> dict[str, int]:
-        with self._measured("list_facets"):
-            return await super().facets(collection, field, limit=limit, cluster=cluster, view=view)
-
-    async def related(
-        self,
-        subject: str,
-        *,
-        hops: int = 1,
-        direction: Direction = "both",
-        cluster: str | None = None,
-        view: View | None = None,
-    ) -> Related:
-        with self._measured("related"):
-            return await super().related(subject, hops=hops, direction=direction, cluster=cluster, view=view)
-
-
 def _mcp_server(
     settings: Settings, *, store: VectorStore, embedder: Embedder, metrics: Metrics, kube: ClusterReader
 ) -> tuple[EmbeddedHttpServer, SearchService] | None:
@@ -427,28 +369,11 @@ def _mcp_server(
         return None
     from kubevec.query.mcp import EmbeddedHttpServer, http_app  # the mcp SDK and its web stack: only when served
 
-    bases = settings.bases()
-
-    async def refresh() -> tuple[dict[str, str], Embedder | None]:
-        names, _ = await active_collections(store, settings=settings)
-        return names, None  # the controller's own embedder: it refuses to start on another generation's
-
-    from kubevec.inference.providers.rerank import make_reranker
-
-    reranker = make_reranker(settings.reranker, api_key=settings.embedder.api_key, base_url=settings.embedder.base_url)
-    service = InstrumentedSearch(
-        metrics=metrics,
-        store=store,
-        embedder=embedder,
-        collections=bases,
-        refresh=refresh,
-        reranker=reranker,
-        rerank_candidates=settings.reranker.candidates,
-    )
+    service = serving.search_service(settings, store, embedder=embedder, lexical_cache=False, metrics=metrics)
     app = http_app(
         service,
         host=settings.server.host,
-        authorizer=build_authorizer(settings, placements=lambda: service.placements(settings.cluster_name), kube=kube),
+        authorizer=serving.authorizer(settings, service, kube=kube),
         allowed_hosts=settings.mcp_allowed_hosts,
         allowed_origins=settings.mcp_allowed_origins,
         limits=settings.mcp_limits(),

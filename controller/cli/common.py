@@ -1,21 +1,18 @@
-"""What the commands share: one-line errors, the store, the embedder, the search service over the active generation."""
+"""What the commands share: one-line errors, the store, the embedder, the search service (see ``serving``)."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
-from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 from kubevec.controller.settings import Settings
+from kubevec.inference.providers.embedders.base import EmbedderError
 
 if TYPE_CHECKING:
     from kubevec.backends import VectorStore
-    from kubevec.inference.providers.config import EmbedderSettings
     from kubevec.inference.providers.embedders.base import Embedder
     from kubevec.query.search import SearchService
 
@@ -53,8 +50,8 @@ def open_store(settings: Settings, *, existing: bool = False) -> VectorStore:
 
 
 def open_embedder(settings: Settings) -> Embedder:
+    from kubevec.controller.serving import verified_dir
     from kubevec.inference.providers.config import make_embedder
-    from kubevec.inference.providers.embedders.base import EmbedderError
 
     try:
         return make_embedder(settings.embedder, verified_dir=verified_dir(settings))
@@ -62,106 +59,16 @@ def open_embedder(settings: Settings) -> Embedder:
         raise CommandError(str(exc)) from exc
 
 
-def verified_dir(settings: Settings) -> Path:
-    """Where one-shot commands remember the model files they verified (sha256 once per file identity)."""
-    return settings.cache_dir / "verified-models"
-
-
 def search_service(
     settings: Settings, store: VectorStore, *, embedder: bool = False, one_shot: bool = True
 ) -> SearchService:
-    """A reader of the active generation's collections, with that generation's model for queries.
+    """:func:`kubevec.controller.serving.search_service` for a command; ``embedder``: it embeds queries."""
+    from kubevec.controller.serving import search_service
 
-    The embedder is loaded only when a query needs it; after a migration to another model (see
-    ``kubevec migrate``), queries are embedded with the model that built the collections read.
-    ``one_shot`` (a command that embeds one query and exits): the local model keeps its int8
-    weights, which loads 0.18 s faster and costs ~56 ms on that one query (the same vector); a
-    server (``kubevec mcp``) folds them once and embeds each query in ~6 ms.
-    """
-    from kubevec.backends.generations import Generation
-    from kubevec.controller.sync.migrate import active_collections
-    from kubevec.query.search import SearchService
-
-    bases = settings.bases()
-    loaded: dict[str, Embedder] = {}
-
-    def embedder_for(generation: Generation | None) -> Embedder | None:
-        if not embedder:
-            return None
-        wanted = settings.embedder
-        if generation is not None and generation.provider and generation.provider != wanted.provider:
-            wanted = wanted.model_copy(update={"provider": generation.provider, "model": generation.model})
-        elif generation is not None and generation.provider and generation.model != wanted.model:
-            wanted = wanted.model_copy(update={"model": generation.model})
-        if one_shot:
-            wanted = wanted.model_copy(update={"int8_weights": True})
-        key = f"{wanted.provider}:{wanted.model}"
-        if key not in loaded:
-            loaded[key] = LazyEmbedder(wanted, verified_dir=verified_dir(settings) if one_shot else None)
-        return loaded[key]
-
-    async def refresh() -> tuple[Mapping[str, str], Embedder | None]:
-        names, generation = await active_collections(store, settings=settings)
-        return names, embedder_for(generation)
-
-    reranker = None
-    if embedder:
-        from kubevec.inference.providers.embedders.base import EmbedderError
-        from kubevec.inference.providers.rerank import make_reranker
-
-        try:
-            reranker = make_reranker(
-                settings.reranker, api_key=settings.embedder.api_key, base_url=settings.embedder.base_url
-            )
-        except EmbedderError as exc:
-            raise CommandError(str(exc)) from exc
-    from kubevec.query.lexical import LexicalIndex
-
-    place = hashlib.sha256(f"{store.backend}:{store.location}".encode()).hexdigest()[:16]
-    lexical = LexicalIndex(store=store, cache_dir=settings.cache_dir / "lexical" / place)
-    return SearchService(
-        store=store,
-        embedder=None,
-        collections=bases,
-        lexical=lexical,
-        refresh=refresh,
-        reranker=reranker,
-        rerank_candidates=settings.reranker.candidates,
-    )
-
-
-class LazyEmbedder:
-    """The configured embedder, loaded only if an exact name lookup finds nothing (the model takes a second)."""
-
-    def __init__(self, settings: EmbedderSettings, *, verified_dir: Path | None = None) -> None:
-        self._settings = settings
-        self.verified_dir = verified_dir
-        self._embedder: Embedder | None = None
-
-    def _load(self) -> Embedder:
-        if self._embedder is None:
-            from kubevec.inference.providers.config import make_embedder
-            from kubevec.inference.providers.embedders.base import EmbedderError
-
-            try:
-                self._embedder = make_embedder(self._settings, verified_dir=self.verified_dir)
-            except EmbedderError as exc:
-                raise CommandError(str(exc)) from exc
-        return self._embedder
-
-    @property
-    def name(self) -> str:
-        return self._load().name
-
-    @property
-    def dimension(self) -> int:
-        return self._load().dimension
-
-    async def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
-        return await self._load().embed_documents(texts)
-
-    async def embed_query(self, text: str) -> list[float]:
-        return await self._load().embed_query(text)
+    try:
+        return search_service(settings, store, queries=embedder, one_shot=one_shot)
+    except EmbedderError as exc:  # a reranker that cannot be built: one line, as every command's errors
+        raise CommandError(str(exc)) from exc
 
 
 def document_text(document: dict[str, Any], text: str) -> str:

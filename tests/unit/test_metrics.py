@@ -105,7 +105,7 @@ def test_embedder_retries_and_llm_counts_are_exported_by_provider() -> None:
 
 
 async def test_mcp_tools_served_by_the_controller_are_timed_and_counted() -> None:
-    from kubevec.controller.app import InstrumentedSearch
+    from kubevec.controller.serving import InstrumentedSearch
 
     metrics = Metrics()
     store = MemoryStore()

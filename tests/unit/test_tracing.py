@@ -12,8 +12,9 @@ from opentelemetry.trace import NoOpTracer
 
 from kubevec.backends import Record
 from kubevec.backends.memory import MemoryStore
-from kubevec.controller.app import App, InstrumentedSearch
+from kubevec.controller.app import App
 from kubevec.controller.runtime import tracing
+from kubevec.controller.serving import InstrumentedSearch
 from kubevec.controller.settings import ServerSettings, Settings
 from kubevec.query.request import SearchError, SearchRequest
 from tests.fakes import CountingEmbedder
