@@ -43,14 +43,31 @@ def settings_for(store_path: Path, *, kubeconfig: Path, **sync: Any) -> Settings
 
 @contextlib.contextmanager
 def running_controller(
-    *, plane: ControlPlane, store_path: Path, embedder: Embedder, kubeconfig: Path | None = None, **sync: Any
+    *,
+    plane: ControlPlane,
+    embedder: Embedder,
+    store_path: Path | None = None,
+    kubeconfig: Path | None = None,
+    settings: Settings | None = None,
+    wait_ready: bool = True,
+    **sync: Any,
 ) -> Iterator[App]:
-    """Start the controller, wait until it is ready (initial resync flushed), stop it on exit."""
-    settings = settings_for(store_path, kubeconfig=kubeconfig or plane.kubeconfig, **sync)
+    """The controller in this process (kopf + App), to read the App's state: ready on entry, stopped on exit.
+
+    The one in-process way to start it; :class:`Controller` is the one as a real ``kubevec run`` process.
+    ``settings`` replaces the defaults (``store_path`` and ``sync`` are ignored then); with a
+    ``namespace`` in them, kopf watches that namespace as ``kubevec run`` would. ``wait_ready=False``:
+    yield at once (a test that brings the store up after the controller).
+    """
+    if settings is None:
+        assert store_path is not None, "give a store_path, or settings"
+        settings = settings_for(store_path, kubeconfig=kubeconfig or plane.kubeconfig, **sync)
     app = App(settings=settings, embedder=embedder)
     registry = build_registry(settings=settings, app=app)
-    with KopfRunner(["run", "--all-namespaces", "--standalone"], registry=registry, timeout=60) as runner:
-        eventually(lambda: app.ready, timeout=120, message="the controller never became ready")
+    scope = ["--namespace", settings.namespace] if settings.namespace else ["--all-namespaces"]
+    with KopfRunner(["run", *scope, "--standalone"], registry=registry, timeout=60) as runner:
+        if wait_ready:
+            eventually(lambda: app.ready, timeout=120, message="the controller never became ready")
         yield app
     assert runner.exception is None, runner.exception
 

@@ -20,10 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kopf.testing import KopfRunner
 
 from kubevec.controller.app import App
-from kubevec.controller.operator import build_registry
 from kubevec.inference.providers.embedders.local import LocalEmbedder
 from tests.conftest import SYNCPOLICY_CRD
 from tests.controlplane.cluster import ControlPlane
@@ -649,13 +647,9 @@ def test_a_controller_of_one_namespace_hands_its_listings_over_without_waiting(
 ) -> None:
     """kopf watches namespaced kinds in the namespace and cluster-scoped ones cluster-wide, as the resync lists them."""
     settings = settings_for(store_path, kubeconfig=cluster.kubeconfig).model_copy(update={"namespace": ns})
-    app = App(settings=settings, embedder=embedder)
-    registry = build_registry(settings=settings, app=app)
-    with KopfRunner(["run", "--namespace", ns, "--standalone"], registry=registry, timeout=60) as runner:
-        eventually(lambda: app.ready, timeout=120, message="the controller never became ready")
+    with running_controller(plane=cluster, embedder=embedder, settings=settings) as app:
         assert app.handover.handed_over > 0
         assert app.handover.waited < 10  # kopf reached every resource the resync lists
         assert configmap(ns) in stored(store_path, "instances")
         cluster.kubectl("create", "configmap", "after-start", "-n", ns, "--from-literal=a=b")
         eventually(lambda: configmap(ns, "after-start") in stored(store_path, "instances"), timeout=30)
-    assert runner.exception is None, runner.exception

@@ -17,16 +17,13 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from kopf.testing import KopfRunner
 
 from kubevec.backends import VectorStore
 from kubevec.backends.config import StoreSettings
 from kubevec.backends.factory import open_store
-from kubevec.controller.app import App
-from kubevec.controller.operator import build_registry
 from kubevec.controller.settings import ServerSettings, Settings, SyncSettings
 from tests.controlplane.cluster import ControlPlane, free_port
-from tests.e2e.controller_harness import eventually
+from tests.e2e.controller_harness import eventually, running_controller
 from tests.e2e.convergence import wait_converged
 from tests.fakes import CountingEmbedder
 from tests.services import chroma_server, postgres_server
@@ -97,10 +94,9 @@ def test_store_outage_degrades_then_converges(control_plane: ControlPlane, store
         ),
         server=ServerSettings(host="127.0.0.1", health_port=health, metrics_port=metrics),
     )
-    app = App(settings=settings, embedder=CountingEmbedder())
-    with KopfRunner(
-        ["run", "--all-namespaces", "--standalone"], registry=build_registry(settings=settings, app=app), timeout=60
-    ):
+    with running_controller(
+        plane=control_plane, embedder=CountingEmbedder(), settings=settings, wait_ready=False
+    ) as app:
         with store_server.serve():
             eventually(lambda: app.ready, timeout=120)
             assert http_status(f"http://127.0.0.1:{health}/readyz") == 200
