@@ -61,6 +61,9 @@ class RepeatFilter(logging.Filter):
 class WatchRestartFilter(logging.Filter):
     """kopf's "410 Gone, restarting the watch" lines, lifted from DEBUG to one INFO line per interval.
 
+    Attached to kopf's private watching logger by :mod:`kubevec.controller.kopf_private` (its name is
+    kopf's private API).
+
     A 410 means the stored resource version was compacted away (after an outage, or a quiet
     resource after a few minutes): kopf re-lists and carries on. Operators want to see that it
     happened without a line per resource; everything else from this logger keeps ``level``.
@@ -157,8 +160,5 @@ def install(*, level: str, format: str = "text", interval: float = DEFAULT_INTER
     objects = logging.getLogger("kopf.objects")
     objects.setLevel(logging.DEBUG)  # the filter decides: success lines count as DEBUG
     objects.addFilter(HandlerSuccessFilter(level=logging.getLogger().getEffectiveLevel()))
-    watching = logging.getLogger("kopf._cogs.clients.watching")
-    watching.setLevel(logging.DEBUG)  # the filter below lets only its 410 lines (as INFO) and >= level through
-    watching.addFilter(WatchRestartFilter(level=logging.getLogger().getEffectiveLevel(), interval=interval))
     for noisy in ("httpx", "chromadb"):  # libraries that log their internals at INFO (bm25s: query/lexical.py)
         logging.getLogger(noisy).setLevel(logging.WARNING)

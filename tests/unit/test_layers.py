@@ -85,7 +85,7 @@ def test_kopfs_private_api_is_used_in_one_package_only() -> None:
     (import-linter cannot forbid an external package's subpackages, so this reads the sources.)"""
     import re
 
-    private = re.compile(r"^\s*(?:from|import)\s+kopf\._", re.M)
+    private = re.compile(r"^\s*(?:from|import)\s+kopf\._|[\"']kopf\._", re.M)  # an import, or a private name
     offenders = [
         str(path.relative_to(REPO))
         for path in sorted((REPO / "controller").rglob("*.py"))
@@ -93,3 +93,21 @@ def test_kopfs_private_api_is_used_in_one_package_only() -> None:
     ]
     assert offenders == []
     assert private.search((REPO / "controller" / "kopf_private" / "discovery.py").read_text(encoding="utf-8"))
+
+
+def test_kopfs_watch_restarts_are_lifted_once_however_often_install_runs() -> None:
+    import logging
+
+    from kubevec.controller.kopf_private import WATCHING_LOGGER, lift_watch_restarts
+    from kubevec.controller.runtime.logs import WatchRestartFilter
+
+    watching = logging.getLogger(WATCHING_LOGGER)
+    before = list(watching.filters)
+    try:
+        lift_watch_restarts()
+        lift_watch_restarts()
+        assert sum(isinstance(f, WatchRestartFilter) for f in watching.filters) == 1
+        assert watching.level == logging.DEBUG  # its 410 lines reach the filter, which lifts them
+    finally:
+        watching.filters[:] = before
+        watching.setLevel(logging.NOTSET)
