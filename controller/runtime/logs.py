@@ -160,5 +160,6 @@ def install(*, level: str, format: str = "text", interval: float = DEFAULT_INTER
     objects = logging.getLogger("kopf.objects")
     objects.setLevel(logging.DEBUG)  # the filter decides: success lines count as DEBUG
     objects.addFilter(HandlerSuccessFilter(level=logging.getLogger().getEffectiveLevel()))
-    for noisy in ("httpx", "chromadb"):  # libraries that log their internals at INFO (bm25s: query/lexical.py)
+    # libraries that log their internals at INFO (bm25s: query/lexical.py), or signed requests at DEBUG (botocore)
+    for noisy in ("httpx", "chromadb", "botocore", "boto3", "urllib3"):
         logging.getLogger(noisy).setLevel(logging.WARNING)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import Callable
 from typing import Any, Final
 
@@ -25,6 +26,7 @@ from kubevec.inference.providers.embedders.remote import (
     RetryPolicy,
     known_dimension,
     public_url,
+    sent_dimension,
 )
 
 DEFAULT_MODEL: Final = "amazon.titan-embed-text-v2:0"
@@ -91,7 +93,7 @@ class BedrockEmbedder(RemoteEmbedder):
             query_prefix=query_prefix,
             document_prefix=document_prefix,
         )
-        self._send_dimension = dimension
+        self._send_dimension = sent_dimension(model, KNOWN_DIMENSIONS, dimension)
         self._titan_slots = asyncio.Semaphore(TITAN_CONCURRENCY)
 
     async def call_batch(self, texts: list[str], *, kind: Kind) -> list[list[float]]:
@@ -149,12 +151,18 @@ def _client(*, region: str | None, endpoint: str | None, timeout: float) -> Any:
         raise EmbedderError(
             "The bedrock embedder needs boto3: pip install 'kubevec[bedrock]' (the image has it)", reason="config"
         ) from None
-    config = Config(retries={"max_attempts": 1, "mode": "standard"}, connect_timeout=10, read_timeout=timeout)
+    for chatty in ("botocore", "boto3", "urllib3"):  # their DEBUG lines carry signed headers
+        logger = logging.getLogger(chatty)
+        logger.setLevel(max(logger.level, logging.WARNING))
+    config = Config(retries={"total_max_attempts": 1, "mode": "standard"}, connect_timeout=10, read_timeout=timeout)
     try:
-        return boto3.client("bedrock-runtime", region_name=region, endpoint_url=endpoint, config=config)
+        # A session of its own: boto3's default one caches the credentials it found first.
+        session = boto3.session.Session(region_name=region)
+        return session.client("bedrock-runtime", endpoint_url=endpoint, config=config)
     except Exception as exc:  # botocore.exceptions.NoRegionError and friends
         raise EmbedderError(
-            f"Cannot make a Bedrock client: {exc}; set KUBEVEC_EMBEDDER__REGION (or AWS_REGION)", reason="config"
+            f"Cannot make a Bedrock client: {exc}; set KUBEVEC_EMBEDDER__REGION (or AWS_DEFAULT_REGION)",
+            reason="config",
         ) from None
 
 

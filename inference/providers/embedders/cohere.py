@@ -13,7 +13,14 @@ from typing import Any, Final
 import httpx
 
 from kubevec.inference.providers.embedders.base import EmbedderError
-from kubevec.inference.providers.embedders.remote import HttpCalls, Kind, RemoteEmbedder, known_dimension, require
+from kubevec.inference.providers.embedders.remote import (
+    HttpCalls,
+    Kind,
+    RemoteEmbedder,
+    known_dimension,
+    require,
+    sent_dimension,
+)
 
 DEFAULT_URL: Final = "https://api.cohere.com"
 DEFAULT_MODEL: Final = "embed-v4.0"
@@ -69,7 +76,7 @@ class CohereEmbedder(RemoteEmbedder):
             query_prefix=query_prefix,
             document_prefix=document_prefix,
         )
-        self._send_dimension = dimension
+        self._send_dimension = sent_dimension(model, KNOWN_DIMENSIONS, dimension)
 
     async def call_batch(self, texts: list[str], *, kind: Kind) -> list[list[float]]:
         body: dict[str, Any] = {

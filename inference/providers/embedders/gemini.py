@@ -14,7 +14,14 @@ from typing import Any, Final
 import httpx
 
 from kubevec.inference.providers.embedders.base import EmbedderError
-from kubevec.inference.providers.embedders.remote import HttpCalls, Kind, RemoteEmbedder, known_dimension, require
+from kubevec.inference.providers.embedders.remote import (
+    HttpCalls,
+    Kind,
+    RemoteEmbedder,
+    known_dimension,
+    require,
+    sent_dimension,
+)
 
 DEFAULT_URL: Final = "https://generativelanguage.googleapis.com/v1beta"
 DEFAULT_MODEL: Final = "gemini-embedding-001"
@@ -64,7 +71,7 @@ class GeminiEmbedder(RemoteEmbedder):
             query_prefix=query_prefix,
             document_prefix=document_prefix,
         )
-        self._send_dimension = dimension
+        self._send_dimension = sent_dimension(model, KNOWN_DIMENSIONS, dimension)
 
     async def call_batch(self, texts: list[str], *, kind: Kind) -> list[list[float]]:
         requests: list[dict[str, Any]] = []

@@ -20,6 +20,7 @@ from kubevec.inference.providers.embedders.remote import (
     RemoteEmbedder,
     floats_from_base64,
     known_dimension,
+    sent_dimension,
 )
 
 DEFAULT_URL: Final = "https://api.openai.com/v1"
@@ -97,7 +98,9 @@ class OpenAIEmbedder(RemoteEmbedder):
             query_prefix=query_prefix,
             document_prefix=document_prefix,
         )
-        self._send_dimensions = dimension  # only when asked for: many servers refuse the field
+        self._send_dimensions = sent_dimension(
+            model, KNOWN_DIMENSIONS, dimension
+        )  # only when asked for: many servers refuse the field
         self._encoding = encoding
 
     async def call_batch(self, texts: list[str], *, kind: Kind) -> list[list[float]]:

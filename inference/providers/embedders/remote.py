@@ -114,7 +114,7 @@ class RetryPolicy:
         #: Calls retried so far (the controller exports it as kubevec_embedding_retries_total).
         self.retries = 0
         self._max_backoff = max_backoff
-        self._backoff = wait_exponential_jitter(initial=0.5, max=max_backoff)
+        self._backoff = wait_exponential_jitter(multiplier=0.5, max=max_backoff)
 
     async def call(self, fn: Callable[[], Awaitable[T]], *, url: str) -> T:
         """``fn()`` with retries for what can succeed later; one clear error for the rest."""
@@ -214,12 +214,13 @@ class HttpCalls(RetryPolicy):
         if status in RETRYABLE_STATUS:
             reason = "rate_limited" if status == 429 else "unavailable"
             raise Retryable(f"status={status}", reason=reason, retry_after=retry_after(response.headers))
-        if status in (401, 403):  # the body may echo part of the key: not shown
+        detail = self._scrub(response.text[:300].strip())
+        if status in (401, 403) or (status == 400 and "api key" in detail.lower()):  # Google answers 400
+            # the body may echo part of the key: not shown
             raise EmbedderError(
                 f"{self.provider} rejected the credentials ({where}): check the API key or the pod's identity",
                 reason="auth",
             )
-        detail = self._scrub(response.text[:300].strip())
         if status == 413 or any(word in detail.lower() for word in TOO_LARGE_WORDS):
             raise BatchTooLarge(f"{self.provider} refused a batch as too large ({where}): {detail}")
         raise EmbedderError(f"{self.provider} refused the request ({where}): {detail}", reason="refused")
@@ -378,6 +379,11 @@ class RemoteEmbedder:
     async def aclose(self) -> None:
         if isinstance(self.calls, HttpCalls):
             await self.calls.aclose()
+
+
+def sent_dimension(model: str, table: Mapping[str, int], given: int | None) -> int | None:
+    """The size to ask the server for: only a known model's reduction (other servers refuse the field)."""
+    return given if given is not None and model in table and table[model] != given else None
 
 
 def known_dimension(provider: str, model: str, table: Mapping[str, int], given: int | None) -> int:

@@ -16,11 +16,13 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_aft
 from voyageai.client_async import AsyncClient
 
 from kubevec.inference.providers.embedders.base import EmbedderError, EmbedderUnavailable
+from kubevec.inference.providers.embedders.remote import normalised, public_url
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
 DEFAULT_MODEL: Final = "voyage-4"
+DEFAULT_URL: Final = "https://api.voyageai.com/v1"
 #: Output dimensions of the models we know; others must be given explicitly.
 KNOWN_DIMENSIONS: Final = {
     "voyage-4": 1024,
@@ -43,10 +45,11 @@ def _estimate_tokens(text: str) -> int:
 
 
 class _Retryable(Exception):
-    def __init__(self, cause: Exception, retry_after: float | None) -> None:
+    def __init__(self, cause: Exception, retry_after: float | None, *, reason: str = "unavailable") -> None:
         super().__init__(str(cause))
         self.cause = cause
         self.retry_after = retry_after
+        self.reason = reason
 
 
 class VoyageCalls:
@@ -68,7 +71,11 @@ class VoyageCalls:
         self.retries = 0
         self._max_backoff = max_backoff
         self._backoff = wait_exponential_jitter(multiplier=0.5, max=max_backoff)
+        # The client logs request bodies and the server's answers (which may echo the key) under "voyage";
+        # kubevec reports each failure itself, without either.
+        logging.getLogger("voyage").setLevel(logging.CRITICAL)
         self.client = AsyncClient(api_key=api_key, max_retries=0, timeout=timeout, base_url=base_url)
+        self.url = public_url(base_url or DEFAULT_URL)
 
     async def call(self, fn: Callable[[], Awaitable[T]]) -> T:
         """``fn()`` with retries for what can succeed later; one clear error for the rest."""
@@ -85,24 +92,34 @@ class VoyageCalls:
                     return await self._classified(fn)
         except _Retryable as exc:
             raise EmbedderUnavailable(
-                f"Voyage did not answer after {self.max_attempts} attempts ({self.what}): {exc.cause}"
+                f"Voyage did not answer after {self.max_attempts} attempts ({self.what}): {exc.cause}",
+                reason=exc.reason,
             ) from exc.cause
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def _classified(self, fn: Callable[[], Awaitable[T]]) -> T:
         try:
             return await fn()
-        except (voyageai.error.RateLimitError, voyageai.error.ServiceUnavailableError) as exc:
+        except voyageai.error.RateLimitError as exc:
+            raise _Retryable(exc, _retry_after(exc), reason="rate_limited") from exc
+        except voyageai.error.ServiceUnavailableError as exc:
             raise _Retryable(exc, _retry_after(exc)) from exc
-        except (voyageai.error.Timeout, voyageai.error.APIConnectionError, voyageai.error.TryAgain) as exc:
+        except voyageai.error.Timeout as exc:
+            raise _Retryable(exc, None, reason="timeout") from exc
+        except (voyageai.error.APIConnectionError, voyageai.error.TryAgain) as exc:
             raise _Retryable(exc, None) from exc
-        except voyageai.error.AuthenticationError as exc:
-            raise EmbedderError(f"Voyage rejected the API key ({self.what}): {exc}") from exc
+        except voyageai.error.AuthenticationError:  # its message may echo the key: not shown
+            raise EmbedderError(
+                f"voyage rejected the credentials (POST {self.url}, status=401; {self.what}): check the API key",
+                reason="auth",
+            ) from None
         except voyageai.error.VoyageError as exc:
             status = getattr(exc, "http_status", None)
             if isinstance(status, int) and status >= 500:
                 raise _Retryable(exc, _retry_after(exc)) from exc
-            raise EmbedderError(f"Voyage refused the request ({self.what}, status={status}): {exc}") from exc
+            raise EmbedderError(
+                f"Voyage refused the request ({self.what}, status={status}): {exc}", reason="refused"
+            ) from exc
 
     def _count_retry(self, state: RetryCallState) -> None:
         self.retries += 1
@@ -200,13 +217,17 @@ class VoyageEmbedder:
             )
 
         result = await self._calls.call(call)
-        embeddings: list[list[float]] = [list(map(float, row)) for row in result.embeddings]
+        embeddings: list[list[float]] = [normalised(row) for row in result.embeddings]
         if len(embeddings) != len(texts):
-            raise EmbedderError(f"Voyage returned {len(embeddings)} embeddings for {len(texts)} texts")
+            raise EmbedderError(
+                f"Voyage returned {len(embeddings)} embeddings for {len(texts)} texts", reason="response"
+            )
         for row in embeddings:
             if len(row) != self._dimension:
                 raise EmbedderError(
-                    f"Voyage returned {len(row)}-dimensional vectors, expected {self._dimension} for {self._model}"
+                    f"Voyage returned {len(row)}-dimensional vectors, expected {self._dimension} for {self._model} "
+                    "(KUBEVEC_EMBEDDER__DIMENSION); to move the store to another model or size, run kubevec migrate",
+                    reason="dimension",
                 )
         return embeddings
 

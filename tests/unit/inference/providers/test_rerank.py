@@ -44,7 +44,7 @@ async def test_voyage_reranker_retries_what_can_succeed_and_names_what_cannot() 
         with pytest.raises(EmbedderUnavailable, match="after 2 attempts"):
             await reranker.rerank("postgres", ["postgres"], top_k=1)
     async with running_fake_voyage(FakeVoyage(script=[(401, {})])) as fake:
-        with pytest.raises(EmbedderError, match="rejected the API key"):
+        with pytest.raises(EmbedderError, match="rejected the credentials"):
             await VoyageReranker(api_key="bad", base_url=fake.url).rerank("x", ["y"], top_k=1)
     with pytest.raises(EmbedderError, match="KUBEVEC_RERANKER__API_KEY"):
         make_reranker(RerankerSettings(provider="voyage"), api_key=None, base_url=None)

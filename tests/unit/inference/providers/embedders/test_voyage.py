@@ -56,7 +56,7 @@ async def test_persistent_failure_is_unavailable_after_max_attempts() -> None:
 async def test_bad_key_is_not_retried() -> None:
     async with running_fake_voyage(FakeVoyage(script=[(401, {})])) as fake:
         embedder = VoyageEmbedder(api_key="bad", base_url=fake.url, max_backoff=0.01)
-        with pytest.raises(EmbedderError, match="rejected the API key"):
+        with pytest.raises(EmbedderError, match="rejected the credentials"):
             await embedder.embed_query("x")
     assert len(fake.requests) == 1
 
