@@ -15,6 +15,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import hashlib
+import logging
 import os
 import threading
 from collections.abc import Callable, Sequence
@@ -31,6 +32,8 @@ from kubevec.inference.providers.embedders.folder import PACKAGED_NAME, ModelFol
 from kubevec.inference.providers.embedders.heap import release_freed
 from kubevec.inference.providers.embedders.remote import prefixes_tag
 from kubevec.inference.tokens import load_tokenizer
+
+logger = logging.getLogger(__name__)
 
 MODEL_NAME: Final = PACKAGED_NAME
 DIMENSION: Final = 384
@@ -149,6 +152,8 @@ class LocalEmbedder:
         self._tokenizer = _tokenizer(self.folder)
         self._pad = _pad_id(self._tokenizer)
         self._dimension = self.folder.dimension or _output_width(self._session, self._output)
+        #: Texts longer than the model's window, embedded from their start (kubevec_embedder_truncated_total).
+        self.truncated = 0
         self._sort = sort_by_length
         self._max_cost = max(1, max_batch_cost)
         self._batch_size = max(1, batch_size)
@@ -176,6 +181,15 @@ class LocalEmbedder:
         if not texts:
             return np.zeros((0, self._dimension), dtype=np.float32)
         encodings = self._tokenizer.encode_batch(list(texts))
+        clipped = sum(1 for e in encodings if e.overflowing)
+        if clipped:
+            self.truncated += clipped
+            logger.warning(
+                "Clipped texts to the model's window model=%s count=%d limit_tokens=%d",
+                self.folder.name,
+                clipped,
+                self.folder.max_length,
+            )
         lengths = [len(e.ids) for e in encodings]
         order = np.argsort(lengths, kind="stable") if self._sort else np.arange(len(texts))
         out = np.empty((len(texts), self._dimension), dtype=np.float32)
