@@ -85,9 +85,7 @@ def search_service(
     if embedder is not None or queries:
         from kubevec.inference.providers.rerank import make_reranker
 
-        reranker = make_reranker(
-            settings.reranker, api_key=settings.embedder.api_key, base_url=settings.embedder.base_url
-        )
+        reranker = make_reranker(settings.reranker, embedder=settings.embedder)
     lexical = None
     if lexical_cache:
         place = hashlib.sha256(f"{store.backend}:{store.location}".encode()).hexdigest()[:16]

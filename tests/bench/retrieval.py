@@ -123,7 +123,7 @@ async def quality() -> str:
     from kubevec.inference.providers.rerank import make_reranker
 
     settings = Settings()
-    reranker = make_reranker(settings.reranker, api_key=settings.embedder.api_key, base_url=settings.embedder.base_url)
+    reranker = make_reranker(settings.reranker, embedder=settings.embedder)
     rerank_note = "(f) hybrid + reranker: not run; set KUBEVEC_RERANKER__PROVIDER=voyage and a key (needs the network)"
     if reranker is not None:
         rerank_note = ""

@@ -47,8 +47,8 @@ async def test_voyage_reranker_retries_what_can_succeed_and_names_what_cannot() 
         with pytest.raises(EmbedderError, match="rejected the credentials"):
             await VoyageReranker(api_key="bad", base_url=fake.url).rerank("x", ["y"], top_k=1)
     with pytest.raises(EmbedderError, match="KUBEVEC_RERANKER__API_KEY"):
-        make_reranker(RerankerSettings(provider="voyage"), api_key=None, base_url=None)
-    assert make_reranker(RerankerSettings(), api_key=None, base_url=None) is None  # off by default
+        make_reranker(RerankerSettings(provider="voyage"))
+    assert make_reranker(RerankerSettings()) is None  # off by default
 
 
 class WordReranker:
