@@ -22,7 +22,7 @@ from kubevec.controller.sync.migrate import active_collections
 from kubevec.query.access import Authorizer, View
 from kubevec.query.lexical import LexicalIndex
 from kubevec.query.related import Direction, Related
-from kubevec.query.search import Result, SearchRequest, SearchService
+from kubevec.query.search import Answer, Result, SearchRequest, SearchService
 
 if TYPE_CHECKING:
     from kubevec.backends import VectorStore
@@ -163,9 +163,12 @@ class InstrumentedSearch(SearchService):
         finally:
             self._metrics.search_seconds.labels(tool=tool).observe(time.perf_counter() - started)
 
-    async def search(self, request: SearchRequest, *, view: View | None = None) -> list[Result]:
+    async def search(self, request: SearchRequest, *, view: View | None = None) -> Answer:
         with self._measured("vector_search"):
-            return await super().search(request, view=view)
+            answer = await super().search(request, view=view)
+        if answer.degraded:
+            self._metrics.degraded_answers.labels(tool="vector_search").inc()
+        return answer
 
     async def find_document(
         self, id: str, *, collection: str | None = None, cluster: str | None = None, view: View | None = None

@@ -25,18 +25,19 @@ or more, ``somewhat related`` below (all-MiniLM-L6-v2 puts good matches of a sho
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import logging
 import math
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from kubevec.backends import BackendError, CollectionNotFound, Hit, InvalidFilter, Record, VectorStore
 from kubevec.backends.filters import Contains, Eq, Filter, all_of, matches
 from kubevec.inference.documents import INSTANCES
 from kubevec.inference.identity import parse_instance_id, plural_of
-from kubevec.inference.providers.embedders.base import Embedder
+from kubevec.inference.providers.embedders.base import Embedder, EmbedderError
 from kubevec.query.lexical import LexicalIndex
 from kubevec.query.related import Direction, Related, Relationships
 from kubevec.query.request import SearchError, SearchRequest
@@ -58,6 +59,10 @@ RRF_K: Final = 10
 LEXICAL_WEIGHT: Final = 0.5
 #: How long collection names (and the query embedder) from a ``refresh`` are trusted before re-reading.
 REFRESH_SECONDS: Final = 5.0
+#: How long a query may wait for its vector (the embedder's own retries can take a minute).
+QUERY_EMBED_TIMEOUT: Final = 10.0
+#: After the embedder failed, queries go straight to keywords for this long, then try it again.
+EMBEDDER_DOWN_SECONDS: Final = 30.0
 VERY_SIMILAR: Final = 0.70
 SIMILAR: Final = 0.50
 
@@ -97,6 +102,23 @@ def label_for(score: float) -> str:
     return "similar" if score >= SIMILAR else "somewhat related"
 
 
+class Answer(list[Result]):
+    """A search's results, and ``degraded``: why they are not what was asked for (None when they are).
+
+    When the embedder cannot answer, a question is answered from its words alone (BM25 over the same
+    view and filters) rather than not at all; ``degraded`` says so, for the CLI's warning and the
+    MCP tool's ``degraded`` field.
+    """
+
+    degraded: str | None = None
+
+    @classmethod
+    def of(cls, results: Iterable[Result], *, degraded: str | None = None) -> Answer:
+        answer = cls(results)
+        answer.degraded = degraded
+        return answer
+
+
 class SearchService:
     def __init__(
         self,
@@ -110,6 +132,7 @@ class SearchService:
         refresh: Callable[[], Awaitable[tuple[Mapping[str, str], Embedder | None]]] | None = None,
         reranker: Reranker | None = None,
         rerank_candidates: int = 20,
+        query_embed_timeout: float = QUERY_EMBED_TIMEOUT,
     ) -> None:
         """``refresh``, when given, says which physical collections (and query embedder) are active now:
         read at most every ``REFRESH_SECONDS``, and again at once when a collection has gone (a
@@ -125,6 +148,10 @@ class SearchService:
         self._refreshed = -math.inf
         self.reranker = reranker
         self.rerank_candidates = rerank_candidates
+        self.query_embed_timeout = query_embed_timeout
+        #: Until when queries skip the embedder after it failed (monotonic): each would wait its retries.
+        self._embedder_down_until = -math.inf
+        self._embedder_down_reason = ""
 
     async def fresh(self, *, force: bool = False) -> None:
         """Re-read the active collections when they may have changed (see ``refresh``)."""
@@ -159,14 +186,14 @@ class SearchService:
             raise SearchError(f"Unknown collection {collection!r}; use one of {', '.join(sorted(self.collections))}")
         return self.collections[collection]
 
-    async def search(self, request: SearchRequest, *, view: View | None = None) -> list[Result]:
+    async def search(self, request: SearchRequest, *, view: View | None = None) -> Answer:
         """Run one search by its cheapest path (see the module docstring); at most ``request.k`` results.
 
         With a ``view`` (an MCP caller's), only the documents it may see are ranked, counted or returned."""
         await self.fresh()
         if view is not None and not view.sees(request.collection):
             self.collection_name(request.collection)  # an unknown collection is still an error
-            return []
+            return Answer()
         conditions = view.restrict(request.collection, request.conditions) if view else request.conditions
         try:
             return await self._search(request, conditions)
@@ -176,8 +203,9 @@ class SearchService:
             await self.fresh(force=True)  # switched generations since the names were read: once more
             return await self._search(request, conditions)
 
-    async def _search(self, request: SearchRequest, conditions: Filter | None) -> list[Result]:
+    async def _search(self, request: SearchRequest, conditions: Filter | None) -> Answer:
         name = self.collection_name(request.collection)
+        degraded = None
         try:
             if request.query is None and request.keyword is not None:
                 hits = await self.store.keyword_search(name, text=request.keyword, filter=conditions, k=request.k)
@@ -186,11 +214,12 @@ class SearchService:
                 results = await self._filtered(name, conditions, request.k)
             else:
                 results = await self._semantic(name, request=request, query=request.query, conditions=conditions)
+                degraded = getattr(results, "degraded", None)
         except InvalidFilter as exc:
             raise SearchError(str(exc)) from exc
-        if request.min_score is not None:
+        if request.min_score is not None and degraded is None:  # a similarity threshold: keyword hits have none
             results = [r for r in results if r.relevance >= request.min_score]
-        return results[: request.k]
+        return Answer.of(results[: request.k], degraded=degraded)
 
     # -- paths -------------------------------------------------------------------------------------
 
@@ -216,7 +245,9 @@ class SearchService:
                 )
             self._embedder_checked.add(name)
         pool, k = request.pool, request.k
-        vector = await self.embedder.embed_query(query)
+        vector = await self._query_vector(query)
+        if vector is None:
+            return await self._from_words(name, request=request, query=query, conditions=conditions)
         dense = await self.store.search(name, vector=vector, k=pool, filter=conditions, text_contains=request.keyword)
         ranked = [(h, h.score) for h in dense]  # (hit with its similarity as score, the order's score)
         kind = "cosine"
@@ -239,6 +270,42 @@ class SearchService:
             self._result(h.id, order_score, h.text, h.metadata, kind=kind, similarity=h.score)
             for h, order_score in ranked[:k]
         ]
+
+    async def _query_vector(self, query: str) -> list[float] | None:
+        """The query's vector; None when the embedder failed now or moments ago (see ``_from_words``)."""
+        assert self.embedder is not None
+        if time.monotonic() < self._embedder_down_until:
+            return None
+        try:
+            return await asyncio.wait_for(self.embedder.embed_query(query), timeout=self.query_embed_timeout)
+        except (EmbedderError, TimeoutError) as exc:
+            reason = exc.reason if isinstance(exc, EmbedderError) else "timeout"
+            self._embedder_down_until = time.monotonic() + EMBEDDER_DOWN_SECONDS
+            self._embedder_down_reason = reason
+            logger.warning(
+                "Answering from keywords alone: the embedder failed reason=%s retry_in=%.0fs error=%s",
+                reason,
+                EMBEDDER_DOWN_SECONDS,
+                str(exc).splitlines()[0] if str(exc) else type(exc).__name__,
+            )
+            return None
+
+    async def _from_words(self, name: str, *, request: SearchRequest, query: str, conditions: Filter | None) -> Answer:
+        """BM25 over the question's words, under the same view and filters, when no vector can be had."""
+        hits = await self._lexical(
+            name,
+            query=query,
+            keyword=request.keyword,
+            filter=conditions,
+            k=request.k,
+            with_metadata=request.collection != INSTANCES,
+        )
+        top = max((h.score for h in hits), default=0.0) or 1.0
+        results = [self._result(h.id, h.score / top, h.text, h.metadata, kind="keyword") for h in hits]
+        return Answer.of(
+            results,
+            degraded=f"the embedder is unavailable ({self._embedder_down_reason}): answered from keywords alone",
+        )
 
     async def _lexical(
         self, name: str, *, query: str, keyword: str | None, filter: Filter | None, k: int, with_metadata: bool
@@ -493,7 +560,7 @@ class ScopedSearch:
     service: SearchService = dataclasses.field(repr=False)
     view: View | None
 
-    async def search(self, request: SearchRequest) -> list[Result]:
+    async def search(self, request: SearchRequest) -> Answer:
         return await self.service.search(request, view=self.view)
 
     async def find_document(

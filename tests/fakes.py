@@ -40,4 +40,6 @@ class CountingEmbedder:
 
     async def embed_query(self, text: str) -> list[float]:
         self.queries.append(text)
+        if self.failing:
+            raise EmbedderUnavailable("simulated embedder outage")
         return self.vector(text)

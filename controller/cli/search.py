@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import sys
 from typing import TYPE_CHECKING
 
 from kubevec.controller.cli.common import CommandError, document_text, emit, open_store, search_service
@@ -55,6 +56,8 @@ async def search_command(args: argparse.Namespace, settings: Settings) -> int:
         raise CommandError(str(exc).splitlines()[0]) from exc
     finally:
         await store.close()
+    if results.degraded:
+        print(f"kubevec search: warning: {results.degraded}", file=sys.stderr)
     output = "json" if args.json else args.output
     if output == "json":
         print(as_json(results))

@@ -39,6 +39,18 @@ from kubevec.query.version import kubevec_version
 _LATENCY_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120)
 _STORE_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30)
 #: Every ``stage`` of ``kubevec_errors_total`` (a unit test checks the sources use no other).
+#: ``EmbedderError.reason`` values: each has a zero series from start-up, for alerts.
+EMBEDDER_ERROR_REASONS: Final = (
+    "unavailable",
+    "rate_limited",
+    "timeout",
+    "auth",
+    "refused",
+    "dimension",
+    "response",
+    "config",
+    "error",
+)
 ERROR_STAGES: Final = (
     "startup",
     "store",
@@ -104,7 +116,17 @@ class Metrics:
             registry=r,
         )
         self.embed_errors = Counter(
-            "kubevec_embedding_errors_total", "Embedding calls that failed (after retries)", ["provider"], registry=r
+            "kubevec_embedder_errors_total",
+            "Embedding calls that failed after retries, by reason (unavailable, rate_limited, timeout, auth, "
+            "refused, dimension, response, config, error)",
+            ["provider", "reason"],
+            registry=r,
+        )
+        self.degraded_answers = Counter(
+            "kubevec_search_degraded_total",
+            "Searches answered from keywords alone because the embedder failed",
+            ["tool"],
+            registry=r,
         )
         self.search_seconds = Histogram(
             "kubevec_mcp_request_duration_seconds",
@@ -163,6 +185,7 @@ class Metrics:
             self.errors.labels(stage=stage)
         for tool in MCP_TOOLS:
             self.search_errors.labels(tool=tool)
+        self.degraded_answers.labels(tool="vector_search")
         for collection in COLLECTIONS:
             for counter in (self.upserts, self.deletes, self.embeddings):
                 counter.labels(collection=collection)
@@ -175,7 +198,8 @@ class Metrics:
             version=kubevec_version(), embedder=embedder, model=model, dimension=str(dimension), backend=backend
         ).set(1)
         self.provider = embedder
-        self.embed_errors.labels(provider=embedder)
+        for reason in EMBEDDER_ERROR_REASONS:
+            self.embed_errors.labels(provider=embedder, reason=reason)
         for operation in STORE_OPERATIONS:
             self.store_errors.labels(backend=backend, operation=operation)
 
@@ -342,6 +366,13 @@ class _InferenceCounts(Collector):
         )
         retries.add_metric([self._provider], float(getattr(self._embedder, "retries", 0)))
         yield retries
+        truncated = CounterMetricFamily(
+            "kubevec_embedder_truncated",
+            "Texts longer than the model takes, clipped to its limit (embedded from their start, never dropped)",
+            labels=["provider"],
+        )
+        truncated.add_metric([self._provider], float(getattr(self._embedder, "truncated", 0)))
+        yield truncated
         for name, attribute, help in (
             ("kubevec_llm_requests", "requests_made", "Requests sent to the LLM describer's API"),
             ("kubevec_llm_cache_hits", "cache_hits", "Capability texts refined from the LLM answer cache"),

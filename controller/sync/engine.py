@@ -388,7 +388,8 @@ class SyncEngine:
         stage = stage or ("store" if isinstance(exc, BackendError) else "embedder")
         self.metrics.errors.labels(stage=stage).inc()
         if stage == "embedder":
-            self.metrics.embed_errors.labels(provider=self.metrics.provider).inc()
+            reason = getattr(exc, "reason", "error")
+            self.metrics.embed_errors.labels(provider=self.metrics.provider, reason=reason).inc()
         self.metrics.degraded.set(1)
         message = f"{type(exc).__name__}: {exc}"
         if not self._degraded or message != self._last_error:

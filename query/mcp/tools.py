@@ -79,6 +79,8 @@ class SearchHit(BaseModel):
 
 class SearchResults(BaseModel):
     results: list[SearchHit]
+    #: Why these are not what was asked for (the embedder is down: keywords alone); absent when they are.
+    degraded: str | None = None
 
 
 class StoredDocument(BaseModel):
@@ -216,8 +218,11 @@ def build_server(scoped: Callable[[View | None], ScopedSearch], *, require_view:
             results = await reader.search(SearchRequest.build(**arguments))
         except (SearchError, BackendError, EmbedderError) as exc:
             raise ToolError(str(exc).splitlines()[0]) from exc
-        typed = SearchResults(results=[SearchHit(**r.to_json()) for r in results])
-        return _answer(as_json(results) if output == "json" else compact(results), typed)
+        typed = SearchResults(results=[SearchHit(**r.to_json()) for r in results], degraded=results.degraded)
+        text = as_json(results) if output == "json" else compact(results)
+        if results.degraded:
+            text = f"Note: {results.degraded}.\n{text}"
+        return _answer(text, typed)
 
     vector_search.__signature__ = request_signature()  # type: ignore[attr-defined]
     server.add_tool(

@@ -185,7 +185,7 @@ class LocalEmbedder:
         if clipped:
             self.truncated += clipped
             logger.warning(
-                "Clipped texts to the model's window model=%s count=%d limit_tokens=%d",
+                "Clipped texts to the model's window model=%s count=%d window=%d",
                 self.folder.name,
                 clipped,
                 self.folder.max_length,

@@ -322,7 +322,7 @@ class RemoteEmbedder:
         if long:
             self.truncated += len(long)
             logger.warning(
-                "Clipped texts to the model's input limit provider=%s model=%s count=%d limit_tokens=%d",
+                "Clipped texts to the model's input limit provider=%s model=%s count=%d limit=%d",
                 self.provider,
                 self.model,
                 len(long),

@@ -85,3 +85,13 @@ async def test_a_command_that_embeds_nothing_loads_no_model(settings: Settings) 
     assert service.embedder is None
     assert service.reranker is None
     assert service.lexical._cache_dir is not None  # the next command finds the BM25 index on disk
+
+
+async def test_an_answer_from_keywords_alone_is_counted(settings: Settings) -> None:
+    model = Model("old-model", 8)
+    store, metrics = await stored(settings, model), Metrics()
+    service = search_service(settings, store, embedder=model, lexical_cache=False, metrics=metrics)
+    model.failing = True
+    found = await service.search(SearchRequest(query="managed postgres", collection="capabilities", k=1))
+    assert found.degraded is not None
+    assert metrics.registry.get_sample_value("kubevec_search_degraded_total", {"tool": "vector_search"}) == 1

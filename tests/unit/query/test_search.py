@@ -333,7 +333,7 @@ async def test_every_tool_declares_an_output_schema_and_returns_typed_results(se
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
         schemas = {name: tool.output_schema for name, tool in tools.items()}
         assert all(schemas.values()), schemas
-        assert set(schemas["vector_search"]["properties"]) == {"results"}
+        assert set(schemas["vector_search"]["properties"]) == {"results", "degraded"}
         found = await client.call_tool("vector_search", {"collection": "capabilities", "query": "PgBouncer", "k": 2})
         assert found.structured_content is not None
         hits = found.structured_content["results"]
@@ -376,3 +376,62 @@ async def test_warm_leaves_a_collection_it_cannot_read_to_the_first_query() -> N
         "instances", [Record(id="d", vector=embedder.vector(text), text=text, metadata={"content_hash": "d"})]
     )
     assert [r.id for r in await search(service, query="payments", collection="instances", k=1)] == ["d"]
+
+
+async def test_with_the_embedder_down_a_question_is_answered_from_its_words_and_says_so(
+    service: SearchService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    embedder = embedder_of(service)
+    embedder.failing = True
+    found = await service.search(
+        SearchRequest.build(collection="capabilities", query="PgBouncer connection pooling", k=3, min_score=0.99)
+    )
+    assert found.degraded is not None
+    assert "embedder is unavailable (unavailable): answered from keywords alone" in found.degraded
+    assert found[0].id == "poolers.postgresql.cnpg.io"  # its words, ranked by BM25
+    assert all(r.score_kind == "keyword" for r in found)
+    assert len(embedder.queries) == 1
+    again = await service.search(SearchRequest.build(collection="capabilities", query="PostgreSQL failover", k=2))
+    assert again.degraded is not None
+    assert len(embedder.queries) == 1  # not asked again for a while: each ask would wait out its retries
+    # the caller's view and filters hold on this path as on every other
+    scoped = await service.search(
+        SearchRequest.build(collection="capabilities", query="PostgreSQL failover", k=5, group="copy")
+    )
+    assert [r.id for r in scoped] == ["clusters-copy"]
+    # once the pause is over and the embedder answers, answers are whole again
+    embedder.failing = False
+    monkeypatch.setattr(service, "_embedder_down_until", 0.0)
+    whole = await service.search(SearchRequest.build(collection="capabilities", query="PostgreSQL failover", k=2))
+    assert whole.degraded is None
+    assert whole[0].score_kind != "keyword"
+
+
+async def test_a_query_that_waits_too_long_for_its_vector_is_answered_from_words(service: SearchService) -> None:
+    import asyncio
+
+    class Slow(CountingEmbedder):
+        async def embed_query(self, text: str) -> list[float]:
+            await asyncio.sleep(5)
+            return self.vector(text)
+
+    service.embedder = Slow()
+    service.query_embed_timeout = 0.2
+    found = await service.search(SearchRequest.build(collection="capabilities", query="PgBouncer", k=1))
+    assert found.degraded is not None
+    assert "(timeout)" in found.degraded
+    assert [r.id for r in found] == ["poolers.postgresql.cnpg.io"]
+
+
+async def test_the_mcp_tool_says_degraded_in_its_result(service: SearchService) -> None:
+    from mcp.client import Client
+
+    from kubevec.query.mcp import build_server
+
+    embedder_of(service).failing = True
+    async with Client(build_server(service.scoped)) as client:
+        found = await client.call_tool("vector_search", {"collection": "capabilities", "query": "PgBouncer", "k": 2})
+    assert found.structured_content is not None
+    assert found.structured_content["degraded"].endswith("answered from keywords alone")
+    assert found.content[0].text.startswith("Note: the embedder is unavailable")
+    assert found.structured_content["results"][0]["id"] == "poolers.postgresql.cnpg.io"

@@ -98,7 +98,7 @@ def test_embedder_retries_and_llm_counts_are_exported_by_provider() -> None:
     )
     got = samples(metrics)
     assert got[("kubevec_embedding_retries_total", (("provider", "voyage"),))] == 3.0
-    assert got[("kubevec_embedding_errors_total", (("provider", "voyage"),))] == 0.0
+    assert got[("kubevec_embedder_errors_total", (("provider", "voyage"), ("reason", "unavailable")))] == 0.0
     assert got[("kubevec_llm_requests_total", ())] == 2.0
     assert got[("kubevec_llm_cache_hits_total", ())] == 5.0
     assert got[("kubevec_llm_failures_total", ())] == 1.0

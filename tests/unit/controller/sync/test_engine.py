@@ -165,7 +165,9 @@ async def test_embedder_outage_is_retried() -> None:
     engine.submit(doc("a"))
     assert not await engine.flush()
     assert engine.pending("instances", "c/ns/core/v1/ConfigMap/a")
-    assert engine.metrics.embed_errors.labels(provider=engine.metrics.provider)._value.get() == 1
+    failures = {"provider": engine.metrics.provider, "reason": "unavailable"}
+    assert engine.metrics.registry.get_sample_value("kubevec_embedder_errors_total", failures) == 1
+    assert "simulated embedder outage" in str(engine.last_error)  # what readiness reports
     embedder.failing = False
     assert await engine.flush()
     assert await stored(store) == {"c/ns/core/v1/ConfigMap/a": doc("a").content_hash}

@@ -49,7 +49,7 @@ async def test_the_window_comes_from_the_folder_and_a_clipped_text_is_counted(
         (vector,) = await made.embed_documents(["alpha beta gamma delta"])
     assert np.allclose(vector, expected("alpha beta", pooling="mean"), atol=1e-5)  # [CLS] alpha beta [SEP]
     assert made.truncated == 1
-    assert "Clipped texts to the model's window model=tiny count=1 limit_tokens=4" in caplog.text
+    assert "Clipped texts to the model's window model=tiny count=1 window=4" in caplog.text
 
 
 async def test_prompts_in_the_folder_are_the_prefixes_and_settings_override_them(tmp_path: Path) -> None:
