@@ -241,7 +241,8 @@ class SearchService:
             if info is not None and info.embedder and info.embedder != self.embedder.name:
                 raise SearchError(
                     f"Collection {name!r} was built with embedder {info.embedder!r}, "
-                    f"but this search uses {self.embedder.name!r}; configure the same embedder"
+                    f"but this search uses {self.embedder.name!r}; configure the same embedder, or move the "
+                    "store to this one with kubevec migrate"
                 )
             self._embedder_checked.add(name)
         pool, k = request.pool, request.k

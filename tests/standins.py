@@ -22,11 +22,13 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import dataclasses
 import hashlib
 import json
 import struct
-from collections.abc import AsyncIterator
+import threading
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -262,13 +264,14 @@ BASES = {"openai": "/v1", "voyage": "/v1", "gemini": "/v1beta", "cohere-rerank":
 
 
 @asynccontextmanager
-async def running(standin: StandIn) -> AsyncIterator[StandIn]:
+async def running(standin: StandIn, *, port: int | None = None) -> AsyncIterator[StandIn]:
+    """Serve ``standin`` on loopback (``port``: the one it had, to come back where clients look)."""
     app = web.Application()
     for path, handler in ROUTES[standin.dialect]:
         app.router.add_post(path, getattr(standin, handler))
     runner = web.AppRunner(app)
     await runner.setup()
-    port = free_port()
+    port = port or free_port()
     site = web.TCPSite(runner, "127.0.0.1", port)
     await site.start()
     standin.url = f"http://127.0.0.1:{port}{BASES.get(standin.dialect, '')}"
@@ -276,3 +279,24 @@ async def running(standin: StandIn) -> AsyncIterator[StandIn]:
         yield standin
     finally:
         await runner.cleanup()
+
+
+@contextlib.contextmanager
+def in_a_thread(standin: StandIn, *, port: int | None = None) -> Iterator[StandIn]:
+    """``standin`` served on a loop of its own, for subprocesses (the CLI, a controller) to call."""
+    ready = threading.Event()
+    stop = threading.Event()
+
+    async def serve() -> None:
+        async with running(standin, port=port):
+            ready.set()
+            await asyncio.to_thread(stop.wait)
+
+    thread = threading.Thread(target=asyncio.run, args=(serve(),), daemon=True)
+    thread.start()
+    try:
+        assert ready.wait(30), "the stand-in never started"
+        yield standin
+    finally:
+        stop.set()
+        thread.join(timeout=10)
