@@ -497,3 +497,82 @@ def test_a_standalone_mcp_server_holds_review_rights_and_nothing_else(helm: str)
     (role,) = [d for d in docs if d["kind"] == "ClusterRole" and d["metadata"]["name"] == "kv-kubevec"]
     assert not [r for r in role["rules"] if "create" in r.get("verbs", [])]
     assert ("NetworkPolicy", "kv-kubevec-mcp") in by
+
+
+def env_of(container: dict[str, Any]) -> dict[str, Any]:
+    return {e["name"]: e.get("value", e.get("valueFrom")) for e in container["env"]}
+
+
+def pods(docs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {d["metadata"]["name"]: d["spec"]["template"]["spec"] for d in docs if d["kind"] == "Deployment"}
+
+
+def test_model_recipes_reach_the_settings_they_name(helm: str) -> None:
+    """Each ci/ recipe becomes the KUBEVEC_EMBEDDER__*/KUBEVEC_RERANKER__* its docs promise; keys only by Secret."""
+    tei = env_of(pods(render(helm, "-f", str(CHART / "ci" / "tei-values.yaml")))["kv-kubevec"]["containers"][0])
+    assert tei["KUBEVEC_EMBEDDER__PROVIDER"] == "openai"
+    assert tei["KUBEVEC_EMBEDDER__BASE_URL"] == "http://tei-embed.models.svc:8080/v1"
+    assert tei["KUBEVEC_EMBEDDER__DIMENSION"] == "384"
+    assert tei["KUBEVEC_EMBEDDER__QUERY_PREFIX"].startswith("Represent this sentence")
+    assert "KUBEVEC_EMBEDDER__API_KEY" not in tei  # a server in the cluster: no key
+    assert tei["KUBEVEC_RERANKER__PROVIDER"] == "tei"
+    vllm = env_of(pods(render(helm, "-f", str(CHART / "ci" / "vllm-values.yaml")))["kv-kubevec"]["containers"][0])
+    assert vllm["KUBEVEC_EMBEDDER__HEADERS"] == {"secretKeyRef": {"name": "vllm", "key": "headers"}}
+    assert vllm["KUBEVEC_EMBEDDER__API_KEY"] == {"secretKeyRef": {"name": "vllm", "key": "api-key"}}
+    assert vllm["KUBEVEC_RERANKER__API_KEY"] == {"secretKeyRef": {"name": "vllm", "key": "api-key"}}
+    assert (vllm["KUBEVEC_EMBEDDER__QUERY_PREFIX"], vllm["KUBEVEC_EMBEDDER__DOCUMENT_PREFIX"]) == (
+        "query: ",
+        "passage: ",
+    )
+    azure = env_of(
+        pods(render(helm, "-f", str(CHART / "ci" / "azure-openai-values.yaml")))["kv-kubevec"]["containers"][0]
+    )
+    assert azure["KUBEVEC_EMBEDDER__API_VERSION"] == "2024-10-21"
+    # Bedrock with IRSA: no key anywhere, the role on both ServiceAccounts (the MCP pod embeds queries too)
+    docs = render(helm, "-f", str(CHART / "ci" / "bedrock-irsa-values.yaml"))
+    accounts = {d["metadata"]["name"]: d for d in docs if d["kind"] == "ServiceAccount"}
+    role = "arn:aws:iam::123456789012:role/kubevec-bedrock"
+    assert {a["metadata"].get("annotations", {}).get("eks.amazonaws.com/role-arn") for a in accounts.values()} == {role}
+    for pod in pods(docs).values():
+        bedrock = env_of(pod["containers"][0])
+        assert bedrock["KUBEVEC_EMBEDDER__PROVIDER"] == "bedrock"
+        assert bedrock["KUBEVEC_EMBEDDER__REGION"] == "eu-west-1"
+        assert not [name for name in bedrock if name.endswith("API_KEY") and name.startswith("KUBEVEC_EMBEDDER")]
+    # air-gapped: the model folders come from a volume, read-only, in the controller and the MCP server alike
+    docs = render(
+        helm, "-f", str(CHART / "ci" / "airgapped-bge-values.yaml"), "--set", "store.url=http://chroma:8000",
+        "--set", "mcp.enabled=true", "--set", "mcp.mode=standalone",
+    )  # fmt: skip
+    for pod in pods(docs).values():
+        local = env_of(pod["containers"][0])
+        assert local["KUBEVEC_EMBEDDER__MODEL_DIR"] == "/models/embedder/bge-small-en-v1.5"
+        assert len(local["KUBEVEC_EMBEDDER__MODEL_SHA256"]) == 64
+        assert local["KUBEVEC_RERANKER__MODEL_DIR"] == "/models/reranker/ms-marco-MiniLM-L-6-v2"
+        mounts = {m["name"]: m for m in pod["containers"][0]["volumeMounts"]}
+        assert mounts["embedder-model"] == {"name": "embedder-model", "mountPath": "/models/embedder", "readOnly": True}
+        assert mounts["reranker-model"]["readOnly"] is True
+        volumes = {v["name"]: v for v in pod["volumes"]}
+        assert volumes["embedder-model"]["persistentVolumeClaim"]["claimName"] == "kubevec-models"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["--set", "embedder.provider=cohere"],
+            "/embedder/apiKeySecret",
+        ),
+        (["--set", "embedder.provider=openai"], "/embedder/apiKeySecret"),
+        (["--set", "embedder.modelVolume.emptyDir.medium=Memory"], "/embedder/modelSha256"),
+        (["--set", "reranker.provider=local"], "/reranker/modelSha256"),
+        (["--set", "reranker.provider=tei"], "/reranker/baseUrl"),
+        (["--set", "embedder.apiVersion=2024-10-21"], "/embedder/baseUrl"),
+        (["--set", "embedder.modelSubPath=../etc"], "/embedder/modelSubPath"),
+        (["--set", "embedder.provider=openai", "--set", "embedder.baseUrl=tei:8080"], "/embedder/baseUrl"),
+    ],
+)
+def test_the_schema_refuses_model_settings_that_cannot_work(helm: str, args: list[str], message: str) -> None:
+    """(helm names the field; values.schema.json's descriptions say why, for whoever reads it)"""
+    refused = template(helm, *args)
+    assert refused.returncode != 0
+    assert message in refused.stderr, refused.stderr

@@ -94,16 +94,102 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 - name: KUBEVEC_STORE__PASSWORD
   valueFrom: {secretKeyRef: {name: {{ .Values.store.passwordSecret | quote }}, key: {{ .Values.store.passwordKey | quote }}}}
 {{- end }}
-- {name: KUBEVEC_EMBEDDER__PROVIDER, value: {{ .Values.embedder.provider | quote }}}
-{{- with .Values.embedder.model }}
+{{- include "kubevec.modelEnv" . }}
+{{- end }}
+
+{{/* The embedder and the reranker: every KUBEVEC_EMBEDDER__* and KUBEVEC_RERANKER__* a value asks for. */}}
+{{- define "kubevec.modelEnv" -}}
+{{- $e := .Values.embedder }}
+- {name: KUBEVEC_EMBEDDER__PROVIDER, value: {{ $e.provider | quote }}}
+{{- with $e.model }}
 - {name: KUBEVEC_EMBEDDER__MODEL, value: {{ . | quote }}}
 {{- end }}
-- {name: KUBEVEC_EMBEDDER__THREADS, value: {{ .Values.embedder.threads | quote }}}
-- {name: KUBEVEC_EMBEDDER__BATCH_SIZE, value: {{ .Values.embedder.batchSize | quote }}}
-- {name: KUBEVEC_EMBEDDER__INT8_WEIGHTS, value: {{ .Values.embedder.int8Weights | quote }}}
-{{- if .Values.embedder.apiKeySecret }}
+{{- with $e.baseUrl }}
+- {name: KUBEVEC_EMBEDDER__BASE_URL, value: {{ . | quote }}}
+{{- end }}
+{{- if $e.apiKeySecret }}
 - name: KUBEVEC_EMBEDDER__API_KEY
-  valueFrom: {secretKeyRef: {name: {{ .Values.embedder.apiKeySecret | quote }}, key: {{ .Values.embedder.apiKeyKey | quote }}}}
+  valueFrom: {secretKeyRef: {name: {{ $e.apiKeySecret | quote }}, key: {{ $e.apiKeyKey | quote }}}}
+{{- end }}
+{{- if $e.headersSecret }}
+- name: KUBEVEC_EMBEDDER__HEADERS
+  valueFrom: {secretKeyRef: {name: {{ $e.headersSecret | quote }}, key: {{ $e.headersKey | quote }}}}
+{{- end }}
+{{- if gt (int $e.dimension) 0 }}
+- {name: KUBEVEC_EMBEDDER__DIMENSION, value: {{ $e.dimension | quote }}}
+{{- end }}
+{{- if ne $e.encoding "float" }}
+- {name: KUBEVEC_EMBEDDER__ENCODING, value: {{ $e.encoding | quote }}}
+{{- end }}
+{{- with $e.apiVersion }}
+- {name: KUBEVEC_EMBEDDER__API_VERSION, value: {{ . | quote }}}
+{{- end }}
+{{- with $e.region }}
+- {name: KUBEVEC_EMBEDDER__REGION, value: {{ . | quote }}}
+{{- end }}
+{{- with $e.queryPrefix }}
+- {name: KUBEVEC_EMBEDDER__QUERY_PREFIX, value: {{ . | quote }}}
+{{- end }}
+{{- with $e.documentPrefix }}
+- {name: KUBEVEC_EMBEDDER__DOCUMENT_PREFIX, value: {{ . | quote }}}
+{{- end }}
+{{- if gt (int $e.maxInputTokens) 0 }}
+- {name: KUBEVEC_EMBEDDER__MAX_INPUT_TOKENS, value: {{ $e.maxInputTokens | quote }}}
+{{- end }}
+{{- if ne $e.provider "local" }}
+- {name: KUBEVEC_EMBEDDER__TIMEOUT_SECONDS, value: {{ $e.timeoutSeconds | quote }}}
+- {name: KUBEVEC_EMBEDDER__MAX_ATTEMPTS, value: {{ $e.maxAttempts | quote }}}
+{{- end }}
+{{- if $e.modelVolume }}
+- {name: KUBEVEC_EMBEDDER__MODEL_DIR, value: {{ printf "/models/embedder/%s" $e.modelSubPath | trimSuffix "/" | quote }}}
+- {name: KUBEVEC_EMBEDDER__MODEL_SHA256, value: {{ $e.modelSha256 | quote }}}
+{{- end }}
+{{- with $e.pooling }}
+- {name: KUBEVEC_EMBEDDER__POOLING, value: {{ . | quote }}}
+{{- end }}
+- {name: KUBEVEC_EMBEDDER__THREADS, value: {{ $e.threads | quote }}}
+- {name: KUBEVEC_EMBEDDER__BATCH_SIZE, value: {{ $e.batchSize | quote }}}
+- {name: KUBEVEC_EMBEDDER__INT8_WEIGHTS, value: {{ $e.int8Weights | quote }}}
+{{- $r := .Values.reranker }}
+{{- if ne $r.provider "none" }}
+- {name: KUBEVEC_RERANKER__PROVIDER, value: {{ $r.provider | quote }}}
+{{- with $r.model }}
+- {name: KUBEVEC_RERANKER__MODEL, value: {{ . | quote }}}
+{{- end }}
+{{- with $r.baseUrl }}
+- {name: KUBEVEC_RERANKER__BASE_URL, value: {{ . | quote }}}
+{{- end }}
+{{- if $r.apiKeySecret }}
+- name: KUBEVEC_RERANKER__API_KEY
+  valueFrom: {secretKeyRef: {name: {{ $r.apiKeySecret | quote }}, key: {{ $r.apiKeyKey | quote }}}}
+{{- end }}
+- {name: KUBEVEC_RERANKER__CANDIDATES, value: {{ $r.candidates | quote }}}
+- {name: KUBEVEC_RERANKER__TIMEOUT_SECONDS, value: {{ $r.timeoutSeconds | quote }}}
+{{- if $r.modelVolume }}
+- {name: KUBEVEC_RERANKER__MODEL_DIR, value: {{ printf "/models/reranker/%s" $r.modelSubPath | trimSuffix "/" | quote }}}
+- {name: KUBEVEC_RERANKER__MODEL_SHA256, value: {{ $r.modelSha256 | quote }}}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* Model folders from volumes (embedder, reranker), read-only: mounts, then volumes. */}}
+{{- define "kubevec.modelMounts" -}}
+{{- if .Values.embedder.modelVolume }}
+- {name: embedder-model, mountPath: /models/embedder, readOnly: true}
+{{- end }}
+{{- if .Values.reranker.modelVolume }}
+- {name: reranker-model, mountPath: /models/reranker, readOnly: true}
+{{- end }}
+{{- end }}
+
+{{- define "kubevec.modelVolumes" -}}
+{{- with .Values.embedder.modelVolume }}
+- name: embedder-model
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .Values.reranker.modelVolume }}
+- name: reranker-model
+  {{- toYaml . | nindent 2 }}
 {{- end }}
 {{- end }}
 
