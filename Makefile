@@ -91,6 +91,12 @@ test-e2e: setup controlplane ## End-to-end tests against a real etcd + kube-apis
 bench: setup controlplane ## Benchmarks: embedder, backends, retrieval quality and latency, MCP access at scale.
 	$(BIN)/python -m tests.bench
 
+CRDS ?= ../shared/crds
+QUERIES ?= $(CRDS)/queries.jsonl
+bench-retrieval: setup ## Recall@1/@5, MRR, latency of the configured embedder/reranker (CRDS=dir QUERIES=file.jsonl).
+	@test -f "$(QUERIES)" || { echo "No questions at $(QUERIES): make bench-retrieval CRDS=<CRD files or folder> QUERIES=<questions.jsonl>"; exit 2; }
+	$(BIN)/kubevec bench retrieval --crds $(CRDS) --queries $(QUERIES)
+
 bench-scale: setup controlplane ## `kubevec run` at scale on the real control plane (KUBEVEC_BENCH_CRDS/OBJECTS).
 	$(BIN)/python -m tests.bench.scale
 
@@ -102,4 +108,4 @@ demo: setup controlplane ## Throwaway control plane + sample CRDs/objects + cont
 run: setup ## Run the controller against $$KUBECONFIG (settings from KUBEVEC_* variables).
 	$(BIN)/kubevec run
 
-.PHONY: docs bench-scale lock chart-docs manifests help setup controlplane helm lint namespace format typecheck chart-lint test test-unit test-integration test-e2e bench demo run
+.PHONY: docs bench-retrieval bench-scale lock chart-docs manifests help setup controlplane helm lint namespace format typecheck chart-lint test test-unit test-integration test-e2e bench demo run

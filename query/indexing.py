@@ -56,14 +56,20 @@ async def index_crds(
         report.embedded += len(batch)
         if progress is not None:
             _bar(progress, done=report.embedded, total=len(changed), started=started)
-    if progress is not None and changed:
+    if progress is not None and changed and _redrawn(progress):
         progress.write("\n")
     return report
+
+
+def _redrawn(out: TextIO) -> bool:
+    """A terminal gets one line redrawn; a log (CI, a pipe) gets whole lines."""
+    return bool(getattr(out, "isatty", lambda: False)())
 
 
 def _bar(out: TextIO, *, done: int, total: int, started: float) -> None:
     width = 30
     filled = int(width * done / max(total, 1))
     rate = done / max(time.monotonic() - started, 1e-6)
-    out.write(f"\rIndexing [{'#' * filled}{'.' * (width - filled)}] {done}/{total} documents ({rate:.0f}/s)")
+    line = f"Indexing [{'#' * filled}{'.' * (width - filled)}] {done}/{total} documents ({rate:.0f}/s)"
+    out.write(f"\r{line}" if _redrawn(out) else f"{line}\n")
     out.flush()

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
+from kubevec.controller.cli.bench import bench_command
 from kubevec.controller.cli.common import CommandError, configuration_errors
 from kubevec.controller.cli.index import describe, index_command
 from kubevec.controller.cli.mcp import mcp_command
@@ -69,6 +70,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return asyncio.run(related_command(args, settings))
         if args.command == "migrate":
             return asyncio.run(migrate_command(args, settings))
+        if args.command == "bench":
+            return bench_command(args, settings)
     except CommandError as exc:
         print(f"kubevec {args.command}: {exc}", file=sys.stderr)
         return 1

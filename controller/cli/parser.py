@@ -170,6 +170,22 @@ def build_parser() -> argparse.ArgumentParser:
         help="serve HTTP on a non-loopback address without KUBEVEC_MCP_TOKEN (logged as a warning)",
     )
 
+    bench = sub.add_parser("bench", help="measure what the configured models give, before switching to them")
+    bench_sub = sub.nested(bench, dest="what", required=True)
+    retrieval = bench_sub.add_parser(
+        "retrieval", help="recall@1/@5, MRR and latency of the configured embedder and reranker on judged questions"
+    )
+    retrieval.add_argument("--crds", nargs="+", type=Path, required=True, help="CRD YAML files or folders")
+    retrieval.add_argument(
+        "--queries", type=Path, required=True, help='JSON Lines: {"query": "...", "expected": ["<crd name>", ...]}'
+    )
+    retrieval.add_argument("--no-hybrid", action="store_true", help="dense only (no BM25 fusion)")
+    retrieval.add_argument("--no-rerank", action="store_true", help="leave the configured reranker out")
+    retrieval.add_argument(
+        "--show-misses", type=int, default=5, metavar="N", help="print N questions missed (default 5)"
+    )
+    retrieval.add_argument("-o", "--output", choices=["text", "json"], default="text")
+
     describe = sub.add_parser("describe", help="print the capability documents for CRD YAML files")
     describe.add_argument("paths", nargs="+", type=Path, help="CRD YAML files or folders (multi-document OK)")
     describe.add_argument("--json", action="store_true", help="print JSON instead of text")

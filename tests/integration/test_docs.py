@@ -31,7 +31,16 @@ def test_the_site_builds_strictly(tmp_path: Path) -> None:
     assert built.returncode == 0, built.stdout + built.stderr
     site = tmp_path / "site"
     assert (site / "index.html").is_file()
-    for page in ("architecture", "install", "searching", "configuration", "security", "operations", "performance"):
+    for page in (
+        "architecture",
+        "install",
+        "searching",
+        "models",
+        "configuration",
+        "security",
+        "operations",
+        "performance",
+    ):
         assert (site / page / "index.html").is_file(), page
 
 
