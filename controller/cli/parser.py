@@ -184,7 +184,7 @@ def build_parser() -> argparse.ArgumentParser:
     retrieval.add_argument(
         "--show-misses", type=int, default=5, metavar="N", help="print N questions missed (default 5)"
     )
-    retrieval.add_argument("-o", "--output", choices=["text", "json"], default="text")
+    retrieval.add_argument("-o", "--output", choices=["text", "json"], default="text", help="text (default) or json")
 
     describe = sub.add_parser("describe", help="print the capability documents for CRD YAML files")
     describe.add_argument("paths", nargs="+", type=Path, help="CRD YAML files or folders (multi-document OK)")

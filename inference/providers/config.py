@@ -128,6 +128,8 @@ def make_embedder(settings: EmbedderSettings, *, verified_dir: Path | None = Non
             dimension=settings.dimension,
             base_url=settings.base_url,
             batch_size=min(settings.batch_size * 4, 1000),
+            max_attempts=settings.max_attempts,
+            timeout=settings.timeout_seconds,
         )
     from kubevec.inference.providers.embedders.folder import read_model_folder
     from kubevec.inference.providers.embedders.local import MODEL_SHA256, LocalEmbedder
