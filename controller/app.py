@@ -377,6 +377,7 @@ def _mcp_server(
         allowed_hosts=settings.mcp_allowed_hosts,
         allowed_origins=settings.mcp_allowed_origins,
         limits=settings.mcp_limits(),
+        discovery=settings.mcp_discovery(),
     )
     metrics.watch_access(app.counts)
     return EmbeddedHttpServer(app, host=settings.server.host, port=settings.mcp_port), service

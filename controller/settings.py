@@ -16,6 +16,7 @@ from kubevec.backends.generations import POINTER_COLLECTION
 from kubevec.inference.documents import COLLECTIONS
 from kubevec.inference.providers.config import DescriberSettings, EmbedderSettings
 from kubevec.inference.providers.rerank import RerankerSettings
+from kubevec.query.discovery import ResourceMetadata
 from kubevec.query.limits import Limits
 
 
@@ -115,6 +116,14 @@ class Settings(BaseSettings):
         default_factory=list,
         description='audiences a Kubernetes token must carry (e.g. ["kubevec"]); default: the API server\'s own',
     )
+    mcp_oidc_issuer: str | None = Field(
+        default=None,
+        description="the OIDC issuer the API server trusts: served as the authorization server in "
+        "/.well-known/oauth-protected-resource (RFC 9728) and named in every 401, for MCP clients that sign users in",
+    )
+    mcp_resource_url: str | None = Field(
+        default=None, description="the MCP endpoint's public URL (https://host/mcp); default: as each request came"
+    )
     mcp_tokens_file: Path | None = Field(
         default=None, description="static MCP tokens with scopes (namespaces, collections, clusters), YAML or JSON"
     )
@@ -178,6 +187,14 @@ class Settings(BaseSettings):
         if self.mcp_caller_in_flight > self.mcp_max_in_flight:
             raise ValueError("mcp_caller_in_flight must not exceed mcp_max_in_flight")
         return self
+
+    def mcp_discovery(self) -> ResourceMetadata | None:
+        """RFC 9728 metadata for the MCP endpoint, when an OIDC issuer is configured."""
+        if not self.mcp_oidc_issuer:
+            return None
+        return ResourceMetadata(
+            issuer=self.mcp_oidc_issuer, resource=self.mcp_resource_url, name=f"kubevec ({self.cluster_name})"
+        )
 
     def mcp_limits(self) -> Limits:
         """The MCP endpoint's caps, global and per caller."""

@@ -35,6 +35,7 @@ def mcp_command(args: argparse.Namespace, settings: Settings) -> int:
             allowed_origins=args.allowed_origin or settings.mcp_allowed_origins,
             allow_unauthenticated=args.allow_unauthenticated,
             limits=settings.mcp_limits(),
+            discovery=settings.mcp_discovery(),
         )
     except (UnsafeBind, AccessConfigError) as exc:
         raise CommandError(str(exc)) from exc

@@ -15,6 +15,7 @@ import anyio
 import uvicorn
 
 from kubevec.query.access import Authorizer
+from kubevec.query.discovery import ResourceMetadata
 from kubevec.query.limits import Limits
 from kubevec.query.mcp.http import (
     EmbeddedHttpServer,
@@ -34,6 +35,7 @@ __all__ = [
     "TOOLS",
     "EmbeddedHttpServer",
     "HttpGuard",
+    "ResourceMetadata",
     "UnsafeBind",
     "build_server",
     "caller_view",
@@ -59,6 +61,7 @@ def serve(
     allowed_origins: Sequence[str] = (),
     allow_unauthenticated: bool = False,
     limits: Limits | None = None,
+    discovery: ResourceMetadata | None = None,
 ) -> None:
     if transport == "stdio":
         anyio.run(run_stdio, build_server(service.scoped), service.warm)
@@ -72,5 +75,6 @@ def serve(
         allow_unauthenticated=allow_unauthenticated,
         limits=limits,
         metrics=True,
+        discovery=discovery,
     )
     uvicorn.run(app, host=host, port=port, log_level="warning")

@@ -23,6 +23,7 @@ from prometheus_client import CollectorRegistry, generate_latest
 
 from kubevec.backends.filters import json_too_deep
 from kubevec.query.access import Authorizer, ReviewThrottled, ReviewUnavailable, View, everything
+from kubevec.query.discovery import ResourceMetadata
 from kubevec.query.limits import AccessCollector, Count, Limiter, Limits, Refusal
 from kubevec.query.mcp.jsonrpc import MAX_MESSAGE_DEPTH, clip, echoable, request_id, request_ids, rpc_error
 from kubevec.query.mcp.tools import VIEW_STATE, build_server
@@ -72,10 +73,18 @@ class HttpGuard:
     """
 
     def __init__(
-        self, app: Any, *, authorizer: Authorizer, limits: Limits | None = None, metrics: bool = False
+        self,
+        app: Any,
+        *,
+        authorizer: Authorizer,
+        limits: Limits | None = None,
+        metrics: bool = False,
+        discovery: ResourceMetadata | None = None,
     ) -> None:
         self.app = app
         self.authorizer = authorizer
+        #: RFC 9728 metadata naming the OIDC issuer (``KUBEVEC_MCP_OIDC_ISSUER``); None: not served.
+        self.discovery = discovery
         self.limiter = Limiter(limits or Limits())
         #: Its own registry, served on ``/metrics`` when asked (``kubevec mcp`` has no other metrics port).
         self.metrics: CollectorRegistry | None = None
@@ -94,6 +103,9 @@ class HttpGuard:
             return
         if scope.get("path") == "/metrics" and self.metrics is not None:
             await _respond(send, 200, generate_latest(self.metrics))
+            return
+        if self.discovery is not None and self.discovery.serves(str(scope.get("path", ""))):
+            await _respond_json(send, 200, self.discovery.document(scope))  # public: it holds no secret
             return
         headers = dict(scope.get("headers") or [])
         view = everything("anonymous")
@@ -114,7 +126,8 @@ class HttpGuard:
                 return
             if found is None:
                 self.limiter.count("unauthenticated")
-                await _respond(send, 401, b"missing or wrong bearer token", [(b"www-authenticate", b"Bearer")])
+                challenge = self.discovery.challenge(scope) if self.discovery is not None else b"Bearer"
+                await _respond(send, 401, b"missing or wrong bearer token", [(b"www-authenticate", challenge)])
                 return
             view = found
         session = headers.get(b"mcp-session-id", b"").decode("latin-1")
@@ -302,6 +315,7 @@ def http_app(
     allow_unauthenticated: bool = False,
     limits: Limits | None = None,
     metrics: bool = False,
+    discovery: ResourceMetadata | None = None,
 ) -> HttpGuard:
     """The MCP app over streamable HTTP; refuses a public bind without authentication unless told otherwise.
 
@@ -317,7 +331,7 @@ def http_app(
         session_idle_timeout=limits.session_idle_seconds,
         max_sessions=limits.sessions,
     )
-    return HttpGuard(app, authorizer=authorizer, limits=limits, metrics=metrics)
+    return HttpGuard(app, authorizer=authorizer, limits=limits, metrics=metrics, discovery=discovery)
 
 
 class _ServerWithoutSignals(uvicorn.Server):

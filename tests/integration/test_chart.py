@@ -576,3 +576,22 @@ def test_the_schema_refuses_model_settings_that_cannot_work(helm: str, args: lis
     refused = template(helm, *args)
     assert refused.returncode != 0
     assert message in refused.stderr, refused.stderr
+
+
+def test_mcp_authorization_discovery_reaches_both_servers(helm: str) -> None:
+    issuer = "https://login.example.com/realms/platform"
+    for mode, extra in (("controller", []), ("standalone", ["--set", "store.url=http://chroma:8000"])):
+        docs = render(
+            helm, "--set", "mcp.enabled=true", "--set", f"mcp.mode={mode}", "--set", f"mcp.oidcIssuer={issuer}",
+            "--set", "mcp.resourceUrl=https://kubevec.example.com/mcp", *extra,
+        )  # fmt: skip
+        served = [
+            env_of(pod["containers"][0])
+            for pod in pods(docs).values()
+            if "KUBEVEC_MCP_OIDC_ISSUER" in env_of(pod["containers"][0])
+        ]
+        assert len(served) == 1
+        assert served[0]["KUBEVEC_MCP_RESOURCE_URL"] == "https://kubevec.example.com/mcp"
+    refused = template(helm, "--set", "mcp.oidcIssuer=http://login.example.com")  # an issuer is https
+    assert refused.returncode != 0
+    assert "/mcp/oidcIssuer" in refused.stderr

@@ -205,6 +205,12 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 - {name: KUBEVEC_MCP_AUDIENCES, value: {{ toJson . | quote }}}
 {{- end }}
 {{- end }}
+{{- with .Values.mcp.oidcIssuer }}
+- {name: KUBEVEC_MCP_OIDC_ISSUER, value: {{ . | quote }}}
+{{- end }}
+{{- with .Values.mcp.resourceUrl }}
+- {name: KUBEVEC_MCP_RESOURCE_URL, value: {{ . | quote }}}
+{{- end }}
 {{- if .Values.mcp.tokensSecret }}
 - {name: KUBEVEC_MCP_TOKENS_FILE, value: {{ printf "/etc/kubevec/mcp-tokens/%s" .Values.mcp.tokensKey | quote }}}
 {{- end }}
