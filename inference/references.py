@@ -33,6 +33,30 @@ from typing import Any, Final
 
 from kubevec.inference.identity import object_key
 
+#: Relations read from fields whose meaning Kubernetes defines (owner references, pod specs, the
+#: built-in kinds' own references) or computed from a selector that matches: ``definite``. Every
+#: other relation is a custom resource's field named like a reference (``issuerRef``, ``secretName``):
+#: ``inferred`` from the convention, not from the schema.
+DEFINITE_RELATIONS: Final = frozenset(
+    {
+        "owned-by",
+        "uses-configmap",
+        "uses-secret",
+        "mounts-claim",
+        "runs-as",
+        "pulls-with",
+        "scheduled-on",
+        "uses-class",
+        "routes-to",
+        "attached-to",
+        "bound-to",
+        "scales",
+        "grants",
+        "binds",
+        "selects",
+    }
+)
+
 MAX_REFS: Final = 64
 MAX_DEPTH: Final = 10
 MAX_NODES: Final = 5000
@@ -108,6 +132,11 @@ class Links:
         if self.pod_labels:
             out["pod_labels"] = list(self.pod_labels)
         return out
+
+
+def evidence_of(relation: str) -> str:
+    """``definite`` (Kubernetes defines the field, or a selector matches) or ``inferred`` (a field's name)."""
+    return "definite" if relation in DEFINITE_RELATIONS else "inferred"
 
 
 def is_cluster_scoped(kind: str) -> bool:

@@ -25,6 +25,7 @@ from kubevec.backends import VectorStore
 from kubevec.backends.filters import And, Eq, Filter, In, Or
 from kubevec.inference.documents import INSTANCES
 from kubevec.inference.identity import object_key, parse_instance_id, parse_object_key
+from kubevec.inference.references import evidence_of
 from kubevec.query.access import View
 from kubevec.query.request import SearchError
 
@@ -105,11 +106,17 @@ class Edge:
     def neighbour(self) -> Node:
         return self.target if self.direction == "out" else self.source
 
+    @property
+    def evidence(self) -> str:
+        """``definite`` or ``inferred``: how much to trust this edge when asking "what breaks if it goes"."""
+        return evidence_of(self.relation)
+
     def to_json(self) -> dict[str, Any]:
         return {
             "hop": self.hop,
             "direction": self.direction,
             "relation": self.relation,
+            "evidence": self.evidence,
             "from": self.source.to_json(),
             "to": self.target.to_json(),
         }
@@ -137,7 +144,8 @@ class Related:
         out = [self.subject.label]
         for edge in self.edges:
             arrow = "->" if edge.direction == "out" else "<-"
-            out.append(f"{'  ' * edge.hop}{arrow} {edge.relation:<18} {edge.neighbour.label}")
+            guess = " (inferred)" if edge.evidence == "inferred" else ""
+            out.append(f"{'  ' * edge.hop}{arrow} {edge.relation:<18} {edge.neighbour.label}{guess}")
         if len(out) == 1:
             out.append("  (no relationships in the store)")
         if self.truncated:

@@ -126,6 +126,9 @@ class Relation(BaseModel):
     hop: int
     direction: Literal["out", "in"]
     relation: str
+    #: definite: a field Kubernetes defines (owner, pod spec, built-in reference) or a matching selector;
+    #: inferred: a custom resource's field named like a reference (issuerRef, secretName).
+    evidence: Literal["definite", "inferred"]
     from_: RelatedObject = Field(alias="from")
     to: RelatedObject
 

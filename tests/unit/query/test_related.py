@@ -112,7 +112,8 @@ async def test_a_service_selects_workloads_and_pods_and_an_ingress_routes_to_it(
     }
     json = answer.to_json()
     assert json["edges"][0]["from"]["id"] == "default/shop/core/v1/Service/api"
-    assert {"hop", "direction", "relation", "from", "to"} == set(json["edges"][0])
+    assert {"hop", "direction", "relation", "evidence", "from", "to"} == set(json["edges"][0])
+    assert {edge["evidence"] for edge in json["edges"]} == {"definite"}  # a selector that matches, a route
 
 
 async def test_a_pod_follows_its_owner_chain_and_is_selected(service: SearchService) -> None:
@@ -136,3 +137,29 @@ async def test_bad_subjects_and_bounds_get_clear_errors(service: SearchService) 
         await service.related("Secret/shop/db", direction="up")  # type: ignore[arg-type]
     lonely = await service.related("Secret/shop/nothing-uses-me", cluster="default")
     assert lonely.lines() == ["Secret shop/nothing-uses-me (not stored)", "  (no relationships in the store)"]
+
+
+async def test_each_edge_says_whether_kubernetes_defines_it_or_a_field_name_suggests_it() -> None:
+    """An owner reference or a pod's volume is definite; a custom resource's ``issuerRef`` is inferred."""
+    store, embedder = MemoryStore(), CountingEmbedder()
+    await store.ensure_collection("instances", dimension=embedder.dimension, embedder=embedder.name)
+    certificate = {
+        "apiVersion": "cert-manager.io/v1", "kind": "Certificate",
+        "metadata": {"name": "api-tls", "namespace": NS, "ownerReferences": [{"kind": "Ingress", "name": "web"}]},
+        "spec": {"secretName": "api-tls", "issuerRef": {"name": "letsencrypt", "kind": "ClusterIssuer"}},
+    }  # fmt: skip
+    doc = build_instance(certificate, plural="certificates", cluster="default").to_document()
+    await store.upsert(
+        "instances", [Record(id=doc.id, vector=embedder.vector(doc.text), text=doc.text, metadata=doc.metadata)]
+    )
+    service = SearchService(store=store, embedder=embedder, collections={"instances": "instances"})
+    answer = await service.related(doc.id, direction="out")
+    assert {(e.relation, e.evidence) for e in answer.edges} == {
+        ("owned-by", "definite"),
+        ("secretName", "inferred"),
+        ("issuerRef", "inferred"),
+    }
+    text = "\n".join(answer.lines())
+    assert "issuerRef" in text
+    assert "ClusterIssuer letsencrypt" in text
+    assert text.count("(inferred)") == 2
