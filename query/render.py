@@ -14,7 +14,25 @@ _SHOWN = ("kind", "group", "namespace", "labels", "owner", "health", "health_rea
 
 
 def as_json(results: Sequence[Result]) -> str:
-    return json.dumps([r.to_json() for r in results], indent=2, ensure_ascii=False)
+    """The results, with what the answer says besides them (total, truncated, cursor, counts) when it says it."""
+    listed = [r.to_json() for r in results]
+    meta = getattr(results, "meta", None)
+    return json.dumps({"results": listed, **meta()} if meta else listed, indent=2, ensure_ascii=False)
+
+
+def summary(results: Sequence[Result]) -> str:
+    """The line under a compact answer: how many more matched, and how to get them; counts when counted."""
+    counts: dict[str, int] | None = getattr(results, "counts", None)
+    total: int | None = getattr(results, "total", None)
+    if counts is not None:
+        shown = ", ".join(f"{value} {count}" for value, count in list(counts.items())[:50])
+        more = f" (and {len(counts) - 50} more values)" if len(counts) > 50 else ""
+        return f"{total} matched: {shown or 'none'}{more}"
+    if total is None or total <= len(results):
+        return ""
+    cursor: str | None = getattr(results, "cursor", None)
+    how = f"; next page: cursor={cursor}" if cursor else "; raise k or narrow the filters to see more"
+    return f"Showing {len(results)} of {total}{how}"
 
 
 def scores(result: Result) -> str:
@@ -34,8 +52,9 @@ def compact(results: Sequence[Result], *, token_budget: int | None = DEFAULT_TOK
 
     ``token_budget=None`` shows every text whole (``kubevec search -o wide``).
     """
+    footer = summary(results)
     if not results:
-        return "No results."
+        return footer or "No results."
     share = token_budget * CHARS_PER_TOKEN // len(results) if token_budget is not None else sys.maxsize
     blocks: list[str] = []
     for rank, result in enumerate(results, start=1):
@@ -49,4 +68,4 @@ def compact(results: Sequence[Result], *, token_budget: int | None = DEFAULT_TOK
         room = share - len(head) - 4
         text = result.text if len(result.text) <= room else result.text[: max(0, room - 4)].rstrip() + " ..."
         blocks.append(f"{head}\n   {text}" if room > 20 else head)
-    return "\n".join(blocks)
+    return "\n".join([*blocks, footer] if footer else blocks)

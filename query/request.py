@@ -21,6 +21,8 @@ MAX_K: Final = 100
 #: The largest candidate pool for fusion and MMR.
 MAX_FETCH_K: Final = 4 * MAX_K
 MAX_CONDITIONS: Final = 64
+#: Fields an answer can be counted by (count_by).
+CountField = Literal["kind", "group", "namespace", "health", "cluster", "labels", "owner"]
 
 
 class SearchError(ValueError):
@@ -79,6 +81,20 @@ class SearchRequest(BaseModel):
         int | None, Field(ge=1, le=MAX_FETCH_K, description="Candidates for fusion and MMR (default 4*k).")
     ] = None
     min_score: Annotated[float | None, Field(ge=0, le=1, description="Drop results below this similarity.")] = None
+    cursor: Annotated[
+        str | None,
+        Field(
+            description="The cursor of a previous answer to a filter-only search: its next page (same filters). "
+            "Pages hold every matching document once, also while the cluster changes."
+        ),
+    ] = None
+    count_by: Annotated[
+        CountField | None,
+        Field(
+            description="Count the filter or keyword matches grouped by this field instead of returning documents, "
+            "e.g. degraded Deployments per namespace."
+        ),
+    ] = None
 
     _conditions: Filter | None = PrivateAttr(default=None)
 
@@ -120,6 +136,12 @@ class SearchRequest(BaseModel):
             raise ValueError(
                 "Give a query, a keyword or a filter (kind, group, namespace, health, cluster, labels or filter)"
             )
+        if self.cursor is not None and (self.query is not None or self.keyword is not None):
+            raise ValueError(
+                "A cursor pages a filter-only listing; a question's or keyword's answer is ranked: raise k instead"
+            )
+        if self.count_by is not None and self.query is not None:
+            raise ValueError("count_by counts filter and keyword matches; drop the query (or use keyword)")
         self._conditions = combined
         return self
 

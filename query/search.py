@@ -26,7 +26,11 @@ or more, ``somewhat related`` below (all-MiniLM-L6-v2 puts good matches of a sho
 from __future__ import annotations
 
 import asyncio
+import base64
+import bisect
 import dataclasses
+import hashlib
+import json
 import logging
 import math
 import time
@@ -34,7 +38,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from kubevec.backends import BackendError, CollectionNotFound, Hit, InvalidFilter, Record, VectorStore
-from kubevec.backends.filters import Contains, Eq, Filter, all_of, matches
+from kubevec.backends.filters import Contains, Eq, Filter, Or, all_of, matches, to_json, words
 from kubevec.inference.documents import INSTANCES
 from kubevec.inference.identity import parse_instance_id, plural_of
 from kubevec.inference.providers.embedders.base import Embedder, EmbedderError
@@ -96,6 +100,35 @@ class Result:
         }
 
 
+def _any_word(keyword: str | None) -> Filter | None:
+    """Documents holding any word of ``keyword``: what keyword search ranks, so what its total counts."""
+    found = [Contains(word) for word in dict.fromkeys(words(keyword or ""))]
+    return Or(tuple(found)) if len(found) > 1 else (found[0] if found else None)
+
+
+def _question_of(*, name: str, filter: Filter | None) -> str:
+    return hashlib.sha256(json.dumps([name, to_json(filter) if filter else None], sort_keys=True).encode()).hexdigest()[
+        :16
+    ]
+
+
+def _make_cursor(after: str, *, name: str, filter: Filter | None) -> str:
+    """Opaque to callers: the last id shown, bound to the question it pages."""
+    raw = json.dumps({"after": after, "of": _question_of(name=name, filter=filter)}).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _read_cursor(cursor: str, *, name: str, filter: Filter | None) -> str:
+    try:
+        raw = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+        after, of = raw["after"], raw["of"]
+    except (ValueError, TypeError, KeyError):
+        raise SearchError("cursor: not one kubevec gave; pass back the cursor of the previous answer") from None
+    if not isinstance(after, str) or of != _question_of(name=name, filter=filter):
+        raise SearchError("cursor: it pages another search (other collection or filters); ask again without it")
+    return after
+
+
 def label_for(score: float) -> str:
     if score >= VERY_SIMILAR:
         return "very similar"
@@ -111,12 +144,40 @@ class Answer(list[Result]):
     """
 
     degraded: str | None = None
+    #: What matched and the caller may see: exact for filters and keywords, the candidates ranked for a question.
+    total: int | None = None
+    #: The next page of a filter-only listing (pass it back as ``cursor``); None on the last page.
+    cursor: str | None = None
+    #: ``count_by``: matches per value of the field (no documents are returned then).
+    counts: dict[str, int] | None = None
+
+    @property
+    def truncated(self) -> bool:
+        """More matched than this answer shows."""
+        return self.total is not None and self.total > len(self)
 
     @classmethod
-    def of(cls, results: Iterable[Result], *, degraded: str | None = None) -> Answer:
+    def of(
+        cls,
+        results: Iterable[Result],
+        *,
+        degraded: str | None = None,
+        total: int | None = None,
+        cursor: str | None = None,
+        counts: dict[str, int] | None = None,
+    ) -> Answer:
         answer = cls(results)
-        answer.degraded = degraded
+        answer.degraded, answer.total, answer.cursor, answer.counts = degraded, total, cursor, counts
         return answer
+
+    def meta(self) -> dict[str, Any]:
+        """What a JSON answer carries besides its results."""
+        out: dict[str, Any] = {"total": self.total, "truncated": self.truncated, "cursor": self.cursor}
+        if self.counts is not None:
+            out["counts"] = self.counts
+        if self.degraded is not None:
+            out["degraded"] = self.degraded
+        return out
 
 
 class SearchService:
@@ -206,30 +267,56 @@ class SearchService:
     async def _search(self, request: SearchRequest, conditions: Filter | None) -> Answer:
         name = self.collection_name(request.collection)
         degraded = None
+        total: int | None = None
         try:
+            if request.count_by is not None:
+                return await self._counted(name, request, conditions)
             if request.query is None and request.keyword is not None:
                 hits = await self.store.keyword_search(name, text=request.keyword, filter=conditions, k=request.k)
                 results = [self._result(h.id, h.score, h.text, h.metadata, kind="keyword") for h in hits]
+                total = await self.store.count(name, all_of(conditions, _any_word(request.keyword)))
             elif request.query is None:
-                results = await self._filtered(name, conditions, request.k)
+                return await self._filtered(name, conditions, request)
             else:
                 results = await self._semantic(name, request=request, query=request.query, conditions=conditions)
                 degraded = getattr(results, "degraded", None)
+                total = getattr(results, "total", None)
         except InvalidFilter as exc:
             raise SearchError(str(exc)) from exc
         if request.min_score is not None and degraded is None:  # a similarity threshold: keyword hits have none
             results = [r for r in results if r.relevance >= request.min_score]
-        return Answer.of(results[: request.k], degraded=degraded)
+        shown = results[: request.k]
+        return Answer.of(shown, degraded=degraded, total=max(total or 0, len(shown)))
 
     # -- paths -------------------------------------------------------------------------------------
 
-    async def _filtered(self, name: str, combined: Filter | None, k: int) -> list[Result]:
-        out = []
-        async for record in self.store.iter_records(name, filter=combined, page_size=max(k, 10)):
-            out.append(self._result(record.id, 1.0, record.text, record.metadata, kind="filter"))
-            if len(out) >= k:
-                break
-        return out
+    async def _filtered(self, name: str, combined: Filter | None, request: SearchRequest) -> Answer:
+        """A filter-only listing in id order, ``k`` at a time: the total is exact, and the cursor (the last id
+        shown) makes every page hold each matching document once while writes go on: one that did not
+        change is never skipped or repeated, a new one shows if its id sorts after the cursor."""
+        after = _read_cursor(request.cursor, name=request.collection, filter=combined) if request.cursor else None
+        ids = sorted({i async for i, _ in self.store.iter_ids(name, filter=combined, page_size=1000)})
+        start = bisect.bisect_right(ids, after) if after is not None else 0
+        page = ids[start : start + request.k]
+        found = {r.id: r for r in await self.store.get(name, page)}  # gone since listed: left out
+        results = [self._result(i, 1.0, found[i].text, found[i].metadata, kind="filter") for i in page if i in found]
+        more = start + request.k < len(ids)
+        cursor = _make_cursor(page[-1], name=request.collection, filter=combined) if more and page else None
+        return Answer.of(results, total=len(ids), cursor=cursor)
+
+    async def _counted(self, name: str, request: SearchRequest, combined: Filter | None) -> Answer:
+        """Matches per value of ``count_by`` (a list field counts each element), without a document."""
+        assert request.count_by is not None
+        scope = all_of(combined, _any_word(request.keyword) if request.keyword else None)
+        counts: dict[str, int] = {}
+        total = 0
+        async for record in self.store.iter_records(name, filter=scope, page_size=1000):
+            total += 1
+            value = record.metadata.get(request.count_by)
+            for item in value if isinstance(value, list) else [value] if value not in (None, "") else ["(none)"]:
+                counts[str(item)] = counts.get(str(item), 0) + 1
+        ordered = dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+        return Answer.of([], total=total, counts=ordered)
 
     async def _semantic(
         self, name: str, *, request: SearchRequest, query: str, conditions: Filter | None
@@ -267,10 +354,13 @@ class SearchService:
             ranked, kind = await self._mmr(name, vector=vector, hits=hits, k=k, mmr_lambda=request.mmr_lambda), "mmr"
         elif self.reranker is not None and request.rerank and len(ranked) > 1:
             ranked, kind = await self._rerank(query, ranked[: max(k, self.rerank_candidates)], k=k), "rerank"
-        return [
-            self._result(h.id, order_score, h.text, h.metadata, kind=kind, similarity=h.score)
-            for h, order_score in ranked[:k]
-        ]
+        return Answer.of(
+            [
+                self._result(h.id, order_score, h.text, h.metadata, kind=kind, similarity=h.score)
+                for h, order_score in ranked[:k]
+            ],
+            total=len(ranked),
+        )
 
     async def _query_vector(self, query: str) -> list[float] | None:
         """The query's vector; None when the embedder failed now or moments ago (see ``_from_words``)."""
@@ -306,6 +396,7 @@ class SearchService:
         return Answer.of(
             results,
             degraded=f"the embedder is unavailable ({self._embedder_down_reason}): answered from keywords alone",
+            total=len(results),
         )
 
     async def _lexical(

@@ -100,6 +100,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     search.add_argument("--mmr", action="store_true", help="diversify results (maximal marginal relevance)")
     search.add_argument("--min-score", type=float, help="drop results scoring below this (0-1)")
+    search.add_argument("--cursor", help="the next page of a filter-only listing (the cursor the last page printed)")
+    search.add_argument(
+        "--count-by",
+        choices=["kind", "group", "namespace", "health", "cluster", "labels", "owner"],
+        help="count the filter or keyword matches per value of this field instead of listing them",
+    )
     search.add_argument(
         "-o",
         "--output",

@@ -21,7 +21,7 @@ async def search_command(args: argparse.Namespace, settings: Settings) -> int:
     from kubevec.backends import BackendError, InvalidFilter
     from kubevec.backends.filters import load_json_text
     from kubevec.inference.providers.embedders.base import EmbedderError
-    from kubevec.query.render import DEFAULT_TOKEN_BUDGET, as_json, compact
+    from kubevec.query.render import DEFAULT_TOKEN_BUDGET, as_json, compact, summary
     from kubevec.query.request import SearchError, SearchRequest
 
     try:
@@ -45,6 +45,8 @@ async def search_command(args: argparse.Namespace, settings: Settings) -> int:
             rerank=not args.no_rerank,
             mmr=args.mmr,
             min_score=args.min_score,
+            cursor=args.cursor,
+            count_by=args.count_by,
         )
     except SearchError as exc:
         raise CommandError(str(exc)) from exc
@@ -64,9 +66,13 @@ async def search_command(args: argparse.Namespace, settings: Settings) -> int:
     elif output == "yaml":
         import yaml
 
-        print(yaml.safe_dump([r.to_json() for r in results], sort_keys=False, allow_unicode=True), end="")
+        answer = {"results": [r.to_json() for r in results], **results.meta()}
+        print(yaml.safe_dump(answer, sort_keys=False, allow_unicode=True), end="")
     elif output == "name":
-        print("\n".join(r.id for r in results))
+        if results:
+            print("\n".join(r.id for r in results))
+        if footer := summary(results):  # ids only on stdout, for pipes
+            print(footer, file=sys.stderr)
     else:
         print(compact(results, token_budget=None if output == "wide" else DEFAULT_TOKEN_BUDGET))
     return 0

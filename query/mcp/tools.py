@@ -81,6 +81,14 @@ class SearchResults(BaseModel):
     results: list[SearchHit]
     #: Why these are not what was asked for (the embedder is down: keywords alone); absent when they are.
     degraded: str | None = None
+    #: What matched and the caller may see (exact for filters and keywords; candidates ranked for a question).
+    total: int | None = None
+    #: More matched than shown.
+    truncated: bool = False
+    #: Pass it back as ``cursor`` for the next page of a filter-only listing.
+    cursor: str | None = None
+    #: count_by: matches per value (no results then).
+    counts: dict[str, int] | None = None
 
 
 class StoredDocument(BaseModel):
@@ -221,7 +229,7 @@ def build_server(scoped: Callable[[View | None], ScopedSearch], *, require_view:
             results = await reader.search(SearchRequest.build(**arguments))
         except (SearchError, BackendError, EmbedderError) as exc:
             raise ToolError(str(exc).splitlines()[0]) from exc
-        typed = SearchResults(results=[SearchHit(**r.to_json()) for r in results], degraded=results.degraded)
+        typed = SearchResults(results=[SearchHit(**r.to_json()) for r in results], **results.meta())
         text = as_json(results) if output == "json" else compact(results)
         if results.degraded:
             text = f"Note: {results.degraded}.\n{text}"

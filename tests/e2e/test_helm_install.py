@@ -143,7 +143,7 @@ async def ask(url: str, *, host: str) -> dict[str, Any]:
                 {"query": "TLS certificate renewed automatically", "k": 1, "format": "json"},
             )
             text = "".join(getattr(block, "text", "") for block in found.content)
-            hits = json.loads(text) if text.startswith("[") else []
+            hits = json.loads(text)["results"] if text.startswith("{") else []
             return hits[0]["id"] if hits else None
 
         found = None

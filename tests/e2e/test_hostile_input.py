@@ -212,4 +212,4 @@ def test_hostile_input_is_indexed_or_skipped_once_and_the_controller_stays_ready
         check=False,
     )
     assert found.returncode == 0, found.stderr
-    assert [r["id"] for r in json.loads(found.stdout)] == [f"faults/{NS}/core/v1/ConfigMap/labelled"]
+    assert [r["id"] for r in json.loads(found.stdout)["results"]] == [f"faults/{NS}/core/v1/ConfigMap/labelled"]

@@ -72,7 +72,7 @@ def test_index_search_and_lose_the_server(case: str, tmp_path: Path) -> None:
         found = kubevec("search", "nightly backup of a namespace", "--json", "-k", "7", env=env)
         assert found.returncode == 0, found.stderr
         assert found.stderr == ""
-        results = json.loads(found.stdout)
+        results = json.loads(found.stdout)["results"]
         assert len(results) == 7
         assert {r["score_kind"] for r in results} == {"fused"}
         assert standin.texts[sent:] == ["nightly backup of a namespace"]  # one query, embedded by the server
@@ -83,7 +83,7 @@ def test_index_search_and_lose_the_server(case: str, tmp_path: Path) -> None:
     assert down.returncode == 0, down.stderr
     assert "kubevec search: warning: the embedder is unavailable" in down.stderr
     assert "answered from keywords alone" in down.stderr
-    degraded = json.loads(down.stdout)
+    degraded = json.loads(down.stdout)["results"]
     assert degraded[0]["id"] == "backupschedules.backup.samples.kubevec.io"
     assert {r["score_kind"] for r in degraded} == {"keyword"}
     assert KEY not in down.stderr
@@ -112,7 +112,7 @@ def test_migrate_between_two_providers_of_different_sizes(tmp_path: Path) -> Non
         assert {request.side for request in cohere.received} == {"document"}
         found = kubevec("search", "nightly backup", "--json", "-k", "2", env=after)
         assert found.returncode == 0, found.stderr
-        assert len(json.loads(found.stdout)) == 2
+        assert len(json.loads(found.stdout)["results"]) == 2
         assert cohere.received[-1].side == "query"
         status = json.loads(kubevec("status", "-o", "json", env=after).stdout)
         assert status["collections"]["capabilities"]["name"] == "capabilities__g1"

@@ -36,16 +36,18 @@ def test_index_then_search(tmp_path: Path) -> None:
     assert "embedded=0 unchanged=7" in again.stdout  # unchanged CRDs are never re-embedded
     found = kubevec("search", "restore a deleted namespace from last night's backup", "--json", "-k", "3", env=env)
     assert found.returncode == 0, found.stderr
-    results = json.loads(found.stdout)  # nothing but JSON on stdout
+    answer = json.loads(found.stdout)  # nothing but JSON on stdout
+    results = answer["results"]
+    assert (answer["total"], answer["truncated"], answer["cursor"]) == (7, True, None)  # 7 ranked, 3 shown
     assert found.stderr == ""  # and no library chatter on stderr (bm25s logs at DEBUG on its own)
     keys = {"id", "score", "score_kind", "similarity", "label", "metadata", "text"}
     assert [set(r) for r in results] == [keys] * 3
     assert {r["score_kind"] for r in results} == {"fused"}
     assert "backupschedules.backup.samples.kubevec.io" in [r["id"] for r in results]
     keyword = kubevec("search", "--keyword", "snapshot", "--json", env=env)
-    assert [r["id"] for r in json.loads(keyword.stdout)] == ["backupschedules.backup.samples.kubevec.io"]
+    assert [r["id"] for r in json.loads(keyword.stdout)["results"]] == ["backupschedules.backup.samples.kubevec.io"]
     grouped = kubevec("search", "--keyword", "PgBouncer", "--group", "databases.samples.kubevec.io", "--json", env=env)
-    assert [r["metadata"]["group"] for r in json.loads(grouped.stdout)] == ["databases.samples.kubevec.io"]
+    assert [r["metadata"]["group"] for r in json.loads(grouped.stdout)["results"]] == ["databases.samples.kubevec.io"]
     text = kubevec("search", "autoscale on queue length", "--kind", "QueueScaler", env=env)
     assert text.stdout.startswith("1. queuescalers.autoscaling.samples.kubevec.io")
 
@@ -130,8 +132,10 @@ def test_kubectl_habits(tmp_path: Path) -> None:
     assert names.stdout.splitlines()[0] == "postgresclusters.databases.samples.kubevec.io"
     assert len(names.stdout.splitlines()) == 3
     as_yaml = yaml.safe_load(kubevec("search", "managed postgres database", "-o", "yaml", "-k", "2", env=env).stdout)
-    assert [r["id"] for r in as_yaml] == names.stdout.splitlines()[:2]
-    assert as_yaml[0]["score_kind"] == "fused"
+    assert [r["id"] for r in as_yaml["results"]] == names.stdout.splitlines()[:2]
+    assert as_yaml["results"][0]["score_kind"] == "fused"
+    assert as_yaml["total"] == 7
+    assert names.stderr.startswith("Showing 3 of 7")  # ids alone on stdout, the rest said on stderr
     wide = kubevec("search", "managed postgres database", "-o", "wide", "-k", "5", env=env).stdout
     compact = kubevec("search", "managed postgres database", "-k", "5", env=env).stdout
     assert len(wide) > len(compact)  # whole texts, no token budget
@@ -139,7 +143,7 @@ def test_kubectl_habits(tmp_path: Path) -> None:
     # -l takes kubectl's comma-separated selector; --json is -o json
     by_filter = kubevec("search", "--filter", '{"kind": "Certificate"}', "-l", "x=1,y=2", "--json", env=env)
     assert by_filter.returncode == 0, by_filter.stderr
-    assert json.loads(by_filter.stdout) == []  # no sample CRD has both labels: both conditions applied
+    assert json.loads(by_filter.stdout)["results"] == []  # no sample CRD has both labels: both conditions applied
     both = kubevec("search", "x", "-n", "a", "-A", env=env)
     assert both.returncode == 2
     assert "not allowed with argument -n/--namespace" in both.stderr
@@ -208,14 +212,14 @@ def test_migrate_to_another_model_switches_readers_and_is_idempotent(tmp_path: P
         assert "Migrating capabilities: 7/7 records" in moved.stderr
         found = kubevec("search", "nightly backup", "--json", env={**voyage, "KUBEVEC_EMBEDDER__PROVIDER": "voyage"})
         assert found.returncode == 0, found.stderr
-        results = json.loads(found.stdout)
+        results = json.loads(found.stdout)["results"]
         assert results
         assert all(r["id"].endswith(".samples.kubevec.io") for r in results)
         # A reader still configured for the local model follows the pointer to the model that built the
         # collections (here with the Voyage key it has), instead of failing on mixed embedders.
         follower = kubevec("search", "nightly backup", "--json", "-k", "2", env=voyage)
         assert follower.returncode == 0, follower.stderr
-        assert len(json.loads(follower.stdout)) == 2
+        assert len(json.loads(follower.stdout)["results"]) == 2
         status = json.loads(kubevec("status", "-o", "json", env=voyage).stdout)
         assert status["collections"]["capabilities"]["name"] == "capabilities__g1"
         assert status["collections"]["capabilities"]["documents"] == 7
@@ -223,7 +227,7 @@ def test_migrate_to_another_model_switches_readers_and_is_idempotent(tmp_path: P
         assert again.returncode == 0, again.stderr
         assert "Nothing to migrate: generation 1 already uses voyage:voyage-4" in again.stdout
     keyword = kubevec("search", "--keyword", "snapshot", "--json", env=env)  # no model needed
-    assert [r["id"] for r in json.loads(keyword.stdout)] == ["backupschedules.backup.samples.kubevec.io"]
+    assert [r["id"] for r in json.loads(keyword.stdout)["results"]] == ["backupschedules.backup.samples.kubevec.io"]
 
 
 def test_index_after_a_migration_writes_the_active_generation(tmp_path: Path) -> None:
@@ -277,7 +281,7 @@ def test_index_after_a_migration_writes_the_active_generation(tmp_path: Path) ->
         assert status["collections"]["capabilities"]["name"] == "capabilities__g1"
         assert status["collections"]["capabilities"]["documents"] == 8
         found = kubevec("search", "ships along the coast", "--json", "-k", "1", env=voyage)
-        assert [r["id"] for r in json.loads(found.stdout)] == ["lighthouses.coast.example.com"]
+        assert [r["id"] for r in json.loads(found.stdout)["results"]] == ["lighthouses.coast.example.com"]
 
 
 def test_search_with_the_voyage_reranker_and_without(tmp_path: Path) -> None:
@@ -292,13 +296,13 @@ def test_search_with_the_voyage_reranker_and_without(tmp_path: Path) -> None:
         }
         found = kubevec("search", "nightly backup schedule", "--json", "-k", "3", env=rerank)
         assert found.returncode == 0, found.stderr
-        results = json.loads(found.stdout)
+        results = json.loads(found.stdout)["results"]
         assert [r["score_kind"] for r in results] == ["rerank"] * 3
         assert results[0]["id"] == "backupschedules.backup.samples.kubevec.io"
         scores = [r["score"] for r in results]
         assert scores == sorted(scores, reverse=True)
         plain = kubevec("search", "nightly backup schedule", "--json", "-k", "3", "--no-rerank", env=rerank)
-        assert {r["score_kind"] for r in json.loads(plain.stdout)} == {"fused"}
+        assert {r["score_kind"] for r in json.loads(plain.stdout)["results"]} == {"fused"}
     missing = kubevec("search", "backup", env={**env, "KUBEVEC_RERANKER__PROVIDER": "voyage"})
     assert missing.returncode == 1
     assert "KUBEVEC_RERANKER__API_KEY" in missing.stderr

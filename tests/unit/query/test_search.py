@@ -333,7 +333,14 @@ async def test_every_tool_declares_an_output_schema_and_returns_typed_results(se
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
         schemas = {name: tool.output_schema for name, tool in tools.items()}
         assert all(schemas.values()), schemas
-        assert set(schemas["vector_search"]["properties"]) == {"results", "degraded"}
+        assert set(schemas["vector_search"]["properties"]) == {
+            "results",
+            "degraded",
+            "total",
+            "truncated",
+            "cursor",
+            "counts",
+        }
         found = await client.call_tool("vector_search", {"collection": "capabilities", "query": "PgBouncer", "k": 2})
         assert found.structured_content is not None
         hits = found.structured_content["results"]
@@ -435,3 +442,99 @@ async def test_the_mcp_tool_says_degraded_in_its_result(service: SearchService) 
     assert found.structured_content["degraded"].endswith("answered from keywords alone")
     assert found.content[0].text.startswith("Note: the embedder is unavailable")
     assert found.structured_content["results"][0]["id"] == "poolers.postgresql.cnpg.io"
+
+
+async def listing(n: int) -> tuple[SearchService, MemoryStore, CountingEmbedder]:
+    store, embedder = MemoryStore(), CountingEmbedder()
+    await store.ensure_collection("instances", dimension=embedder.dimension, embedder=embedder.name)
+    await store.upsert("instances", [deployment(embedder, i) for i in range(n)])
+    service = SearchService(store=store, embedder=embedder, collections={"instances": "instances"})
+    return service, store, embedder
+
+
+def deployment(embedder: CountingEmbedder, i: int, *, namespace: str | None = None) -> Record:
+    text = f"Deployment web-{i:03d} serving the shop"
+    namespace = namespace or ("prod" if i % 3 else "staging")
+    health = "degraded" if i % 4 == 0 else "healthy"
+    metadata = {"kind": "Deployment", "namespace": namespace, "health": health, "content_hash": str(i)}
+    return Record(
+        id=f"c/{namespace}/apps/v1/Deployment/web-{i:03d}", vector=embedder.vector(text), text=text, metadata=metadata
+    )
+
+
+async def test_a_filter_listing_says_its_total_and_pages_with_a_cursor() -> None:
+    service, _, embedder = await listing(25)
+    first = await service.search(SearchRequest.build(collection="instances", kind="Deployment", k=10))
+    assert (len(first), first.total, first.truncated) == (10, 25, True)
+    assert first.cursor is not None
+    seen = [r.id for r in first]
+    cursor = first.cursor
+    while cursor is not None:
+        page = await service.search(SearchRequest.build(collection="instances", kind="Deployment", k=10, cursor=cursor))
+        assert page.total == 25
+        seen += [r.id for r in page]
+        cursor = page.cursor
+    assert len(seen) == len(set(seen)) == 25  # every document once
+    assert seen == sorted(seen)
+    assert embedder.queries == []  # a listing embeds nothing
+    text = compact(first)
+    assert text.endswith(f"Showing 10 of 25; next page: cursor={first.cursor}")
+
+
+async def test_pages_hold_every_unchanged_document_once_while_documents_come_and_go() -> None:
+    service, store, embedder = await listing(30)
+    request = {"collection": "instances", "kind": "Deployment", "k": 7}
+    page = await service.search(SearchRequest.build(**request))
+    seen = [r.id for r in page]
+    removed = {seen[0], "c/prod/apps/v1/Deployment/web-029"}  # one already shown, one not yet
+    added = deployment(embedder, 999, namespace="zz")  # sorts after every cursor
+    while page.cursor is not None:
+        if len(seen) == 7:  # between the first and second page: writes happen
+            await store.delete("instances", sorted(removed))
+            await store.upsert("instances", [added])
+        page = await service.search(SearchRequest.build(**request, cursor=page.cursor))
+        seen += [r.id for r in page]
+    unchanged = {f"c/{'prod' if i % 3 else 'staging'}/apps/v1/Deployment/web-{i:03d}" for i in range(30)} - removed
+    assert unchanged <= set(seen)  # nothing that stayed was skipped
+    assert len(seen) == len(set(seen))  # nothing repeated
+    assert "c/prod/apps/v1/Deployment/web-029" not in seen
+    assert added.id in seen
+
+
+async def test_a_cursor_from_another_search_or_made_up_is_one_clear_error() -> None:
+    service, _, _ = await listing(12)
+    page = await service.search(SearchRequest.build(collection="instances", kind="Deployment", k=5))
+    assert page.cursor is not None
+    with pytest.raises(SearchError, match="it pages another search"):
+        await service.search(SearchRequest.build(collection="instances", namespace="prod", k=5, cursor=page.cursor))
+    with pytest.raises(SearchError, match="not one kubevec gave"):
+        await service.search(SearchRequest.build(collection="instances", kind="Deployment", k=5, cursor="!!nope"))
+    with pytest.raises(SearchError, match="A cursor pages a filter-only listing"):
+        SearchRequest.build(collection="instances", query="web", cursor=page.cursor)
+
+
+async def test_keyword_and_question_answers_say_how_many_matched() -> None:
+    service, _, _ = await listing(20)
+    words = await service.search(SearchRequest.build(collection="instances", keyword="shop", k=3))
+    assert (len(words), words.total, words.truncated, words.cursor) == (3, 20, True, None)
+    asked = await service.search(SearchRequest.build(collection="instances", query="web shop", k=4))
+    assert asked.total is not None
+    assert asked.total >= 4
+    assert asked.truncated
+    assert compact(words).endswith("Showing 3 of 20; raise k or narrow the filters to see more")
+    whole = await service.search(SearchRequest.build(collection="instances", namespace="staging", k=100))
+    assert (whole.total, whole.truncated, whole.cursor) == (7, False, None)
+
+
+async def test_count_by_answers_with_totals_and_no_documents() -> None:
+    service, _, embedder = await listing(24)
+    counted = await service.search(
+        SearchRequest.build(collection="instances", kind="Deployment", health="degraded", count_by="namespace")
+    )
+    assert list(counted) == []
+    assert counted.counts == {"prod": 4, "staging": 2}  # degraded: 0, 4, 8, 12, 16, 20; staging: 0, 12
+    assert counted.total == 6
+    assert embedder.queries == []
+    assert compact(counted) == "6 matched: prod 4, staging 2"
+    with pytest.raises(SearchError, match="count_by counts filter and keyword matches"):
+        SearchRequest.build(collection="instances", query="web", count_by="namespace")
