@@ -19,7 +19,7 @@ import numpy as np
 import onnxruntime
 from tokenizers import Tokenizer
 
-from kubevec.inference.providers.embedders.base import EmbedderError
+from kubevec.inference.providers.embedders.folder import model_files
 from kubevec.inference.providers.embedders.local import verify_sha256
 
 #: Pairs per model run: candidates are 20 by default, at most 100.
@@ -28,12 +28,7 @@ BATCH: Final = 16
 
 class LocalReranker:
     def __init__(self, *, model_dir: Path, model_sha256: str, max_length: int = 512, threads: int = 0) -> None:
-        onnx = next((p for p in (model_dir / "model.onnx", model_dir / "onnx" / "model.onnx") if p.is_file()), None)
-        if onnx is None:
-            raise EmbedderError(f"No model.onnx or onnx/model.onnx in {model_dir}", reason="config")
-        tokenizer_path = model_dir / "tokenizer.json"
-        if not tokenizer_path.is_file():
-            raise EmbedderError(f"No tokenizer.json in {model_dir}", reason="config")
+        onnx, tokenizer_path = model_files(model_dir)
         verify_sha256(path=onnx, expected=model_sha256)
         self._name = model_dir.resolve().name
         self._tokenizer = Tokenizer.from_file(str(tokenizer_path))

@@ -118,8 +118,49 @@ class VoyageReranker:
         return sorted(ranked, key=lambda pair: -pair[1])
 
 
-class CohereReranker:
+class _HttpReranker:
+    """A reranking server reached over HTTP: the shared client, retries and errors (embedders/remote.py)."""
+
+    provider: str
+
+    def __init__(
+        self,
+        *,
+        model: str,
+        base_url: str,
+        api_key: str | None,
+        headers: Mapping[str, str] | None,
+        max_attempts: int,
+        timeout: float,
+        transport: httpx.AsyncBaseTransport | None,
+    ) -> None:
+        from kubevec.inference.providers.embedders.remote import HttpCalls
+
+        self._model = model
+        sent = dict(headers or {})
+        if api_key:
+            sent["Authorization"] = f"Bearer {api_key}"
+        self._calls = HttpCalls(
+            provider=self.provider,
+            base_url=base_url,
+            headers=sent,
+            secrets=[api_key or ""],
+            what=f"reranker model={model}",
+            max_attempts=max_attempts,
+            max_backoff=10.0,
+            timeout=timeout,
+            transport=transport,
+        )
+
+    @property
+    def name(self) -> str:
+        return f"{self.provider}:{self._model}"
+
+
+class CohereReranker(_HttpReranker):
     """``POST {base_url}/rerank`` as Cohere defines it; vLLM, Jina, Infinity and LiteLLM serve the same shape."""
+
+    provider = "cohere"
 
     def __init__(
         self,
@@ -132,33 +173,21 @@ class CohereReranker:
         timeout: float = 30.0,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
-        from kubevec.inference.providers.embedders.remote import HttpCalls
-
         if not api_key and base_url is None:
             raise EmbedderError(
                 "The Cohere reranker needs an API key: set KUBEVEC_RERANKER__API_KEY (a local server: set "
                 "KUBEVEC_RERANKER__BASE_URL, a key is then optional)",
                 reason="config",
             )
-        self._model = model or DEFAULT_COHERE_MODEL
-        sent = dict(headers or {})
-        if api_key:
-            sent["Authorization"] = f"Bearer {api_key}"
-        self._calls = HttpCalls(
-            provider="cohere",
+        super().__init__(
+            model=model or DEFAULT_COHERE_MODEL,
             base_url=base_url or DEFAULT_COHERE_URL,
-            headers=sent,
-            secrets=[api_key or ""],
-            what=f"reranker model={self._model}",
+            api_key=api_key,
+            headers=headers,
             max_attempts=max_attempts,
-            max_backoff=10.0,
             timeout=timeout,
             transport=transport,
         )
-
-    @property
-    def name(self) -> str:
-        return f"cohere:{self._model}"
 
     async def rerank(self, query: str, documents: Sequence[str], *, top_k: int) -> list[tuple[int, float]]:
         if not documents:
@@ -172,8 +201,10 @@ class CohereReranker:
         return _checked(ranked, len(documents), provider="cohere", top_k=top_k)
 
 
-class TeiReranker:
+class TeiReranker(_HttpReranker):
     """text-embeddings-inference's own ``POST /rerank`` (``{"query", "texts"}`` -> ``[{"index", "score"}]``)."""
+
+    provider = "tei"
 
     def __init__(
         self,
@@ -186,29 +217,17 @@ class TeiReranker:
         timeout: float = 30.0,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
-        from kubevec.inference.providers.embedders.remote import HttpCalls
-
         if not base_url:
             raise EmbedderError("The tei reranker needs its server: set KUBEVEC_RERANKER__BASE_URL", reason="config")
-        self._model = model or "tei"
-        sent = dict(headers or {})
-        if api_key:
-            sent["Authorization"] = f"Bearer {api_key}"
-        self._calls = HttpCalls(
-            provider="tei",
+        super().__init__(
+            model=model or "tei",
             base_url=base_url,
-            headers=sent,
-            secrets=[api_key or ""],
-            what="reranker",
+            api_key=api_key,
+            headers=headers,
             max_attempts=max_attempts,
-            max_backoff=10.0,
             timeout=timeout,
             transport=transport,
         )
-
-    @property
-    def name(self) -> str:
-        return f"tei:{self._model}"
 
     async def rerank(self, query: str, documents: Sequence[str], *, top_k: int) -> list[tuple[int, float]]:
         if not documents:

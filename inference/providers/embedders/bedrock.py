@@ -109,7 +109,7 @@ class BedrockEmbedder(RemoteEmbedder):
             embeddings = answer.get("embeddings")
             rows = embeddings.get("float") if isinstance(embeddings, dict) else embeddings
             if not isinstance(rows, list):
-                raise EmbedderError(f"bedrock answered without embeddings (model={self.model})", reason="response")
+                raise self.malformed("embeddings")
             return [list(row) for row in rows]
         return list(await asyncio.gather(*(self._titan(text) for text in texts)))
 
@@ -121,7 +121,7 @@ class BedrockEmbedder(RemoteEmbedder):
             answer = await self._invoke(body)
         vector = answer.get("embedding")
         if not isinstance(vector, list):
-            raise EmbedderError(f"bedrock answered without embedding (model={self.model})", reason="response")
+            raise self.malformed("embedding")
         return vector
 
     async def _invoke(self, body: dict[str, Any]) -> dict[str, Any]:

@@ -12,7 +12,6 @@ from typing import Any, Final
 
 import httpx
 
-from kubevec.inference.providers.embedders.base import EmbedderError
 from kubevec.inference.providers.embedders.remote import (
     HttpCalls,
     Kind,
@@ -94,7 +93,4 @@ class CohereEmbedder(RemoteEmbedder):
             rows = embeddings["float"] if isinstance(embeddings, dict) else embeddings  # v2, or v1's plain list
             return [list(row) for row in rows]
         except (KeyError, TypeError) as exc:
-            raise EmbedderError(
-                f"cohere answered without embeddings.float (model={self.model}): {type(exc).__name__}",
-                reason="response",
-            ) from None
+            raise self.malformed("embeddings.float", exc) from None

@@ -71,6 +71,17 @@ def _json(path: Path) -> Any:
         raise EmbedderError(f"{path} is not valid JSON: {exc}", reason="config") from None
 
 
+def model_files(directory: Path) -> tuple[Path, Path]:
+    """A hub folder's ONNX file (``model.onnx`` or ``onnx/model.onnx``) and ``tokenizer.json``, or why not."""
+    onnx = next((p for p in (directory / "model.onnx", directory / "onnx" / "model.onnx") if p.is_file()), None)
+    if onnx is None:
+        raise EmbedderError(f"No model.onnx or onnx/model.onnx in {directory}", reason="config")
+    tokenizer = directory / "tokenizer.json"
+    if not tokenizer.is_file():
+        raise EmbedderError(f"No tokenizer.json in {directory}", reason="config")
+    return onnx, tokenizer
+
+
 def read_model_folder(
     directory: Path,
     *,
@@ -82,12 +93,7 @@ def read_model_folder(
     """Read a sentence-transformers ONNX folder; every gap named with the file or setting that fills it."""
     if not directory.is_dir():
         raise EmbedderError(f"KUBEVEC_EMBEDDER__MODEL_DIR={directory} is not a directory", reason="config")
-    onnx = next((p for p in (directory / "model.onnx", directory / "onnx" / "model.onnx") if p.is_file()), None)
-    if onnx is None:
-        raise EmbedderError(f"No model.onnx or onnx/model.onnx in {directory}", reason="config")
-    tokenizer = directory / "tokenizer.json"
-    if not tokenizer.is_file():
-        raise EmbedderError(f"No tokenizer.json in {directory}", reason="config")
+    onnx, tokenizer = model_files(directory)
 
     found_pooling: Pooling | None = None
     dimension: int | None = None

@@ -13,7 +13,6 @@ from typing import Any, Final
 
 import httpx
 
-from kubevec.inference.providers.embedders.base import EmbedderError
 from kubevec.inference.providers.embedders.remote import (
     HttpCalls,
     Kind,
@@ -88,7 +87,4 @@ class GeminiEmbedder(RemoteEmbedder):
         try:
             return [list(item["values"]) for item in answer["embeddings"]]
         except (KeyError, TypeError) as exc:
-            raise EmbedderError(
-                f"gemini answered without embeddings[].values (model={self.model}): {type(exc).__name__}",
-                reason="response",
-            ) from None
+            raise self.malformed("embeddings[].values", exc) from None

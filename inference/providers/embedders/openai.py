@@ -114,7 +114,4 @@ class OpenAIEmbedder(RemoteEmbedder):
                 floats_from_base64(r["embedding"]) if isinstance(r["embedding"], str) else r["embedding"] for r in rows
             ]
         except (KeyError, TypeError, ValueError) as exc:
-            raise EmbedderError(
-                f"openai answered without data[].embedding/index (model={self.model}): {type(exc).__name__}",
-                reason="response",
-            ) from None
+            raise self.malformed("data[].embedding/index", exc) from None

@@ -305,6 +305,13 @@ class RemoteEmbedder:
         """The provider's request for one batch; rows in the order of ``texts``."""
         raise NotImplementedError
 
+    def malformed(self, expected: str, exc: Exception | None = None) -> EmbedderError:
+        """The error for an answer without the fields the API promises."""
+        cause = f": {type(exc).__name__}" if exc is not None else ""
+        return EmbedderError(
+            f"{self.provider} answered without {expected} (model={self.model}){cause}", reason="response"
+        )
+
     async def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
         clipped = self._clipped([self.document_prefix + text for text in texts])
         vectors: list[list[float]] = []

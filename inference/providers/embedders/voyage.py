@@ -12,11 +12,10 @@ from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import Any, Final, TypeVar
 
 import voyageai.error
-from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 from voyageai.client_async import AsyncClient
 
-from kubevec.inference.providers.embedders.base import EmbedderError, EmbedderUnavailable
-from kubevec.inference.providers.embedders.remote import normalised, public_url
+from kubevec.inference.providers.embedders.base import EmbedderError
+from kubevec.inference.providers.embedders.remote import Retryable, RetryPolicy, normalised, public_url
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -44,16 +43,12 @@ def _estimate_tokens(text: str) -> int:
     return len(text) // 3 + 1
 
 
-class _Retryable(Exception):
-    def __init__(self, cause: Exception, retry_after: float | None, *, reason: str = "unavailable") -> None:
-        super().__init__(str(cause))
-        self.cause = cause
-        self.retry_after = retry_after
-        self.reason = reason
+class VoyageCalls(RetryPolicy):
+    """One official async client and the retry policy every Voyage call shares (embeddings, reranking).
 
-
-class VoyageCalls:
-    """One official async client and the retry policy every Voyage call shares (embeddings, reranking)."""
+    The policy is the one every provider shares (remote.py); here only the client's exceptions are
+    sorted into what can pass later and what cannot.
+    """
 
     def __init__(
         self,
@@ -65,49 +60,28 @@ class VoyageCalls:
         max_backoff: float,
         timeout: float,
     ) -> None:
-        self.what = what
-        self.max_attempts = max(1, max_attempts)
-        #: Calls retried so far (the controller exports it as kubevec_embedding_retries_total).
-        self.retries = 0
-        self._max_backoff = max_backoff
-        self._backoff = wait_exponential_jitter(multiplier=0.5, max=max_backoff)
+        super().__init__(provider="voyage", what=what, max_attempts=max_attempts, max_backoff=max_backoff)
         # The client logs request bodies and the server's answers (which may echo the key) under "voyage";
         # kubevec reports each failure itself, without either.
         logging.getLogger("voyage").setLevel(logging.CRITICAL)
         self.client = AsyncClient(api_key=api_key, max_retries=0, timeout=timeout, base_url=base_url)
         self.url = public_url(base_url or DEFAULT_URL)
 
-    async def call(self, fn: Callable[[], Awaitable[T]]) -> T:
-        """``fn()`` with retries for what can succeed later; one clear error for the rest."""
-        retrying = AsyncRetrying(
-            stop=stop_after_attempt(self.max_attempts),
-            wait=self._wait,
-            retry=retry_if_exception(lambda exc: isinstance(exc, _Retryable)),
-            before_sleep=self._count_retry,
-            reraise=True,
-        )
-        try:
-            async for attempt in retrying:
-                with attempt:
-                    return await self._classified(fn)
-        except _Retryable as exc:
-            raise EmbedderUnavailable(
-                f"Voyage did not answer after {self.max_attempts} attempts ({self.what}): {exc.cause}",
-                reason=exc.reason,
-            ) from exc.cause
-        raise AssertionError("unreachable")  # pragma: no cover
+    async def call(self, fn: Callable[[], Awaitable[T]], *, url: str | None = None) -> T:
+        """``fn()`` (a call on ``self.client``) with the shared retries; one clear error for the rest."""
+        return await super().call(lambda: self._classified(fn), url=url or self.url)
 
     async def _classified(self, fn: Callable[[], Awaitable[T]]) -> T:
         try:
             return await fn()
         except voyageai.error.RateLimitError as exc:
-            raise _Retryable(exc, _retry_after(exc), reason="rate_limited") from exc
+            raise Retryable(str(exc), reason="rate_limited", retry_after=_retry_after(exc)) from None
         except voyageai.error.ServiceUnavailableError as exc:
-            raise _Retryable(exc, _retry_after(exc)) from exc
+            raise Retryable(str(exc), reason="unavailable", retry_after=_retry_after(exc)) from None
         except voyageai.error.Timeout as exc:
-            raise _Retryable(exc, None, reason="timeout") from exc
+            raise Retryable(str(exc) or "timed out", reason="timeout", retry_after=None) from None
         except (voyageai.error.APIConnectionError, voyageai.error.TryAgain) as exc:
-            raise _Retryable(exc, None) from exc
+            raise Retryable(str(exc), reason="unavailable", retry_after=None) from None
         except voyageai.error.AuthenticationError:  # its message may echo the key: not shown
             raise EmbedderError(
                 f"voyage rejected the credentials (POST {self.url}, status=401; {self.what}): check the API key",
@@ -116,22 +90,10 @@ class VoyageCalls:
         except voyageai.error.VoyageError as exc:
             status = getattr(exc, "http_status", None)
             if isinstance(status, int) and status >= 500:
-                raise _Retryable(exc, _retry_after(exc)) from exc
+                raise Retryable(str(exc), reason="unavailable", retry_after=_retry_after(exc)) from None
             raise EmbedderError(
-                f"Voyage refused the request ({self.what}, status={status}): {exc}", reason="refused"
+                f"voyage refused the request (POST {self.url}, status={status}; {self.what}): {exc}", reason="refused"
             ) from exc
-
-    def _count_retry(self, state: RetryCallState) -> None:
-        self.retries += 1
-
-    def _wait(self, state: RetryCallState) -> float:
-        exc = state.outcome.exception() if state.outcome else None
-        if isinstance(exc, _Retryable) and exc.retry_after is not None:
-            delay = min(exc.retry_after, self._max_backoff)
-        else:
-            delay = self._backoff(state)
-        logger.warning("Retrying Voyage request attempt=%d delay=%.2fs error=%s", state.attempt_number, delay, exc)
-        return delay
 
 
 class VoyageEmbedder:

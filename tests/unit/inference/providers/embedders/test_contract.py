@@ -214,3 +214,20 @@ def test_each_http_provider_is_built_on_the_shared_client() -> None:
         classes = [v for v in vars(module).values() if isinstance(v, type) and v.__name__.endswith("Embedder")]
         assert any(issubclass(c, RemoteEmbedder) and c is not RemoteEmbedder for c in classes), name
     assert set(CASES) >= HTTP_ONLY
+
+
+async def test_an_answer_without_vectors_or_json_is_a_clear_error() -> None:
+    import httpx
+
+    from kubevec.inference.providers.embedders.openai import OpenAIEmbedder
+
+    def server(body: bytes) -> OpenAIEmbedder:
+        answer = httpx.MockTransport(lambda request: httpx.Response(200, content=body))
+        return OpenAIEmbedder(api_key=KEY, base_url="http://tei.models/v1", model="m", dimension=4, transport=answer)
+
+    with pytest.raises(EmbedderError, match=r"openai answered without data\[\]\.embedding/index \(model=m\)") as raised:
+        await server(b'{"object": "list"}').embed_documents(["x"])
+    assert raised.value.reason == "response"
+    with pytest.raises(EmbedderError, match="a body that is not JSON") as raised:
+        await server(b"<html>proxy error</html>").embed_documents(["x"])
+    assert raised.value.reason == "response"
