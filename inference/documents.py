@@ -15,7 +15,8 @@ import re
 from collections.abc import Mapping
 from typing import Final, Literal
 
-from kubevec.inference.redaction import redact_text
+from kubevec.inference.identity import parse_object_key
+from kubevec.inference.redaction import REDACTED, redact_text
 
 #: Bumped whenever document text or metadata layout changes, so old documents are rebuilt.
 SCHEMA_VERSION: Final = 1
@@ -140,11 +141,36 @@ def clean_text(value: str) -> str:
     return _INVISIBLE.sub("", value)
 
 
+#: Fields holding object keys (``Kind/namespace/name``): identifiers, judged part by part.
+OBJECT_KEY_FIELDS: Final = frozenset({"refs"})
+
+
 def _redact_value(value: MetadataValue, *, key: str) -> MetadataValue:
     if isinstance(value, str):
         return redact_text(clean_text(value), raw=False, key=key)
     if isinstance(value, list) and all(isinstance(item, str) for item in value):
+        if key in OBJECT_KEY_FIELDS:
+            return [_redact_object_key(clean_text(str(item))) for item in value]
         return [redact_text(clean_text(str(item)), raw=False, key=key) for item in value]
+    return value
+
+
+def _redact_object_key(value: str) -> str:
+    """An object key whose namespace and name pass as a namespace and a name; else redacted whole.
+
+    Judged as one string, ``Secret/team-6e3bb8/db`` read as the word "Secret" next to a random-looking
+    token, and about one Secret reference in ten in a generated namespace was redacted: "what breaks
+    if this Secret goes" then missed its dependants. A name that is itself a credential-shaped token
+    is still redacted, with the key it is in.
+    """
+    parsed = parse_object_key(value)
+    if parsed is None:
+        return redact_text(value, raw=False, key="refs")
+    kind, namespace, name = parsed
+    if redact_text(name, raw=False, key="name") != name or redact_text(kind, raw=False, key="kind") != kind:
+        return REDACTED
+    if namespace is not None and redact_text(namespace, raw=False, key="namespace") != namespace:
+        return REDACTED
     return value
 
 
