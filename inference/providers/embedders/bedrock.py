@@ -24,9 +24,7 @@ from kubevec.inference.providers.embedders.remote import (
     RemoteEmbedder,
     Retryable,
     RetryPolicy,
-    known_dimension,
     public_url,
-    sent_dimension,
 )
 
 DEFAULT_MODEL: Final = "amazon.titan-embed-text-v2:0"
@@ -61,6 +59,7 @@ def _is_cohere(model: str) -> bool:
 
 class BedrockEmbedder(RemoteEmbedder):
     provider = "bedrock"
+    known_dimensions = KNOWN_DIMENSIONS
     max_texts = 96
 
     def __init__(
@@ -87,13 +86,12 @@ class BedrockEmbedder(RemoteEmbedder):
         super().__init__(
             calls=RetryPolicy(provider=self.provider, what=f"model={model}", max_attempts=max_attempts),
             model=model,
-            dimension=known_dimension(self.provider, model, KNOWN_DIMENSIONS, dimension),
+            dimension=dimension,
             batch_size=batch_size if self._cohere else 1_000_000,  # Titan: one text per call, many calls
             max_input_tokens=max_input_tokens if not self._cohere else min(max_input_tokens, 512),
             query_prefix=query_prefix,
             document_prefix=document_prefix,
         )
-        self._send_dimension = sent_dimension(model, KNOWN_DIMENSIONS, dimension)
         self._titan_slots = asyncio.Semaphore(TITAN_CONCURRENCY)
 
     async def call_batch(self, texts: list[str], *, kind: Kind) -> list[list[float]]:
@@ -103,8 +101,8 @@ class BedrockEmbedder(RemoteEmbedder):
                 "input_type": "search_document" if kind == "document" else "search_query",
                 "truncate": "END",
             }
-            if self._send_dimension is not None:
-                body["output_dimension"] = self._send_dimension
+            if self.sent_dimension is not None:
+                body["output_dimension"] = self.sent_dimension
             answer = await self._invoke(body)
             embeddings = answer.get("embeddings")
             rows = embeddings.get("float") if isinstance(embeddings, dict) else embeddings
@@ -115,8 +113,8 @@ class BedrockEmbedder(RemoteEmbedder):
 
     async def _titan(self, text: str) -> list[float]:
         body: dict[str, Any] = {"inputText": text, "normalize": True}
-        if self._send_dimension is not None:
-            body["dimensions"] = self._send_dimension
+        if self.sent_dimension is not None:
+            body["dimensions"] = self.sent_dimension
         async with self._titan_slots:
             answer = await self._invoke(body)
         vector = answer.get("embedding")

@@ -16,9 +16,7 @@ from kubevec.inference.providers.embedders.remote import (
     HttpCalls,
     Kind,
     RemoteEmbedder,
-    known_dimension,
     require,
-    sent_dimension,
 )
 
 DEFAULT_URL: Final = "https://api.cohere.com"
@@ -35,6 +33,7 @@ INPUT_TYPES: Final = {"document": "search_document", "query": "search_query"}
 
 class CohereEmbedder(RemoteEmbedder):
     provider = "cohere"
+    known_dimensions = KNOWN_DIMENSIONS
     max_texts = 96  # Cohere's cap per request
     max_request_tokens = 120_000
 
@@ -69,13 +68,12 @@ class CohereEmbedder(RemoteEmbedder):
         super().__init__(
             calls=self._http,
             model=model,
-            dimension=known_dimension(self.provider, model, KNOWN_DIMENSIONS, dimension),
+            dimension=dimension,
             batch_size=batch_size,
             max_input_tokens=max_input_tokens,
             query_prefix=query_prefix,
             document_prefix=document_prefix,
         )
-        self._send_dimension = sent_dimension(model, KNOWN_DIMENSIONS, dimension)
 
     async def call_batch(self, texts: list[str], *, kind: Kind) -> list[list[float]]:
         body: dict[str, Any] = {
@@ -85,8 +83,8 @@ class CohereEmbedder(RemoteEmbedder):
             "embedding_types": ["float"],
             "truncate": "END",
         }
-        if self._send_dimension is not None:
-            body["output_dimension"] = self._send_dimension
+        if self.sent_dimension is not None:
+            body["output_dimension"] = self.sent_dimension
         answer = await self._http.post("/v2/embed", body)
         try:
             embeddings = answer["embeddings"]

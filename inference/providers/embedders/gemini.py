@@ -17,9 +17,7 @@ from kubevec.inference.providers.embedders.remote import (
     HttpCalls,
     Kind,
     RemoteEmbedder,
-    known_dimension,
     require,
-    sent_dimension,
 )
 
 DEFAULT_URL: Final = "https://generativelanguage.googleapis.com/v1beta"
@@ -30,6 +28,7 @@ TASK_TYPES: Final = {"document": "RETRIEVAL_DOCUMENT", "query": "RETRIEVAL_QUERY
 
 class GeminiEmbedder(RemoteEmbedder):
     provider = "gemini"
+    known_dimensions = KNOWN_DIMENSIONS
     max_texts = 100  # batchEmbedContents' cap
     max_request_tokens = 100_000
 
@@ -64,13 +63,12 @@ class GeminiEmbedder(RemoteEmbedder):
         super().__init__(
             calls=self._http,
             model=model,
-            dimension=known_dimension(self.provider, model, KNOWN_DIMENSIONS, dimension),
+            dimension=dimension,
             batch_size=batch_size,
             max_input_tokens=max_input_tokens,
             query_prefix=query_prefix,
             document_prefix=document_prefix,
         )
-        self._send_dimension = sent_dimension(model, KNOWN_DIMENSIONS, dimension)
 
     async def call_batch(self, texts: list[str], *, kind: Kind) -> list[list[float]]:
         requests: list[dict[str, Any]] = []
@@ -80,8 +78,8 @@ class GeminiEmbedder(RemoteEmbedder):
                 "content": {"parts": [{"text": text}]},
                 "taskType": TASK_TYPES[kind],
             }
-            if self._send_dimension is not None:
-                request["outputDimensionality"] = self._send_dimension
+            if self.sent_dimension is not None:
+                request["outputDimensionality"] = self.sent_dimension
             requests.append(request)
         answer = await self._http.post(f"/models/{self.model}:batchEmbedContents", {"requests": requests})
         try:

@@ -19,8 +19,6 @@ from kubevec.inference.providers.embedders.remote import (
     Kind,
     RemoteEmbedder,
     floats_from_base64,
-    known_dimension,
-    sent_dimension,
 )
 
 DEFAULT_URL: Final = "https://api.openai.com/v1"
@@ -34,6 +32,7 @@ KNOWN_DIMENSIONS: Final = {
 
 class OpenAIEmbedder(RemoteEmbedder):
     provider = "openai"
+    known_dimensions = KNOWN_DIMENSIONS
     max_texts = 2048  # OpenAI's cap; TEI's default is 32, found out from its 413 (see remote.py)
     max_request_tokens = 250_000  # OpenAI allows 300k tokens per request
 
@@ -92,21 +91,18 @@ class OpenAIEmbedder(RemoteEmbedder):
         super().__init__(
             calls=self._http,
             model=model,
-            dimension=known_dimension(self.provider, model, KNOWN_DIMENSIONS, dimension),
+            dimension=dimension,
             batch_size=batch_size,
             max_input_tokens=max_input_tokens,
             query_prefix=query_prefix,
             document_prefix=document_prefix,
         )
-        self._send_dimensions = sent_dimension(
-            model, KNOWN_DIMENSIONS, dimension
-        )  # only when asked for: many servers refuse the field
         self._encoding = encoding
 
     async def call_batch(self, texts: list[str], *, kind: Kind) -> list[list[float]]:
         body: dict[str, Any] = {"model": self.model, "input": texts, "encoding_format": self._encoding}
-        if self._send_dimensions is not None:
-            body["dimensions"] = self._send_dimensions
+        if self.sent_dimension is not None:
+            body["dimensions"] = self.sent_dimension
         answer = await self._http.post("/embeddings", body, params=self._params or None)
         try:
             rows = sorted(answer["data"], key=lambda item: int(item["index"]))

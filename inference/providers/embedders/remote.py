@@ -253,11 +253,14 @@ def prefixes_tag(query_prefix: str, document_prefix: str) -> str:
 class RemoteEmbedder:
     """An embedder behind a server: the provider's subclass says how one batch is asked for and read.
 
-    ``dimension`` is what the store's collections are built with: the provider's known size for
-    its model, or ``KUBEVEC_EMBEDDER__DIMENSION`` (sent to the server when it can reduce).
+    ``dimension`` is what the store's collections are built with: ``KUBEVEC_EMBEDDER__DIMENSION``,
+    or the provider's known size for its model (``known_dimensions``); sent to the server only to
+    reduce a known model's vectors (``sent_dimension``).
     """
 
     provider: ClassVar[str]
+    #: Vector sizes of the models the provider table knows (others need ``KUBEVEC_EMBEDDER__DIMENSION``).
+    known_dimensions: ClassVar[Mapping[str, int]] = {}
     #: The API's own cap on texts per request.
     max_texts: ClassVar[int] = 2048
     #: What one request may carry, in tokens (estimated), when the API caps it.
@@ -268,7 +271,7 @@ class RemoteEmbedder:
         *,
         calls: RetryPolicy | None,
         model: str,
-        dimension: int,
+        dimension: int | None,
         batch_size: int,
         max_input_tokens: int,
         query_prefix: str = "",
@@ -276,7 +279,9 @@ class RemoteEmbedder:
     ) -> None:
         self.calls = calls
         self.model = model
-        self._dimension = dimension
+        self._dimension = known_dimension(self.provider, model, self.known_dimensions, dimension)
+        #: The size to ask the server for (a known model's reduction), or None: the model's own.
+        self.sent_dimension = sent_dimension(model, self.known_dimensions, dimension)
         self._cap = max(1, min(batch_size, self.max_texts))
         self.max_input_tokens = max_input_tokens
         self.query_prefix = query_prefix
