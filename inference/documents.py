@@ -108,15 +108,20 @@ def text_hash(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def make_document(*, id: str, collection: Collection, text: str, metadata: Metadata) -> Document:
+def make_document(
+    *, id: str, collection: Collection, text: str, metadata: Metadata, bookkeeping: Metadata | None = None
+) -> Document:
     """Build a :class:`Document`, stamping ``schema_version``, ``content_hash`` and ``text_hash`` into its metadata.
 
     Every string of the text and the metadata passes the value redactor once more here, whatever
     built it: the last line of defence for credentials in places no builder thought of.
+    ``bookkeeping`` is kubevec's own (hashes of other documents, which read as random tokens):
+    hashed with the rest, never redacted; its values come from documents that passed here already.
     """
     text = redact_text(clean_text(text), raw=False)
     stamped: dict[str, MetadataValue] = {
         **{key: _redact_value(value, key=key) for key, value in metadata.items()},
+        **(bookkeeping or {}),
         "schema_version": SCHEMA_VERSION,
     }
     for key, value in stamped.items():

@@ -9,10 +9,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from kubevec.backends import Record, VectorStore
+from kubevec.backends import VectorStore
 from kubevec.inference.capabilities import describe_crd_files
 from kubevec.inference.documents import INDEXED_FIELDS
 from kubevec.inference.providers.embedders.base import Embedder
+from kubevec.query.fleet import CapabilityWriter
 
 
 @dataclasses.dataclass
@@ -34,28 +35,31 @@ async def index_crds(
     batch_size: int = 32,
     progress: TextIO | None = sys.stderr,
 ) -> IndexReport:
-    """Describe, embed (only what changed) and upsert every CRD found; bad files are reported, not fatal."""
+    """Describe, embed (only what changed) and upsert every CRD found; bad files are reported, not fatal.
+
+    The documents become ``cluster``'s parts of the shared capability records, as the controller's are.
+    """
     found = describe_crd_files(paths, cluster=cluster)
     report = IndexReport(files=found.files, errors=found.errors)
     documents = found.documents
     await store.ensure_collection(
         collection, dimension=embedder.dimension, embedder=embedder.name, indexed=INDEXED_FIELDS
     )
-    stored = {i: h async for i, h in store.iter_ids(collection)}
-    changed = [d for d in documents if stored.get(d.id) != d.content_hash]
+    writer = CapabilityWriter(store=store, collection=collection, embedder=embedder, cluster=cluster)
+    stored = await writer.snapshot()
+    changed = [d for d in documents if (s := stored.get(d.id)) is None or s.content_hash != d.content_hash]
     report.documents = len(documents)
     report.unchanged = len(documents) - len(changed)
     started = time.monotonic()
+    done = 0
     for start in range(0, len(changed), batch_size):
         batch = changed[start : start + batch_size]
-        vectors = await embedder.embed_documents([d.text for d in batch])
-        await store.upsert(
-            collection,
-            [Record(id=d.id, vector=v, text=d.text, metadata=d.metadata) for d, v in zip(batch, vectors, strict=True)],
-        )
-        report.embedded += len(batch)
+        written = await writer.write(upserts=batch, deletes=())
+        report.embedded += written.embedded
+        report.unchanged += written.skipped
+        done += len(batch)
         if progress is not None:
-            _bar(progress, done=report.embedded, total=len(changed), started=started)
+            _bar(progress, done=done, total=len(changed), started=started)
     if progress is not None and changed and _redrawn(progress):
         progress.write("\n")
     return report

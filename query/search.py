@@ -38,8 +38,9 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from kubevec.backends import BackendError, CollectionNotFound, Hit, InvalidFilter, Record, VectorStore
-from kubevec.backends.filters import Contains, Eq, Filter, Or, all_of, matches, to_json, words
-from kubevec.inference.documents import INSTANCES
+from kubevec.backends.filters import And, Contains, Eq, Filter, Or, all_of, matches, to_json, words
+from kubevec.inference.documents import CAPABILITIES, INSTANCES
+from kubevec.inference.fleet import is_shared, parts_of, project
 from kubevec.inference.identity import parse_instance_id, plural_of
 from kubevec.inference.providers.embedders.base import Embedder, EmbedderError
 from kubevec.query.lexical import LexicalIndex
@@ -257,12 +258,15 @@ class SearchService:
             return Answer()
         conditions = view.restrict(request.collection, request.conditions) if view else request.conditions
         try:
-            return await self._search(request, conditions)
+            answer = await self._search(request, conditions)
         except CollectionNotFound:
             if self._refresh is None:
                 raise
             await self.fresh(force=True)  # switched generations since the names were read: once more
-            return await self._search(request, conditions)
+            answer = await self._search(request, conditions)
+        if request.collection == CAPABILITIES:  # shared records read as the asked cluster's (kubevec.inference.fleet)
+            answer[:] = [dataclasses.replace(r, metadata=project(r.metadata, cluster=request.cluster)) for r in answer]
+        return answer
 
     async def _search(self, request: SearchRequest, conditions: Filter | None) -> Answer:
         name = self.collection_name(request.collection)
@@ -478,10 +482,21 @@ class SearchService:
             similarity=similarity,
         )
 
-    async def get_document(self, collection: str, id: str) -> Result | None:
+    async def get_document(self, collection: str, id: str, *, cluster: str | None = None) -> Result | None:
+        """One document by id; a capability also by its resource name (``certificates.cert-manager.io``), as
+        ``cluster`` serves it (without: the record most clusters share), read as that cluster's."""
         await self.fresh()
-        records = await self.store.get(self.collection_name(collection), [id])
-        return self._result(records[0].id, 1.0, records[0].text, records[0].metadata, kind="id") if records else None
+        name = self.collection_name(collection)
+        records = await self.store.get(name, [id])
+        if not records and collection == CAPABILITIES and not is_shared(id):
+            scope: Filter = Eq("resource", id) if cluster is None else And((Eq("resource", id), Eq("cluster", cluster)))
+            candidates = [r async for r in self.store.iter_records(name, filter=scope, page_size=100)]
+            records = sorted(candidates, key=lambda r: (-len(parts_of(r.metadata)), r.id))[:1]
+        if not records:
+            return None
+        record = records[0]
+        metadata = project(record.metadata, cluster=cluster) if collection == CAPABILITIES else record.metadata
+        return self._result(record.id, 1.0, record.text, metadata, kind="id")
 
     async def find_document(
         self, id: str, *, collection: str | None = None, cluster: str | None = None, view: View | None = None
@@ -499,14 +514,14 @@ class SearchService:
             return view is None or view.allows(where, metadata=result.metadata, text=result.text)
 
         if collection is not None:
-            result = await self.get_document(collection, id)
+            result = await self.get_document(collection, id, cluster=cluster)
             return (result, collection) if result is not None and counts(result, collection) else None
         first = "instances" if parse_instance_id(id) is not None else "capabilities"
         for where in (first, "capabilities" if first == "instances" else "instances"):
             if where not in self.collections:
                 continue
             try:
-                result = await self.get_document(where, id)
+                result = await self.get_document(where, id, cluster=cluster)
             except CollectionNotFound:
                 continue  # a store indexed by `kubevec index crds` has no instances collection
             if result is not None and counts(result, where):
@@ -547,14 +562,22 @@ class SearchService:
                 *(str(n).lower() for n in (short_names if isinstance(short_names, list) else [short_names])),
             }
             if wanted in names:
-                exact.append(_kind_answer(record.id, metadata, match="exact", similarity=None))
+                exact += _kind_answers(record.id, metadata, cluster=cluster, match="exact", similarity=None)
         if exact:
-            return sorted(exact, key=lambda a: (a["group"] not in ("", "core"), a["group"], a["kind"]))[:limit]
+            order = sorted(
+                exact, key=lambda a: (a["group"] not in ("", "core"), a["group"], a["kind"], str(a["cluster"] or ""))
+            )
+            return order[:limit]
         if self.embedder is None:
             return []
         request = SearchRequest.build(collection="capabilities", query=name, k=limit, hybrid=False, cluster=cluster)
         results = await self.search(request, view=view)
-        return [_kind_answer(r.id, r.metadata, match="semantic", similarity=r.similarity) for r in results]
+        semantic = [
+            answer
+            for r in results
+            for answer in _kind_answers(r.id, r.metadata, cluster=cluster, match="semantic", similarity=r.similarity)
+        ]
+        return semantic[:limit]
 
     async def related(
         self,
@@ -620,6 +643,21 @@ def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
     return dot / (na * nb)
 
 
+def _kind_answers(
+    id: str, metadata: Mapping[str, Any], *, cluster: str | None, match: str, similarity: float | None
+) -> list[dict[str, Any]]:
+    """One answer per cluster serving the type (only ``cluster``'s when asked), each with that cluster's
+    apiVersion: one cluster may serve a version another does not."""
+    clusters = [p.cluster for p in parts_of(metadata)]
+    if not clusters:  # a record from before sharing: one cluster's, as it is
+        return [_kind_answer(id, metadata, match=match, similarity=similarity)]
+    return [
+        _kind_answer(id, project(metadata, cluster=c), match=match, similarity=similarity)
+        for c in clusters
+        if cluster is None or c == cluster
+    ]
+
+
 def _kind_answer(id: str, metadata: Mapping[str, Any], *, match: str, similarity: float | None) -> dict[str, Any]:
     resource = str(metadata.get("resource", id))
     fields = metadata.get("fields", [])
@@ -633,6 +671,7 @@ def _kind_answer(id: str, metadata: Mapping[str, Any], *, match: str, similarity
         "storageVersion": metadata.get("version"),
         "shortNames": metadata.get("short_names", []),
         "topFields": list(fields[:8]) if isinstance(fields, list) else [],
+        "cluster": metadata.get("cluster"),
         "id": id,
         "match": match,
     }

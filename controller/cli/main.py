@@ -13,6 +13,7 @@ from pydantic import ValidationError
 
 from kubevec.controller.cli.bench import bench_command
 from kubevec.controller.cli.common import CommandError, configuration_errors
+from kubevec.controller.cli.fleet import clusters_command, forget_command
 from kubevec.controller.cli.index import describe, index_command
 from kubevec.controller.cli.mcp import mcp_command
 from kubevec.controller.cli.migrate import migrate_command
@@ -68,6 +69,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return asyncio.run(facets_command(args, settings))
         if args.command == "related":
             return asyncio.run(related_command(args, settings))
+        if args.command == "clusters":
+            return asyncio.run(clusters_command(args, settings))
+        if args.command == "forget-cluster":
+            return asyncio.run(forget_command(args, settings))
         if args.command == "migrate":
             return asyncio.run(migrate_command(args, settings))
         if args.command == "bench":

@@ -121,7 +121,8 @@ def build_parser() -> argparse.ArgumentParser:
     status.add_argument("-o", "--output", choices=["text", "json", "yaml"], default="text", help="output format")
 
     get = sub.add_parser("get", help="print one stored document (text and metadata) by its id")
-    get.add_argument("id", help="a document id, as search prints it")
+    get.add_argument("id", help="a document id, as search prints it (a capability also by plural.group)")
+    get.add_argument("--cluster", help="as this cluster serves it (capabilities several clusters share)")
     get.add_argument(
         "--collection", choices=COLLECTIONS, default=None, help="where to look (default: both, instances first)"
     )
@@ -129,7 +130,19 @@ def build_parser() -> argparse.ArgumentParser:
 
     resolve = sub.add_parser("resolve", help="a kind's group, apiVersion, versions, scope and top fields")
     resolve.add_argument("name", help="kind, plural, short name, plural.group, or a phrase")
+    resolve.add_argument("--cluster", help="only this cluster's answer, with its apiVersion (default: every cluster's)")
     resolve.add_argument("-o", "--output", choices=["text", "json", "yaml"], default="text", help="output format")
+
+    clusters = sub.add_parser(
+        "clusters", help="the clusters whose documents the store holds: documents, last resync, controller version"
+    )
+    clusters.add_argument("-o", "--output", choices=["text", "json", "yaml"], default="text", help="output format")
+
+    forget = sub.add_parser(
+        "forget-cluster", help="remove one cluster's documents and its part of shared ones (a decommissioned cluster)"
+    )
+    forget.add_argument("name", help="the cluster name, as `kubevec clusters` lists it")
+    forget.add_argument("--yes", action="store_true", help="remove them (without it: only say what would go)")
 
     migrate = sub.add_parser(
         "migrate",

@@ -20,6 +20,7 @@ logger = logging.getLogger("kubevec")
 async def search_command(args: argparse.Namespace, settings: Settings) -> int:
     from kubevec.backends import BackendError, InvalidFilter
     from kubevec.backends.filters import load_json_text
+    from kubevec.inference.fleet import is_shared
     from kubevec.inference.providers.embedders.base import EmbedderError
     from kubevec.query.render import DEFAULT_TOKEN_BUDGET, as_json, compact, summary
     from kubevec.query.request import SearchError, SearchRequest
@@ -69,8 +70,9 @@ async def search_command(args: argparse.Namespace, settings: Settings) -> int:
         answer = {"results": [r.to_json() for r in results], **results.meta()}
         print(yaml.safe_dump(answer, sort_keys=False, allow_unicode=True), end="")
     elif output == "name":
-        if results:
-            print("\n".join(r.id for r in results))
+        if results:  # a capability by its resource name (plural.group), as kubectl and `kubevec get` take it
+            names = [str(r.metadata.get("resource", r.id)) if is_shared(r.id) else r.id for r in results]
+            print("\n".join(dict.fromkeys(names)))
         if footer := summary(results):  # ids only on stdout, for pipes
             print(footer, file=sys.stderr)
     else:
@@ -86,7 +88,7 @@ async def get_command(args: argparse.Namespace, settings: Settings) -> int:
     store = open_store(settings, existing=True)
     service = search_service(settings, store)
     try:
-        found = await service.find_document(args.id, collection=args.collection)
+        found = await service.find_document(args.id, collection=args.collection, cluster=args.cluster)
     except (SearchError, BackendError) as exc:
         raise CommandError(str(exc).splitlines()[0]) from exc
     finally:
@@ -108,7 +110,7 @@ async def resolve_command(args: argparse.Namespace, settings: Settings) -> int:
     store = open_store(settings, existing=True)
     service = search_service(settings, store, embedder=True)
     try:
-        answers = await service.resolve_kind(args.name)
+        answers = await service.resolve_kind(args.name, cluster=args.cluster)
     except (SearchError, BackendError, EmbedderError) as exc:
         raise CommandError(str(exc).splitlines()[0]) from exc
     finally:
@@ -116,7 +118,7 @@ async def resolve_command(args: argparse.Namespace, settings: Settings) -> int:
     if not answers:
         raise CommandError(f"no resource type matches {args.name!r}")
     lines = [
-        f"{a['kind']}  {a['apiVersion']}  resource={a['resource']}  scope={a['scope']}  "
+        f"{a['kind']}  {a['apiVersion']}  resource={a['resource']}  scope={a['scope']}  cluster={a['cluster']}  "
         f"served={','.join(a['servedVersions'])}  short={','.join(a['shortNames']) or '-'}  [{a['match']}"
         + (f" {a['similarity']:.2f}]" if "similarity" in a else "]")
         for a in answers

@@ -35,9 +35,10 @@ from kubevec.backends import BackendError, InvalidRecord, Record, StoredHashes, 
 from kubevec.backends.filters import And, Eq, Filter, Ne
 from kubevec.controller.runtime.metrics import Metrics
 from kubevec.controller.runtime.tracing import tracer
-from kubevec.inference.documents import COLLECTIONS, INDEXED_FIELDS, Collection, Document
+from kubevec.inference.documents import CAPABILITIES, COLLECTIONS, INDEXED_FIELDS, Collection, Document
 from kubevec.inference.identity import CORE, parse_instance_id
 from kubevec.inference.providers.embedders.base import Embedder, EmbedderError
+from kubevec.query.fleet import CapabilityWriter
 
 logger = logging.getLogger(__name__)
 
@@ -92,6 +93,11 @@ class SyncEngine:
         self.store = store
         #: This controller's cluster name: the resync and purges touch only documents it wrote (None: all).
         self.cluster = cluster
+        #: Capabilities are stored as this cluster's parts of records several clusters share (``query/fleet.py``):
+        #: the engine plans them by resource (``plural.group``) and its part's hash, the writer does the rest.
+        self.fleet = CapabilityWriter(
+            store=store, collection=collection_names[CAPABILITIES], embedder=embedder, cluster=cluster or "default"
+        )
         self.embedder = embedder
         self.metrics = metrics
         self.names = collection_names
@@ -176,7 +182,10 @@ class SyncEngine:
             snapshot: Snapshot = {}
             for collection in COLLECTIONS:
                 name = self.names[collection]
-                snapshot[collection] = {i: h async for i, h in self.store.iter_hashes(name, page_size=1000)}
+                if collection == CAPABILITIES:
+                    snapshot[collection] = await self.fleet.snapshot()
+                else:
+                    snapshot[collection] = {i: h async for i, h in self.store.iter_hashes(name, page_size=1000)}
             self._known = {c: dict(ids) for c, ids in snapshot.items()}
         self._count_documents()
         return snapshot
@@ -411,20 +420,70 @@ class SyncEngine:
                 continue
             upserts = [p for p in items if p.document is not None]
             deletes = [p.id for p in items if p.document is None]
-            if upserts:
-                await self._apply(collection, self._plan(collection, [p.document for p in upserts if p.document]))
-            if deletes:
-                with tracer().start_as_current_span(
-                    "kubevec.delete", attributes={"kubevec.collection": collection, "kubevec.documents": len(deletes)}
-                ):
-                    await self.store.delete(self.names[collection], deletes)
-                for document_id in deletes:
-                    self._known[collection].pop(document_id, None)
-                self.metrics.deletes.labels(collection=collection).inc(len(deletes))
-                logger.info("Deleted documents collection=%s count=%d", collection, len(deletes))
+            if collection == CAPABILITIES:
+                await self._write_capabilities([p.document for p in upserts if p.document], deletes)
+            else:
+                await self._write_instances(collection, [p.document for p in upserts if p.document], deletes)
             for item in items:
                 self.metrics.event_to_store.observe(max(0.0, now - item.received))
         self._count_documents()
+
+    async def _write_capabilities(self, documents: list[Document], deletes: list[str]) -> None:
+        """This cluster's parts of the shared capability records (see ``kubevec.inference.fleet``)."""
+        known = self._known[CAPABILITIES]
+        changed = [d for d in documents if (stored := known.get(d.id)) is None or stored.content_hash != d.content_hash]
+        unchanged = len(documents) - len(changed)
+        if unchanged:
+            self.metrics.skipped.labels(collection=CAPABILITIES, reason="unchanged").inc(unchanged)
+        if not changed and not deletes:
+            return
+        with tracer().start_as_current_span(
+            "kubevec.upsert", attributes={"kubevec.collection": CAPABILITIES, "kubevec.documents": len(changed)}
+        ):
+            try:
+                result = await self.fleet.write(upserts=changed, deletes=deletes)
+            except InvalidRecord as exc:  # a contract bug, not an outage: do not retry forever
+                self.metrics.errors.labels(stage="store_record").inc()
+                logger.error("Dropped invalid records collection=%s error=%s", CAPABILITIES, exc)
+                return
+        for resource, hashes in result.known.items():
+            if hashes is None:
+                known.pop(resource, None)
+            else:
+                known[resource] = hashes
+        if result.embedded:
+            self.metrics.embeddings.labels(collection=CAPABILITIES).inc(result.embedded)
+        if result.reused:
+            self.metrics.skipped.labels(collection=CAPABILITIES, reason="vector_reused").inc(result.reused)
+        if result.skipped:
+            self.metrics.skipped.labels(collection=CAPABILITIES, reason="unchanged").inc(result.skipped)
+        if result.upserted:
+            self.metrics.upserts.labels(collection=CAPABILITIES).inc(result.upserted)
+        if result.deleted:
+            self.metrics.deletes.labels(collection=CAPABILITIES).inc(result.deleted)
+        if result.upserted or result.deleted:
+            logger.info(
+                "Upserted documents collection=%s count=%d embedded=%d reused=%d skipped=%d deleted=%d",
+                CAPABILITIES,
+                result.upserted,
+                result.embedded,
+                result.reused,
+                unchanged + result.skipped,
+                result.deleted,
+            )
+
+    async def _write_instances(self, collection: Collection, documents: list[Document], deletes: list[str]) -> None:
+        if documents:
+            await self._apply(collection, self._plan(collection, documents))
+        if deletes:
+            with tracer().start_as_current_span(
+                "kubevec.delete", attributes={"kubevec.collection": collection, "kubevec.documents": len(deletes)}
+            ):
+                await self.store.delete(self.names[collection], deletes)
+            for document_id in deletes:
+                self._known[collection].pop(document_id, None)
+            self.metrics.deletes.labels(collection=collection).inc(len(deletes))
+            logger.info("Deleted documents collection=%s count=%d", collection, len(deletes))
 
     def _plan(self, collection: Collection, documents: list[Document]) -> WritePlan:
         """Sort documents by what they need, from the known hashes alone (no store read, no embedding)."""

@@ -384,14 +384,18 @@ async def test_the_first_resync_uses_start_ups_snapshot_of_the_store(monkeypatch
     reader.objects["configmaps"] = [configmap("a")]
     app = await prepared_app(reader)
     scans = 0
-    original = app.store.iter_hashes
 
-    def counting(*args: Any, **kwargs: Any) -> Any:
-        nonlocal scans
-        scans += 1
-        return original(*args, **kwargs)
+    def counting(original: Any) -> Any:
+        def scan(*args: Any, **kwargs: Any) -> Any:
+            nonlocal scans
+            scans += 1
+            return original(*args, **kwargs)
 
-    monkeypatch.setattr(app.store, "iter_hashes", counting)
+        return scan
+
+    # instances as hashes, capabilities as records (this cluster's parts of shared ones)
+    monkeypatch.setattr(app.store, "iter_hashes", counting(app.store.iter_hashes))
+    monkeypatch.setattr(app.store, "iter_records", counting(app.store.iter_records))
     await app.resync()
     await app.engine.flush()
     assert scans == 0
