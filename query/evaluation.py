@@ -96,7 +96,7 @@ async def evaluate(
         answer = await service.search(request)
         timings.append((time.perf_counter() - started) * 1000)
         degraded += answer.degraded is not None
-        ids = [result.id for result in answer]
+        ids = [str(result.metadata.get("resource", result.id)) for result in answer]  # a type by plural.group
         ranks = [rank for rank, found in enumerate(ids, start=1) if found in question.expected]
         best = ranks[0] if ranks else None
         hits_1 += best == 1

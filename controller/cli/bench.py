@@ -19,6 +19,7 @@ from kubevec.controller.settings import Settings
 async def bench_retrieval_command(args: argparse.Namespace, settings: Settings) -> int:
     from kubevec.backends.memory import MemoryStore
     from kubevec.inference.documents import InferenceError
+    from kubevec.inference.fleet import resource_of
     from kubevec.inference.providers.embedders.base import EmbedderError
     from kubevec.inference.providers.rerank import make_reranker
     from kubevec.query.evaluation import evaluate, read_questions
@@ -53,7 +54,7 @@ async def bench_retrieval_command(args: argparse.Namespace, settings: Settings) 
         print(f"kubevec bench: {error}", file=sys.stderr)
     if not report.documents:
         raise CommandError(f"no CRDs found in {', '.join(map(str, args.crds))}")
-    known = {i async for i, _ in store.iter_ids("capabilities")}
+    known = {resource_of(i) async for i, _ in store.iter_ids("capabilities")}
     unknown = sorted({e for q in questions for e in q.expected} - known)
     if unknown:
         print(f"kubevec bench: warning: expected ids not among the CRDs: {', '.join(unknown[:5])}", file=sys.stderr)

@@ -23,6 +23,7 @@ from kubevec.backends.config import StoreSettings
 from kubevec.controller.app import App
 from kubevec.controller.operator import build_registry
 from kubevec.controller.settings import ServerSettings, Settings, SyncSettings
+from kubevec.inference.fleet import project, resource_of
 from kubevec.inference.providers.embedders.base import Embedder
 from tests.controlplane.cluster import ControlPlane, free_port
 from tests.e2e.convergence import wait_converged
@@ -87,14 +88,22 @@ def eventually(check: Callable[[], T | bool | None], *, timeout: float = 30, mes
 
 
 def stored(store_path: Path, collection: str) -> dict[str, dict[str, Any]]:
-    """Every document of a collection as {id: {"text", "metadata"}}, read with a separate client."""
+    """Every document of a collection as {id: {"text", "metadata"}}, read with a separate client.
+
+    Capabilities are keyed by resource (``plural.group``, the record id up to ``@``) with the payload as
+    its one cluster has it (``kubevec.inference.fleet.project``), as an agent reads them; ``"id"`` is the record's.
+    """
 
     async def read() -> dict[str, dict[str, Any]]:
         store = ChromaStore(path=str(store_path))
         try:
             out = {}
             async for record in store.iter_records(collection):
-                out[record.id] = {"text": record.text, "metadata": dict(record.metadata)}
+                if collection == "capabilities":
+                    metadata = project(record.metadata)
+                    out[resource_of(record.id)] = {"text": record.text, "metadata": metadata, "id": record.id}
+                else:
+                    out[record.id] = {"text": record.text, "metadata": dict(record.metadata)}
             return out
         finally:
             await store.close()

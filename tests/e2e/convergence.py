@@ -18,11 +18,13 @@ from pathlib import Path
 
 from kubevec.backends.base import VectorStore
 from kubevec.backends.chroma import ChromaStore
+from kubevec.backends.filters import Eq
 from kubevec.controller.kube.client import KubeReader, load_api_client
 from kubevec.controller.sync.policy import GROUP, PLURAL, VERSION, EffectivePolicy, listable, parse_spec
 from kubevec.controller.sync.reconcile import CRD_RESOURCE
 from kubevec.inference.capabilities import describe_crd
 from kubevec.inference.documents import CAPABILITIES, COLLECTIONS, INSTANCES, Collection, InferenceError
+from kubevec.inference.fleet import is_shared, parts_of, resource_of
 from kubevec.inference.instances import build_instance
 
 Hashes = dict[Collection, dict[str, str]]
@@ -84,8 +86,22 @@ async def expected(*, kubeconfig: Path, cluster: str) -> Hashes:
         reader.close()
 
 
-async def actual(store: VectorStore, *, prefix: str = "") -> Hashes:
-    return {c: {i: h async for i, h in store.iter_ids(f"{prefix}{c}")} for c in COLLECTIONS}
+async def actual(store: VectorStore, *, cluster: str, prefix: str = "") -> Hashes:
+    """What the store holds for ``cluster``: its instances, and its parts of the shared capability records
+    (by resource, with the hash of the document its controller built; a part found twice, or a record
+    from before sharing, counts as stale)."""
+    capabilities: dict[str, str] = {}
+    async for record in store.iter_records(f"{prefix}{CAPABILITIES}", page_size=1000):
+        resource = resource_of(record.id)
+        if not is_shared(record.id):
+            if record.metadata.get("cluster") == cluster:
+                capabilities[resource] = "from before sharing"
+            continue
+        for part in parts_of(record.metadata):
+            if part.cluster == cluster:
+                capabilities[resource] = "twice" if resource in capabilities else part.content_hash
+    instances = {i: h async for i, h in store.iter_ids(f"{prefix}{INSTANCES}", filter=Eq("cluster", cluster))}
+    return {CAPABILITIES: capabilities, INSTANCES: instances}
 
 
 def drift(want: Hashes, have: Hashes) -> Drift:
@@ -102,7 +118,8 @@ def measure(*, kubeconfig: Path, cluster: str, open_store: Callable[[], VectorSt
     async def run() -> Drift:
         store = open_store()
         try:
-            return drift(await expected(kubeconfig=kubeconfig, cluster=cluster), await actual(store, prefix=prefix))
+            want = await expected(kubeconfig=kubeconfig, cluster=cluster)
+            return drift(want, await actual(store, cluster=cluster, prefix=prefix))
         finally:
             await store.close()
 

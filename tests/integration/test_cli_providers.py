@@ -84,7 +84,7 @@ def test_index_search_and_lose_the_server(case: str, tmp_path: Path) -> None:
     assert "kubevec search: warning: the embedder is unavailable" in down.stderr
     assert "answered from keywords alone" in down.stderr
     degraded = json.loads(down.stdout)["results"]
-    assert degraded[0]["id"] == "backupschedules.backup.samples.kubevec.io"
+    assert degraded[0]["metadata"]["resource"] == "backupschedules.backup.samples.kubevec.io"
     assert {r["score_kind"] for r in degraded} == {"keyword"}
     assert KEY not in down.stderr
 

@@ -43,9 +43,11 @@ def test_index_then_search(tmp_path: Path) -> None:
     keys = {"id", "score", "score_kind", "similarity", "label", "metadata", "text"}
     assert [set(r) for r in results] == [keys] * 3
     assert {r["score_kind"] for r in results} == {"fused"}
-    assert "backupschedules.backup.samples.kubevec.io" in [r["id"] for r in results]
+    assert "backupschedules.backup.samples.kubevec.io" in [r["metadata"]["resource"] for r in results]
     keyword = kubevec("search", "--keyword", "snapshot", "--json", env=env)
-    assert [r["id"] for r in json.loads(keyword.stdout)["results"]] == ["backupschedules.backup.samples.kubevec.io"]
+    assert [r["metadata"]["resource"] for r in json.loads(keyword.stdout)["results"]] == [
+        "backupschedules.backup.samples.kubevec.io"
+    ]
     grouped = kubevec("search", "--keyword", "PgBouncer", "--group", "databases.samples.kubevec.io", "--json", env=env)
     assert [r["metadata"]["group"] for r in json.loads(grouped.stdout)["results"]] == ["databases.samples.kubevec.io"]
     text = kubevec("search", "autoscale on queue length", "--kind", "QueueScaler", env=env)
@@ -95,10 +97,11 @@ def test_get_and_facets(tmp_path: Path) -> None:
     # Only capabilities exist in this store: get looks in both and says where it found the id.
     text = kubevec("get", crd, env=env)
     assert text.returncode == 0, text.stderr
-    assert text.stdout.startswith(f"id: {crd}\ncollection: capabilities\n")
+    assert text.stdout.startswith(f"id: {crd}@")  # a capability by its resource name: the record all clusters share
+    assert "\ncollection: capabilities\n" in text.stdout
     assert "capabilities: backup and restore, " in text.stdout
     document = json.loads(kubevec("get", crd, "-o", "json", env=env).stdout)
-    assert (document["id"], document["collection"], document["metadata"]["kind"]) == (
+    assert (document["metadata"]["resource"], document["collection"], document["metadata"]["kind"]) == (
         crd,
         "capabilities",
         "BackupSchedule",
@@ -132,7 +135,7 @@ def test_kubectl_habits(tmp_path: Path) -> None:
     assert names.stdout.splitlines()[0] == "postgresclusters.databases.samples.kubevec.io"
     assert len(names.stdout.splitlines()) == 3
     as_yaml = yaml.safe_load(kubevec("search", "managed postgres database", "-o", "yaml", "-k", "2", env=env).stdout)
-    assert [r["id"] for r in as_yaml["results"]] == names.stdout.splitlines()[:2]
+    assert [r["metadata"]["resource"] for r in as_yaml["results"]] == names.stdout.splitlines()[:2]
     assert as_yaml["results"][0]["score_kind"] == "fused"
     assert as_yaml["total"] == 7
     assert names.stderr.startswith("Showing 3 of 7")  # ids alone on stdout, the rest said on stderr
@@ -214,7 +217,7 @@ def test_migrate_to_another_model_switches_readers_and_is_idempotent(tmp_path: P
         assert found.returncode == 0, found.stderr
         results = json.loads(found.stdout)["results"]
         assert results
-        assert all(r["id"].endswith(".samples.kubevec.io") for r in results)
+        assert all(r["metadata"]["resource"].endswith(".samples.kubevec.io") for r in results)
         # A reader still configured for the local model follows the pointer to the model that built the
         # collections (here with the Voyage key it has), instead of failing on mixed embedders.
         follower = kubevec("search", "nightly backup", "--json", "-k", "2", env=voyage)
@@ -227,7 +230,9 @@ def test_migrate_to_another_model_switches_readers_and_is_idempotent(tmp_path: P
         assert again.returncode == 0, again.stderr
         assert "Nothing to migrate: generation 1 already uses voyage:voyage-4" in again.stdout
     keyword = kubevec("search", "--keyword", "snapshot", "--json", env=env)  # no model needed
-    assert [r["id"] for r in json.loads(keyword.stdout)["results"]] == ["backupschedules.backup.samples.kubevec.io"]
+    assert [r["metadata"]["resource"] for r in json.loads(keyword.stdout)["results"]] == [
+        "backupschedules.backup.samples.kubevec.io"
+    ]
 
 
 def test_index_after_a_migration_writes_the_active_generation(tmp_path: Path) -> None:
@@ -276,12 +281,14 @@ def test_index_after_a_migration_writes_the_active_generation(tmp_path: Path) ->
         assert "embedded=1" in indexed.stdout
         got = kubevec("get", "lighthouses.coast.example.com", "-o", "json", env=voyage)
         assert got.returncode == 0, got.stderr
-        assert json.loads(got.stdout)["id"] == "lighthouses.coast.example.com"
+        assert json.loads(got.stdout)["metadata"]["resource"] == "lighthouses.coast.example.com"
         status = json.loads(kubevec("status", "-o", "json", env=voyage).stdout)
         assert status["collections"]["capabilities"]["name"] == "capabilities__g1"
         assert status["collections"]["capabilities"]["documents"] == 8
         found = kubevec("search", "ships along the coast", "--json", "-k", "1", env=voyage)
-        assert [r["id"] for r in json.loads(found.stdout)["results"]] == ["lighthouses.coast.example.com"]
+        assert [r["metadata"]["resource"] for r in json.loads(found.stdout)["results"]] == [
+            "lighthouses.coast.example.com"
+        ]
 
 
 def test_search_with_the_voyage_reranker_and_without(tmp_path: Path) -> None:
@@ -298,7 +305,7 @@ def test_search_with_the_voyage_reranker_and_without(tmp_path: Path) -> None:
         assert found.returncode == 0, found.stderr
         results = json.loads(found.stdout)["results"]
         assert [r["score_kind"] for r in results] == ["rerank"] * 3
-        assert results[0]["id"] == "backupschedules.backup.samples.kubevec.io"
+        assert results[0]["metadata"]["resource"] == "backupschedules.backup.samples.kubevec.io"
         scores = [r["score"] for r in results]
         assert scores == sorted(scores, reverse=True)
         plain = kubevec("search", "nightly backup schedule", "--json", "-k", "3", "--no-rerank", env=rerank)

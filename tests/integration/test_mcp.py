@@ -127,7 +127,7 @@ async def exercise(client: Client) -> None:
     answer = json.loads(text_of(found))
     results = answer["results"]
     assert answer["total"] >= 3  # the candidates ranked
-    assert results[0]["id"] == "certificates.pki.samples.kubevec.io"
+    assert results[0]["metadata"]["resource"] == "certificates.pki.samples.kubevec.io"
     assert 0 <= results[0]["score"] <= 1
     document = json.loads(
         text_of(
