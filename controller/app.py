@@ -32,6 +32,7 @@ from kubevec.controller.sync.documents import DocumentBuilder
 from kubevec.controller.sync.engine import SyncEngine
 from kubevec.controller.sync.events import EventRouter
 from kubevec.controller.sync.handover import Handover
+from kubevec.controller.sync.history import ChangeLog
 from kubevec.controller.sync.migrate import active_collections, current_generation, migrate
 from kubevec.controller.sync.policy import watchable
 from kubevec.controller.sync.reconcile import CRD_RESOURCE, ClusterState, Reconciler
@@ -43,6 +44,7 @@ from kubevec.controller.sync.status import (
     write_store_status,
 )
 from kubevec.inference.documents import COLLECTIONS, Collection
+from kubevec.inference.history import CHANGES
 from kubevec.inference.providers.config import make_embedder
 from kubevec.inference.providers.embedders.base import Embedder
 from kubevec.inference.providers.llm import LLMDescriber
@@ -90,6 +92,7 @@ class App:
             batch_size=settings.sync.batch_size,
             max_backoff=settings.sync.max_backoff_seconds,
             cluster=settings.cluster_name,
+            history=_change_log(settings, store=self.store, embedder=self.embedder, metrics=self.metrics),
         )
         self.engine.set_active(self.active)
         self.llm = _llm(settings)
@@ -238,6 +241,8 @@ class App:
             )
         names, _ = await active_collections(self.store, settings=self.settings)
         self.engine.names = {c: names[c] for c in COLLECTIONS}
+        if self.engine.history is not None:
+            self.engine.history.collection = names[CHANGES]
 
     def _set_active(self, active: bool) -> None:
         """Leader election outcome: only the active replica writes; becoming active resyncs at once."""
@@ -381,3 +386,19 @@ def _mcp_server(
     )
     metrics.watch_access(app.counts)
     return EmbeddedHttpServer(app, host=settings.server.host, port=settings.mcp_port), service
+
+
+def _change_log(settings: Settings, *, store: VectorStore, embedder: Embedder, metrics: Metrics) -> ChangeLog | None:
+    history = settings.history
+    if not history.enabled:
+        return None
+    return ChangeLog(
+        store=store,
+        collection=settings.collection(CHANGES),
+        embedder=embedder,
+        metrics=metrics,
+        cluster=settings.cluster_name,
+        embed=history.embed,
+        max_age_seconds=history.max_age_hours * 3600,
+        max_records=history.max_records,
+    )

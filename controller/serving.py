@@ -20,6 +20,7 @@ from kubevec.controller.runtime.tracing import tracer
 from kubevec.controller.settings import Settings
 from kubevec.controller.sync.migrate import active_collections
 from kubevec.query.access import Authorizer, View
+from kubevec.query.history import Changes, ChangesRequest
 from kubevec.query.lexical import LexicalIndex
 from kubevec.query.related import Direction, Related
 from kubevec.query.search import Answer, Result, SearchRequest, SearchService
@@ -98,6 +99,7 @@ def search_service(
         "refresh": refresh,
         "reranker": reranker,
         "rerank_candidates": settings.reranker.candidates,
+        "history_embedded": settings.history.embed,
     }
     if metrics is not None:
         return InstrumentedSearch(metrics=metrics, **parts)
@@ -199,3 +201,10 @@ class InstrumentedSearch(SearchService):
     ) -> Related:
         with self._measured("related"):
             return await super().related(subject, hops=hops, direction=direction, cluster=cluster, view=view)
+
+    async def changes(self, request: ChangesRequest, *, view: View | None = None) -> Changes:
+        with self._measured("list_changes"):
+            answer = await super().changes(request, view=view)
+        if answer.degraded:
+            self._metrics.degraded_answers.labels(tool="list_changes").inc()
+        return answer

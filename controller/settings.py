@@ -14,10 +14,26 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from kubevec.backends.config import StoreSettings
 from kubevec.backends.generations import POINTER_COLLECTION
 from kubevec.inference.documents import COLLECTIONS
+from kubevec.inference.history import CHANGES
 from kubevec.inference.providers.config import DescriberSettings, EmbedderSettings
 from kubevec.inference.providers.rerank import RerankerSettings
 from kubevec.query.discovery import ResourceMetadata
 from kubevec.query.limits import Limits
+
+
+class HistorySettings(BaseModel):
+    """``KUBEVEC_HISTORY__*``: the change history (the ``changes`` collection, ``kubevec changes``, ``list_changes``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool = Field(default=True, description="record one summary per observed change of an indexed object")
+    embed: bool = Field(
+        default=True,
+        description="embed each summary (one batched call per flush) so changes are found by meaning; "
+        "false: nothing is embedded, changes are found by time, filters and words",
+    )
+    max_age_hours: float = Field(default=168.0, gt=0, description="records older than this are removed")
+    max_records: int = Field(default=200_000, ge=100, description="per cluster; the oldest beyond it are removed")
 
 
 class SyncSettings(BaseModel):
@@ -84,7 +100,13 @@ class Settings(BaseSettings):
         description="kubeconfig path (default: in-cluster service account, else ~/.kube/config)",
     )
     kube_context: str | None = Field(default=None, description="kubeconfig context (default: its current-context)")
-    cluster_name: str = Field(default="default", min_length=1, description="recorded in every id and payload")
+    cluster_name: str = Field(
+        default="default",
+        min_length=1,
+        max_length=63,
+        pattern=r"^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$",
+        description="recorded in every id and payload: letters, digits, '.', '_' and '-' (ids are '/'-separated)",
+    )
     namespace: str | None = Field(default=None, description="watch one namespace only (default: all)")
     peering: str | None = Field(default=None, description="kopf peering name for one-active HA (default: off)")
     peering_priority: int | None = Field(default=None, description="this replica's peering priority (default: random)")
@@ -175,6 +197,7 @@ class Settings(BaseSettings):
     reranker: RerankerSettings = Field(default_factory=RerankerSettings)
     describer: DescriberSettings = Field(default_factory=DescriberSettings)
     sync: SyncSettings = Field(default_factory=SyncSettings)
+    history: HistorySettings = Field(default_factory=HistorySettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
 
     @model_validator(mode="after")
@@ -215,7 +238,7 @@ class Settings(BaseSettings):
 
     def bases(self) -> dict[str, str]:
         """Generation 0's name of each logical collection (``instances`` -> ``kv_instances`` with a prefix)."""
-        return {c: self.collection(c) for c in COLLECTIONS}
+        return {c: self.collection(c) for c in (*COLLECTIONS, CHANGES)}
 
     @property
     def pointer(self) -> str:

@@ -120,7 +120,7 @@ def make_document(
     """
     text = redact_text(clean_text(text), raw=False)
     stamped: dict[str, MetadataValue] = {
-        **{key: _redact_value(value, key=key) for key, value in metadata.items()},
+        **redact_metadata(metadata),
         **(bookkeeping or {}),
         "schema_version": SCHEMA_VERSION,
     }
@@ -129,6 +129,15 @@ def make_document(
     stamped["content_hash"] = content_hash(text=text, metadata=stamped)
     stamped["text_hash"] = text_hash(text)
     return Document(id=id, collection=collection, text=text, metadata=stamped)
+
+
+def redact_metadata(metadata: Metadata) -> dict[str, MetadataValue]:
+    """Every string of a payload through the value redactor (object keys judged part by part), checked
+    to be scalars or lists of scalars: what :func:`make_document` and the change history store."""
+    out = {key: _redact_value(value, key=key) for key, value in metadata.items()}
+    for key, value in out.items():
+        _check_metadata_value(key, value)
+    return out
 
 
 def with_built_from(document: Document, built_from: str) -> Document:

@@ -41,8 +41,10 @@ from kubevec.backends import BackendError, CollectionNotFound, Hit, InvalidFilte
 from kubevec.backends.filters import And, Contains, Eq, Filter, Or, all_of, matches, to_json, words
 from kubevec.inference.documents import CAPABILITIES, INSTANCES
 from kubevec.inference.fleet import is_shared, parts_of, project
+from kubevec.inference.history import CHANGES
 from kubevec.inference.identity import parse_instance_id, plural_of
 from kubevec.inference.providers.embedders.base import Embedder, EmbedderError
+from kubevec.query.history import Changes, ChangesRequest, list_changes
 from kubevec.query.lexical import LexicalIndex
 from kubevec.query.related import Direction, Related, Relationships
 from kubevec.query.request import SearchError, SearchRequest
@@ -195,6 +197,7 @@ class SearchService:
         reranker: Reranker | None = None,
         rerank_candidates: int = 20,
         query_embed_timeout: float = QUERY_EMBED_TIMEOUT,
+        history_embedded: bool = True,
     ) -> None:
         """``refresh``, when given, says which physical collections (and query embedder) are active now:
         read at most every ``REFRESH_SECONDS``, and again at once when a collection has gone (a
@@ -211,6 +214,8 @@ class SearchService:
         self.reranker = reranker
         self.rerank_candidates = rerank_candidates
         self.query_embed_timeout = query_embed_timeout
+        #: Whether change summaries were embedded (``KUBEVEC_HISTORY__EMBED``): else found by words.
+        self.history_embedded = history_embedded
         #: Until when queries skip the embedder after it failed (monotonic): each would wait its retries.
         self._embedder_down_until = -math.inf
         self._embedder_down_reason = ""
@@ -617,6 +622,43 @@ class SearchService:
                 counts[str(item)] = counts.get(str(item), 0) + 1
         return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:limit])
 
+    async def changes(self, request: ChangesRequest, *, view: View | None = None) -> Changes:
+        """The change history's answer to ``request``, as far as ``view`` sees the objects (see ``query/history.py``)."""
+        await self.fresh()
+        if view is not None and not view.sees(INSTANCES):
+            return Changes(entries=[], total=0)
+        if CHANGES not in self.collections:
+            return Changes(entries=[], total=0, degraded="this store keeps no change history")
+        scope = view.restrict(INSTANCES, None) if view is not None else None
+        name = self.collection_name(CHANGES)
+        embedded = self.history_embedded and time.monotonic() >= self._embedder_down_until
+        try:
+            try:
+                return await list_changes(
+                    store=self.store,
+                    collection=name,
+                    request=request,
+                    scope=scope,
+                    embedder=self.embedder,
+                    embedded=embedded,
+                )
+            except EmbedderError as exc:
+                self._embedder_down_until = time.monotonic() + EMBEDDER_DOWN_SECONDS
+                answer = await list_changes(
+                    store=self.store, collection=name, request=request, scope=scope, embedder=None, embedded=False
+                )
+                return dataclasses.replace(
+                    answer, degraded=f"the embedder is unavailable ({exc.reason}): answered from keywords alone"
+                )
+        except CollectionNotFound:
+            return Changes(
+                entries=[],
+                total=0,
+                degraded="no change history yet: the controller records it (KUBEVEC_HISTORY__ENABLED)",
+            )
+        except InvalidFilter as exc:
+            raise SearchError(str(exc)) from exc
+
     def scoped(self, view: View | None) -> ScopedSearch:
         """A reader that sees what ``view`` allows and nothing else (None: everything, for the CLI and stdio)."""
         return ScopedSearch(service=self, view=view)
@@ -701,6 +743,9 @@ class ScopedSearch:
 
     async def resolve_kind(self, name: str, *, limit: int = 5, cluster: str | None = None) -> list[dict[str, Any]]:
         return await self.service.resolve_kind(name, limit=limit, cluster=cluster, view=self.view)
+
+    async def changes(self, request: ChangesRequest) -> Changes:
+        return await self.service.changes(request, view=self.view)
 
     async def related(
         self, subject: str, *, hops: int = 1, direction: Direction = "both", cluster: str | None = None

@@ -19,7 +19,14 @@ from kubevec.controller.cli.mcp import mcp_command
 from kubevec.controller.cli.migrate import migrate_command
 from kubevec.controller.cli.parser import build_parser
 from kubevec.controller.cli.run import run
-from kubevec.controller.cli.search import facets_command, get_command, related_command, resolve_command, search_command
+from kubevec.controller.cli.search import (
+    changes_command,
+    facets_command,
+    get_command,
+    related_command,
+    resolve_command,
+    search_command,
+)
 from kubevec.controller.cli.status import status_command
 from kubevec.controller.settings import Settings
 
@@ -69,6 +76,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return asyncio.run(facets_command(args, settings))
         if args.command == "related":
             return asyncio.run(related_command(args, settings))
+        if args.command == "changes":
+            return asyncio.run(changes_command(args, settings))
         if args.command == "clusters":
             return asyncio.run(clusters_command(args, settings))
         if args.command == "forget-cluster":

@@ -133,6 +133,21 @@ def build_parser() -> argparse.ArgumentParser:
     resolve.add_argument("--cluster", help="only this cluster's answer, with its apiVersion (default: every cluster's)")
     resolve.add_argument("-o", "--output", choices=["text", "json", "yaml"], default="text", help="output format")
 
+    changes = sub.add_parser("changes", help="what changed, newest first (the change history the controller records)")
+    changes.add_argument("query", nargs="?", default=None, help="pick changes by meaning (optional)")
+    changes.add_argument("--since", help="from this long ago (30m, 2h, 7d) or this ISO 8601 time")
+    changes.add_argument("--until", help="up to this long ago or ISO 8601 time (default: now)")
+    changes.add_argument("-n", "--namespace", help="only objects in this namespace")
+    changes.add_argument("--kind", help="only this kind, e.g. Deployment")
+    changes.add_argument("--name", help="only objects with this name")
+    changes.add_argument("--change", choices=["created", "updated", "deleted"], help="only this kind of change")
+    changes.add_argument("--cluster", help="only this cluster's objects (several controllers can share a store)")
+    changes.add_argument("-k", type=int, default=20, help=f"how many changes (1-{MAX_K}, default 20)")
+    changes.add_argument(
+        "--cursor", help="the next page of a listing without a query (the cursor the last page printed)"
+    )
+    changes.add_argument("-o", "--output", choices=["text", "json", "yaml"], default="text", help="output format")
+
     clusters = sub.add_parser(
         "clusters", help="the clusters whose documents the store holds: documents, last resync, controller version"
     )

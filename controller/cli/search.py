@@ -161,3 +161,36 @@ async def facets_command(args: argparse.Namespace, settings: Settings) -> int:
     lines = [f"{count:>{width}}  {value}" for value, count in counts.items()]
     emit(args.output, counts, text="\n".join(lines) if lines else f"(no document has a {args.field!r} field)")
     return 0
+
+
+async def changes_command(args: argparse.Namespace, settings: Settings) -> int:
+    """``kubevec changes``: the change history, newest first."""
+    from kubevec.backends import BackendError
+    from kubevec.inference.providers.embedders.base import EmbedderError
+    from kubevec.query.history import ChangesRequest, parse_time
+    from kubevec.query.search import SearchError
+
+    store = open_store(settings, existing=True)
+    service = search_service(settings, store, embedder=bool(args.query) and settings.history.embed)
+    try:
+        request = ChangesRequest(
+            query=args.query,
+            since=parse_time(args.since) if args.since else None,
+            until=parse_time(args.until) if args.until else None,
+            namespace=args.namespace,
+            kind=args.kind,
+            name=args.name,
+            cluster=args.cluster,
+            change=args.change,
+            k=args.k,
+            cursor=args.cursor,
+        )
+        answer = await service.changes(request)
+    except (SearchError, BackendError, EmbedderError) as exc:
+        raise CommandError(str(exc).splitlines()[0]) from exc
+    finally:
+        await store.close()
+    if answer.degraded:
+        print(f"kubevec changes: note: {answer.degraded}", file=sys.stderr)
+    emit(args.output, answer.to_json(), text="\n".join(answer.lines()))
+    return 0

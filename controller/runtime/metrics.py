@@ -55,6 +55,7 @@ ERROR_STAGES: Final = (
     "startup",
     "store",
     "store_record",
+    "history_record",
     "embedder",
     "inference",
     "resync",
@@ -101,6 +102,12 @@ class Metrics:
         self.upserts = Counter("kubevec_upserts_total", "Documents written to the store", ["collection"], registry=r)
         self.deletes = Counter("kubevec_deletes_total", "Documents deleted from the store", ["collection"], registry=r)
         self.embeddings = Counter("kubevec_embeddings_computed_total", "Texts embedded", ["collection"], registry=r)
+        self.changes = Counter(
+            "kubevec_changes_recorded_total", "Change history records written, by change", ["change"], registry=r
+        )
+        self.changes_pruned = Counter(
+            "kubevec_changes_pruned_total", "Change history records removed by retention", registry=r
+        )
         self.skipped = Counter(
             "kubevec_embeddings_skipped_total",
             "Documents not embedded: unchanged hash, or vector re-used for a metadata-only change",

@@ -35,7 +35,9 @@ from kubevec.backends import BackendError, InvalidRecord, Record, StoredHashes, 
 from kubevec.backends.filters import And, Eq, Filter, Ne
 from kubevec.controller.runtime.metrics import Metrics
 from kubevec.controller.runtime.tracing import tracer
-from kubevec.inference.documents import CAPABILITIES, COLLECTIONS, INDEXED_FIELDS, Collection, Document
+from kubevec.controller.sync.history import ChangeLog
+from kubevec.inference.documents import CAPABILITIES, COLLECTIONS, INDEXED_FIELDS, INSTANCES, Collection, Document
+from kubevec.inference.history import ChangeRecord, Stored, change_record
 from kubevec.inference.identity import CORE, parse_instance_id
 from kubevec.inference.providers.embedders.base import Embedder, EmbedderError
 from kubevec.query.fleet import CapabilityWriter
@@ -89,8 +91,14 @@ class SyncEngine:
         batch_size: int = 64,
         max_backoff: float = 60.0,
         cluster: str | None = None,
+        history: ChangeLog | None = None,
     ) -> None:
         self.store = store
+        #: Where each instance change is recorded (None: no history). Quiet while the first sync of an
+        #: empty store writes everything: that is an index being built, not a cluster changing.
+        self.history = history
+        self._history_quiet = False
+        self._resynced = False
         #: This controller's cluster name: the resync and purges touch only documents it wrote (None: all).
         self.cluster = cluster
         #: Capabilities are stored as this cluster's parts of records several clusters share (``query/fleet.py``):
@@ -100,7 +108,7 @@ class SyncEngine:
         )
         self.embedder = embedder
         self.metrics = metrics
-        self.names = collection_names
+        self._names = dict(collection_names)
         self.debounce = debounce
         self.batch_size = batch_size
         self.max_backoff = max_backoff
@@ -120,6 +128,17 @@ class SyncEngine:
         self._prepared: tuple[float, Snapshot] | None = None
 
     # -- read-only views ----------------------------------------------------------------------------
+
+    @property
+    def names(self) -> dict[Collection, str]:
+        """The physical collection of each logical one (the active generation's, see ``sync/migrate.py``)."""
+        return self._names
+
+    @names.setter
+    def names(self, names: Mapping[Collection, str]) -> None:
+        """Switch collections (a migration): the capability writer writes where the engine does."""
+        self._names = dict(names)
+        self.fleet.collection = self._names[CAPABILITIES]
 
     @property
     def known(self) -> Mapping[Collection, Mapping[str, StoredHashes]]:
@@ -154,10 +173,15 @@ class SyncEngine:
                     embedder=self.embedder.name,
                     indexed=INDEXED_FIELDS,
                 )
+            if self.history is not None:
+                await self.history.prepare()
             snapshot = await self.snapshot()
         except Exception as exc:
             self._set_degraded(exc, stage="startup")
             raise
+        if self.history is not None and not any(self._ours(h) for h in snapshot[INSTANCES].values()):
+            self._history_quiet = True
+            logger.info("Recording no changes until the first sync of this cluster is written collection=changes")
         self._prepared = (time.monotonic(), snapshot) if self.active else None
         self._clear_degraded()
 
@@ -353,6 +377,9 @@ class SyncEngine:
                 self._wakeup.set()
             else:
                 self._idle.set()
+                if self._resynced and self._history_quiet:
+                    self._history_quiet = False
+                    logger.info("Recording changes from now on collection=changes")
 
     async def wait_idle(self) -> None:
         """Until the queue is empty and the last flush finished (readiness, tests, shutdown)."""
@@ -472,9 +499,32 @@ class SyncEngine:
                 result.deleted,
             )
 
+    def resynced(self) -> None:
+        """A full resync has queued everything: once that is written, changes are recorded."""
+        self._resynced = True
+        if not self._queue and not self._inflight:
+            self._history_quiet = False
+
+    async def prune_history(self) -> None:
+        """Retention of the change history; a failure is logged (the next resync tries again)."""
+        if self.history is None or not self.active:
+            return
+        try:
+            await self.history.prune()
+        except BackendError as exc:
+            logger.warning("Failed to prune the change history error=%s", exc)
+
     async def _write_instances(self, collection: Collection, documents: list[Document], deletes: list[str]) -> None:
-        if documents:
-            await self._apply(collection, self._plan(collection, documents))
+        plan = self._plan(collection, documents) if documents else None
+        if self.history is not None and not self._history_quiet and collection == INSTANCES:
+            # before the documents: a failed history write re-queues the batch with nothing written yet
+            try:
+                await self.history.write(await self._changes(collection, plan, deletes))
+            except InvalidRecord as exc:  # a contract bug: the documents are written all the same
+                self.metrics.errors.labels(stage="history_record").inc()
+                logger.error("Dropped invalid change records collection=changes error=%s", exc)
+        if plan is not None:
+            await self._apply(collection, plan)
         if deletes:
             with tracer().start_as_current_span(
                 "kubevec.delete", attributes={"kubevec.collection": collection, "kubevec.documents": len(deletes)}
@@ -484,6 +534,25 @@ class SyncEngine:
                 self._known[collection].pop(document_id, None)
             self.metrics.deletes.labels(collection=collection).inc(len(deletes))
             logger.info("Deleted documents collection=%s count=%d", collection, len(deletes))
+
+    async def _changes(self, collection: Collection, plan: WritePlan | None, deletes: list[str]) -> list[ChangeRecord]:
+        """One record per object this batch creates, changes (as an agent would see it) or deletes."""
+        known = self._known[collection]
+        written = [*plan.embed, *plan.reuse] if plan is not None else []
+        replaced = [d.id for d in written if d.id in known] + [i for i in deletes if i in known]
+        stored: dict[str, Stored] = {}
+        if replaced:
+            records = await self.store.get(self.names[collection], replaced)
+            stored = {r.id: Stored(text=r.text, metadata=r.metadata) for r in records}
+        now = time.time()
+        found = [
+            change_record(
+                object_id=d.id, before=stored.get(d.id), after=Stored(text=d.text, metadata=d.metadata), at=now
+            )
+            for d in written
+        ]
+        found += [change_record(object_id=i, before=stored[i], after=None, at=now) for i in deletes if i in stored]
+        return [record for record in found if record is not None]
 
     def _plan(self, collection: Collection, documents: list[Document]) -> WritePlan:
         """Sort documents by what they need, from the known hashes alone (no store read, no embedding)."""

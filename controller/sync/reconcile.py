@@ -287,6 +287,8 @@ class Reconciler:
                 {"kubevec.upserts": result.upserts, "kubevec.deletes": result.deletes, "kubevec.kept": result.kept}
             )
         span.set_attribute("kubevec.documents", sum(len(d) for d in desired.ids.values()))
+        self._engine.resynced()
+        await self._engine.prune_history()
         self.last_full_resync = time.time()
         self._metrics.last_resync.set(self.last_full_resync)
         self._metrics.resync_seconds.observe(time.monotonic() - started)

@@ -22,8 +22,9 @@ from kubevec.backends import BackendError
 from kubevec.inference.documents import Collection
 from kubevec.inference.providers.embedders.base import EmbedderError
 from kubevec.query.access import View
+from kubevec.query.history import ChangesRequest, parse_time
 from kubevec.query.render import as_json, compact
-from kubevec.query.request import SearchError, SearchRequest
+from kubevec.query.request import MAX_K, SearchError, SearchRequest
 from kubevec.query.search import ScopedSearch
 from kubevec.query.version import kubevec_version
 
@@ -38,8 +39,8 @@ INSTRUCTIONS = (
     "kubevec indexes a Kubernetes cluster. Use vector_search with collection='capabilities' to find which "
     "resource type provides something (e.g. a managed Postgres), and collection='instances' to find live "
     "objects (e.g. what runs the payments API in prod). Use list_facets to see which kinds or namespaces exist "
-    "before filtering, get_document to read one document in full, resolve_kind before writing a manifest, and "
-    "related to see what an object uses and what uses it."
+    "before filtering, get_document to read one document in full, resolve_kind before writing a manifest, "
+    "related to see what an object uses and what uses it, and list_changes to see what changed (since='2h')."
 )
 
 
@@ -111,10 +112,34 @@ class KindInfo(BaseModel):
     id: str
     match: Literal["exact", "semantic"]
     similarity: float | None = None
+    cluster: str | list[str] | None = None
 
 
 class ResolvedKinds(BaseModel):
     kinds: list[KindInfo]
+
+
+class ChangeItem(BaseModel):
+    id: str
+    summary: str
+    at: str
+    time: float
+    change: Literal["created", "updated", "deleted"]
+    object: str
+    kind: str
+    namespace: str
+    name: str
+    cluster: str
+    fields: list[str]
+    similarity: float | None = None
+
+
+class ChangeList(BaseModel):
+    changes: list[ChangeItem]
+    total: int
+    truncated: bool
+    cursor: str | None = None
+    degraded: str | None = None
 
 
 class RelatedObject(BaseModel):
@@ -338,5 +363,56 @@ def build_server(scoped: Callable[[View | None], ScopedSearch], *, require_view:
         except (SearchError, BackendError) as exc:
             raise ToolError(str(exc).splitlines()[0]) from exc
         return _answer(json.dumps(counts), FacetCounts(field=field, counts=counts))
+
+    @server.tool(
+        description=(
+            "What changed, newest first: one line per observed change of an indexed object (created, deleted, "
+            "image, replicas, labels, spec fields, health with its reason), e.g. 'Deployment prod/api: image "
+            "repo 2.3.0 -> 2.3.1; health healthy -> degraded (ProgressDeadlineExceeded)'. The first question of "
+            "an incident: give since='2h' and a namespace, optionally a query to pick changes by meaning."
+        ),
+        annotations=READ_ONLY,
+    )
+    async def list_changes(
+        query: Annotated[str | None, Field(description="Pick changes by meaning (e.g. 'payments image').")] = None,
+        since: Annotated[
+            str | None, Field(description="From this long ago (30m, 2h, 7d) or this ISO 8601 time; default: all kept.")
+        ] = None,
+        until: Annotated[str | None, Field(description="Up to this long ago or ISO 8601 time; default: now.")] = None,
+        namespace: Annotated[str | None, Field(description="Only objects in this namespace.")] = None,
+        kind: Annotated[str | None, Field(description="Only this kind, e.g. Deployment.")] = None,
+        name: Annotated[str | None, Field(description="Only objects with this name.")] = None,
+        change: Annotated[
+            Literal["created", "updated", "deleted"] | None, Field(description="Only this kind of change.")
+        ] = None,
+        cluster: ClusterName = None,
+        k: Annotated[int, Field(ge=1, le=MAX_K, description="How many changes (default 20).")] = 20,
+        cursor: Annotated[
+            str | None, Field(description="The next page of a listing without a query (from the last answer).")
+        ] = None,
+        format: OutputFormat = "compact",
+        ctx: Context | None = None,
+    ) -> Annotated[CallToolResult, ChangeList]:
+        try:
+            request = ChangesRequest(
+                query=query,
+                since=parse_time(since) if since else None,
+                until=parse_time(until) if until else None,
+                namespace=namespace,
+                kind=kind,
+                name=name,
+                cluster=cluster,
+                change=change,
+                k=k,
+                cursor=cursor,
+            )
+            answer = await server.reader(ctx).changes(request)
+        except (SearchError, BackendError, EmbedderError) as exc:
+            raise ToolError(str(exc).splitlines()[0]) from exc
+        data = answer.to_json()
+        text = json.dumps(data, indent=2) if format == "json" else "\n".join(answer.lines())
+        if answer.degraded:
+            text = f"Note: {answer.degraded}.\n{text}"
+        return _answer(text, ChangeList.model_validate(data))
 
     return server

@@ -1,0 +1,244 @@
+"""Reading the change history: "what changed?" by time range, filters and meaning (``kubevec changes``,
+the MCP tool ``list_changes``).
+
+Answers are a timeline, newest first. A question (``query``) picks the ``k`` changes closest in
+meaning within the range (or, when summaries are not embedded, those with all its words), shown newest
+first; without one every change in the range matches, ``k`` at a time, with a cursor for the next
+page. Each caller sees the changes of the objects it may see: the caller's view of the instances
+collection applies to the history unchanged (a record carries the object's cluster, namespace and
+resource, the fields views filter on).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import dataclasses
+import datetime
+import hashlib
+import json
+import re
+import time
+from typing import Any, Final
+
+from kubevec.backends import Record, VectorStore
+from kubevec.backends.filters import And, Contains, Eq, Filter, Gte, Lt, to_json
+from kubevec.inference.providers.embedders.base import Embedder
+from kubevec.query.request import MAX_K, SearchError
+
+_RELATIVE: Final = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h|d|w)\s*$")
+_UNITS: Final = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+CHANGE_KINDS: Final = ("created", "updated", "deleted")
+
+
+def parse_time(value: str, *, now: float | None = None) -> float:
+    """``2h``, ``30m``, ``7d`` (that long ago) or an ISO 8601 time (``2026-11-24T09:00:00Z``) as Unix seconds."""
+    now = time.time() if now is None else now
+    if match := _RELATIVE.match(value):
+        return now - float(match.group(1)) * _UNITS[match.group(2)]
+    try:
+        parsed = datetime.datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise SearchError(
+            f"Cannot read the time {value!r}: give a duration ago (90s, 30m, 2h, 7d, 1w) or an ISO 8601 time"
+        ) from None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=datetime.UTC)
+    return parsed.timestamp()
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class ChangesRequest:
+    """One question to the history; every field narrows it."""
+
+    query: str | None = None
+    since: float | None = None
+    until: float | None = None
+    namespace: str | None = None
+    kind: str | None = None
+    name: str | None = None
+    cluster: str | None = None
+    change: str | None = None
+    k: int = 20
+    cursor: str | None = None
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.k <= MAX_K:
+            raise SearchError(f"k must be between 1 and {MAX_K}, got {self.k}")
+        if self.change is not None and self.change not in CHANGE_KINDS:
+            raise SearchError(f"change must be one of {', '.join(CHANGE_KINDS)}, got {self.change!r}")
+        if self.since is not None and self.until is not None and self.since >= self.until:
+            raise SearchError("since must be before until")
+        if self.cursor is not None and self.query:
+            raise SearchError("A cursor pages a listing without a query; ask the question again with a larger k")
+
+    def conditions(self) -> Filter | None:
+        parts: list[Filter] = [
+            Eq(field, value)
+            for field, value in (
+                ("namespace", self.namespace),
+                ("kind", self.kind),
+                ("name", self.name),
+                ("cluster", self.cluster),
+                ("change", self.change),
+            )
+            if value
+        ]
+        if self.since is not None:
+            parts.append(Gte("time", self.since))
+        if self.until is not None:
+            parts.append(Lt("time", self.until))
+        return And(tuple(parts)) if parts else None
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class ChangeEntry:
+    id: str
+    summary: str
+    at: str
+    time: float
+    change: str
+    object: str
+    kind: str
+    namespace: str
+    name: str
+    cluster: str
+    fields: list[str]
+    similarity: float | None = None
+
+    @classmethod
+    def of(cls, record: Record, *, similarity: float | None = None) -> ChangeEntry:
+        meta = record.metadata
+        fields = meta.get("fields", [])
+        return cls(
+            id=record.id,
+            summary=record.text,
+            at=str(meta.get("at", "")),
+            time=float(str(meta.get("time", 0.0))),
+            change=str(meta.get("change", "")),
+            object=str(meta.get("object", "")),
+            kind=str(meta.get("kind", "")),
+            namespace=str(meta.get("namespace", "")),
+            name=str(meta.get("name", "")),
+            cluster=str(meta.get("cluster", "")),
+            fields=[str(f) for f in fields] if isinstance(fields, list) else [],
+            similarity=None if similarity is None else round(similarity, 4),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Changes:
+    """A page of the timeline, newest first, with how many matched and the next page's cursor."""
+
+    entries: list[ChangeEntry]
+    total: int
+    cursor: str | None = None
+    degraded: str | None = None
+
+    @property
+    def truncated(self) -> bool:
+        return self.total > len(self.entries)
+
+    def to_json(self) -> dict[str, Any]:
+        out = {
+            "changes": [e.to_json() for e in self.entries],
+            "total": self.total,
+            "truncated": self.truncated,
+            "cursor": self.cursor,
+        }
+        if self.degraded:
+            out["degraded"] = self.degraded
+        return out
+
+    def lines(self) -> list[str]:
+        rows = [f"{e.at}  {e.summary}" + (f"  [{e.cluster}]" if e.cluster else "") for e in self.entries]
+        if not rows:
+            return ["No changes matched."]
+        if self.truncated:
+            more = f"; next page: cursor={self.cursor}" if self.cursor else "; raise k or narrow the range"
+            rows.append(f"Showing {len(self.entries)} of {self.total}{more}")
+        return rows
+
+
+async def list_changes(
+    *,
+    store: VectorStore,
+    collection: str,
+    request: ChangesRequest,
+    scope: Filter | None,
+    embedder: Embedder | None,
+    embedded: bool,
+) -> Changes:
+    """The changes ``request`` asks for within ``scope`` (the caller's view)."""
+    conditions = _all(request.conditions(), scope)
+    if request.query:
+        if embedded and embedder is not None:
+            vector = await embedder.embed_query(request.query)
+            hits = await store.search(collection, vector=vector, k=request.k, filter=conditions)
+            total = await store.count(collection, conditions)
+            entries = [ChangeEntry.of(_record(h.id, h.text, h.metadata), similarity=h.score) for h in hits]
+            return Changes(entries=_newest_first(entries), total=total)
+        worded = _all(conditions, Contains(request.query))  # every word of the question, newest first
+        entries = _newest_first([ChangeEntry.of(r) async for r in store.iter_records(collection, filter=worded)])
+        return Changes(entries=entries[: request.k], total=len(entries))
+    digest = _digest(collection, request, scope)
+    after = _read_cursor(request.cursor, digest=digest) if request.cursor else None
+    stamped = sorted(
+        [
+            ((-ChangeEntry.of(r).time, r.id), r)
+            async for r in store.iter_records(collection, filter=conditions, page_size=1000)
+        ],
+        key=lambda pair: pair[0],
+    )
+    if after is not None:
+        stamped = [pair for pair in stamped if pair[0] > after]
+    total = len(stamped) if after is None else await store.count(collection, conditions)
+    page = stamped[: request.k]
+    cursor = _make_cursor(page[-1][0], digest=digest) if len(stamped) > request.k else None
+    return Changes(entries=[ChangeEntry.of(r) for _, r in page], total=total, cursor=cursor)
+
+
+def _all(left: Filter | None, right: Filter | None) -> Filter | None:
+    parts = [f for f in (left, right) if f is not None]
+    if not parts:
+        return None
+    flat: list[Filter] = []
+    for part in parts:
+        flat.extend(part.filters if isinstance(part, And) else (part,))
+    return And(tuple(flat))
+
+
+def _record(id: str, text: str, metadata: Any) -> Record:
+    return Record(id=id, vector=[], text=text, metadata=metadata)
+
+
+def _newest_first(entries: list[ChangeEntry]) -> list[ChangeEntry]:
+    return sorted(entries, key=lambda e: (-e.time, e.id))
+
+
+def _digest(collection: str, request: ChangesRequest, scope: Filter | None) -> str:
+    """What a cursor is bound to: the listing's filters and view, not its time range (``since 2h`` moves)."""
+    unbounded = dataclasses.replace(request, since=None, until=None, cursor=None, k=1)
+    conditions = _all(unbounded.conditions(), scope)
+    body = json.dumps([collection, to_json(conditions) if conditions is not None else None], sort_keys=True)
+    return hashlib.sha256(body.encode()).hexdigest()[:16]
+
+
+def _make_cursor(position: tuple[float, str], *, digest: str) -> str:
+    raw = json.dumps({"before": [position[0], position[1]], "of": digest}, separators=(",", ":"))
+    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+
+def _read_cursor(cursor: str, *, digest: str) -> tuple[float, str]:
+    try:
+        raw = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+        position = (float(raw["before"][0]), str(raw["before"][1]))
+        of = str(raw["of"])
+    except (ValueError, KeyError, TypeError, IndexError, binascii.Error):
+        raise SearchError("The cursor is not one list_changes gave; start again without it") from None
+    if of != digest:
+        raise SearchError("The cursor belongs to another listing (other filters or range); start again without it")
+    return position
