@@ -167,6 +167,8 @@ def project(metadata: Mapping[str, Any], *, cluster: str | None = None) -> dict[
         version=chosen.version,
         served_versions=list(chosen.served_versions),
     )
+    if chosen.built_from:
+        out[BUILT_FROM] = chosen.built_from
     out.pop(SERVED_BY, None)
     return out
 

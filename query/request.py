@@ -84,8 +84,8 @@ class SearchRequest(BaseModel):
     cursor: Annotated[
         str | None,
         Field(
-            description="The cursor of a previous answer to a filter-only search: its next page (same filters). "
-            "Pages hold every matching document once, also while the cluster changes."
+            description="The cursor of a previous answer to a filter-only or keyword search: its next page (same "
+            "filters and keyword). Pages hold every matching document once, also while the cluster changes."
         ),
     ] = None
     count_by: Annotated[
@@ -136,9 +136,9 @@ class SearchRequest(BaseModel):
             raise ValueError(
                 "Give a query, a keyword or a filter (kind, group, namespace, health, cluster, labels or filter)"
             )
-        if self.cursor is not None and (self.query is not None or self.keyword is not None):
+        if self.cursor is not None and self.query is not None:
             raise ValueError(
-                "A cursor pages a filter-only listing; a question's or keyword's answer is ranked: raise k instead"
+                "A cursor pages a filter-only or keyword listing; a question's answer is ranked: raise k instead"
             )
         if self.count_by is not None and self.query is not None:
             raise ValueError("count_by counts filter and keyword matches; drop the query (or use keyword)")

@@ -281,9 +281,11 @@ class SearchService:
             if request.count_by is not None:
                 return await self._counted(name, request, conditions)
             if request.query is None and request.keyword is not None:
+                total = await self.store.count(name, all_of(conditions, _any_word(request.keyword)))
+                if total > request.k or request.cursor:
+                    return await self._keyword_pages(name, conditions, request, total=total)
                 hits = await self.store.keyword_search(name, text=request.keyword, filter=conditions, k=request.k)
                 results = [self._result(h.id, h.score, h.text, h.metadata, kind="keyword") for h in hits]
-                total = await self.store.count(name, all_of(conditions, _any_word(request.keyword)))
             elif request.query is None:
                 return await self._filtered(name, conditions, request)
             else:
@@ -312,6 +314,36 @@ class SearchService:
         more = start + request.k < len(ids)
         cursor = _make_cursor(page[-1], name=request.collection, filter=combined) if more and page else None
         return Answer.of(results, total=len(ids), cursor=cursor)
+
+    async def _keyword_pages(self, name: str, combined: Filter | None, request: SearchRequest, *, total: int) -> Answer:
+        """A keyword answer longer than a page: by the share of the words a document holds, then by id.
+
+        Both depend on the document alone (the rarity tie-break of a one-page answer depends on every
+        other document), so the cursor (the last position shown) pages every matching document once
+        while writes go on, as a filter-only listing does."""
+        keyword = request.keyword or ""
+        wanted = list(dict.fromkeys(words(keyword)))
+        bound = all_of(combined, _any_word(keyword))
+        matched: dict[str, int] = {}
+        for word in wanted:
+            async for record_id, _ in self.store.iter_ids(
+                name, filter=all_of(combined, Contains(word)), page_size=1000
+            ):
+                matched[record_id] = matched.get(record_id, 0) + 1
+        positions = sorted(f"{len(wanted) - count:04d}/{record_id}" for record_id, count in matched.items())
+        after = _read_cursor(request.cursor, name=request.collection, filter=bound) if request.cursor else None
+        start = bisect.bisect_right(positions, after) if after is not None else 0
+        page = [position.split("/", 1)[1] for position in positions[start : start + request.k]]
+        found = {r.id: r for r in await self.store.get(name, page)}
+        results = [
+            self._result(i, matched[i] / len(wanted), found[i].text, found[i].metadata, kind="keyword")
+            for i in page
+            if i in found
+        ]
+        more = start + request.k < len(positions)
+        last = positions[start + len(page) - 1] if page else None
+        cursor = _make_cursor(last, name=request.collection, filter=bound) if more and last else None
+        return Answer.of(results, total=max(total, len(positions)), cursor=cursor)
 
     async def _counted(self, name: str, request: SearchRequest, combined: Filter | None) -> Answer:
         """Matches per value of ``count_by`` (a list field counts each element), without a document."""

@@ -3,8 +3,10 @@
 Each canary is a unique token placed once: Secret and ConfigMap data, last-applied, env, args,
 annotations, labels, status, and custom-resource specs under credential names (every naming
 convention, every value type) and in credential-shaped values under neutral names. Secrets are
-opted in through a SyncPolicy, so their objects are read. Then every id, text and metadata value of
-both collections, every raw file of the store directory and the controller's log are scanned.
+opted in through a SyncPolicy, so their objects are read. The objects then change while the
+controller runs, so the change history records updates, a creation and a deletion of them. Then
+every id, text and metadata value of all three collections, every raw file of the store directory
+and the controller's log are scanned.
 
 Stored by design, so no canary is placed there: object names, namespaces, label keys, Secret and
 ConfigMap key names, container images.
@@ -21,7 +23,7 @@ import pytest
 
 from tests.conftest import SYNCPOLICY_CRD
 from tests.controlplane.cluster import ControlPlane
-from tests.e2e.controller_harness import Controller, apply, namespaced_crd, stored
+from tests.e2e.controller_harness import Controller, apply, eventually, namespaced_crd, stored
 
 pytestmark = pytest.mark.e2e
 
@@ -224,18 +226,46 @@ def test_no_canary_reaches_the_store_or_the_log(plane: ControlPlane, tmp_path: P
         controller.start()
         controller.wait_ready()
         controller.converged()
+        # then the cluster changes while it runs, so the change history holds every kind of record:
+        # each object once more with one label more, a Vault with the canaries created, one deleted
+        for obj in objects:
+            obj["metadata"].setdefault("labels", {})["rev"] = "2"
+        late = {
+            "apiVersion": f"{GROUP}/v1",
+            "kind": "Vault",
+            "metadata": {"name": "late", "namespace": NS},
+            "spec": spec,
+        }
+        apply(plane, [*objects, late])
+        plane.kubectl("delete", f"vaults.{GROUP}", "with-status", "-n", NS)
+
+        def recorded() -> bool:
+            kinds = {
+                (r["metadata"]["change"], r["metadata"]["name"]) for r in stored(controller.store, "changes").values()
+            }
+            return {
+                ("created", "late"),
+                ("deleted", "with-status"),
+                ("updated", "payments"),
+                ("updated", "db"),
+            } <= kinds
+
+        eventually(recorded, timeout=60, message="the changes were not recorded")
+        controller.converged()
     finally:
         controller.stop()
 
     instances = stored(controller.store, "instances")
     capabilities = stored(controller.store, "capabilities")
+    changes = stored(controller.store, "changes")
+    assert len(changes) >= len(objects)  # every object updated, one created, one deleted
     vault = instances[f"faults/{NS}/{GROUP}/v1/Vault/main"]
     assert "region: eu-west-1" in vault["text"]  # the control value survived
     assert "eu-central-1" in instances[f"faults/{NS}/{GROUP}/v1/Vault/v3"]["text"]
     assert "ap-south-1" in instances[f"faults/{NS}/{GROUP}/v1/Vault/v4"]["text"]
     secret = instances[f"faults/{NS}/core/v1/Secret/db"]
     assert "keys: password, token" in secret["text"]  # key names are kept by design
-    everything = json.dumps([instances, capabilities])
+    everything = json.dumps([instances, capabilities, changes])
     raw = b"".join(path.read_bytes() for path in sorted(controller.store.rglob("*")) if path.is_file())
     log = controller.log.read_text(errors="replace")
     leaks = []

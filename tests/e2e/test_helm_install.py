@@ -144,7 +144,7 @@ async def ask(url: str, *, host: str) -> dict[str, Any]:
             )
             text = "".join(getattr(block, "text", "") for block in found.content)
             hits = json.loads(text)["results"] if text.startswith("{") else []
-            return hits[0]["id"] if hits else None
+            return hits[0]["metadata"]["resource"] if hits else None
 
         found = None
         for _ in range(60):  # the initial sync may still be writing

@@ -27,6 +27,7 @@ from mcp.server.mcpserver import Context
 
 from kubevec.backends import Record
 from kubevec.backends.chroma import ChromaStore
+from kubevec.backends.filters import Eq
 from kubevec.inference.instances import build_instance
 from kubevec.inference.providers.embedders.local import LocalEmbedder
 from kubevec.query.indexing import index_crds
@@ -453,3 +454,67 @@ async def test_a_new_tool_with_no_view_code_sees_only_its_callers_documents() ->
     assert {i.split("/")[1] for i in mine} == {"team-a"}
     assert set(mine) < set(all_of_them)
     assert {i.split("/")[1] for i in all_of_them} >= {"team-a", "team-b", "_cluster"}
+
+
+async def test_list_changes_answers_each_caller_with_its_view() -> None:
+    """The change history is read under the caller's view of instances: a team sees its namespace's changes."""
+    from kubevec.inference.history import CHANGE_FIELDS, CHANGES, Stored, change_record
+    from kubevec.query.access import Authorizer, StaticToken
+    from kubevec.query.mcp import EmbeddedHttpServer, HttpGuard, build_server, transport_security
+    from tests.unit.tenants import CLUSTER, index
+
+    service, store = await index()
+    assert service.embedder is not None
+    await store.ensure_collection(
+        CHANGES, dimension=service.embedder.dimension, embedder=service.embedder.name, indexed=CHANGE_FIELDS
+    )
+    records = []
+    async for record in store.iter_records("instances", filter=Eq("cluster", CLUSTER)):
+        before = Stored(text=record.text, metadata={**record.metadata, "health": "healthy"})
+        after = Stored(text=record.text, metadata={**record.metadata, "health": "degraded"})
+        change = change_record(object_id=record.id, before=before, after=after)
+        assert change is not None
+        records.append(
+            Record(
+                id=change.id, vector=service.embedder.vector(change.text), text=change.text, metadata=change.metadata
+            )
+        )
+    await store.upsert(CHANGES, records)
+    service.collections[CHANGES] = CHANGES
+    server = build_server(service.scoped, require_view=True)
+    team = StaticToken(name="team-a", token="team-a-token-0123456789", namespaces=("team-a",))
+    types_only = StaticToken(
+        name="types", token="types-token-0123456789", namespaces=("*",), collections=("capabilities",)
+    )
+    security = transport_security(host="127.0.0.1", allowed_hosts=(), allowed_origins=())
+    app = HttpGuard(
+        server.streamable_http_app(host="127.0.0.1", transport_security=security),
+        authorizer=Authorizer(cluster=CLUSTER, static=[team, types_only]),
+    )
+    embedded = EmbeddedHttpServer(app, host="127.0.0.1", port=0)
+    await embedded.start()
+    try:
+
+        async def listed(token: str, **arguments: Any) -> dict[str, Any]:
+            headers = {"Authorization": f"Bearer {token}"}
+            url = f"http://127.0.0.1:{embedded.port}/mcp"
+            async with (
+                httpx2.AsyncClient(headers=headers, timeout=30) as http,
+                Client(streamable_http_client(url, http_client=http)) as client,
+            ):
+                result = await client.call_tool("list_changes", {"since": "1h", "format": "json", **arguments})
+                assert not result.is_error, result
+                assert result.structured_content is not None
+                return dict(result.structured_content)
+
+        mine = await listed("team-a-token-0123456789", k=100)
+        by_meaning = await listed("team-a-token-0123456789", query="degraded", k=2)
+        blind = await listed("types-token-0123456789")
+    finally:
+        await embedded.stop()
+    assert mine["total"] == len(mine["changes"]) > 0
+    assert {c["namespace"] for c in mine["changes"]} == {"team-a"}
+    assert all(" -> degraded" in c["summary"] for c in mine["changes"])
+    assert len(by_meaning["changes"]) == 2
+    assert {c["namespace"] for c in by_meaning["changes"]} == {"team-a"}
+    assert blind["total"] == 0

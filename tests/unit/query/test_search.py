@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from typing import Any
 
@@ -509,21 +510,53 @@ async def test_a_cursor_from_another_search_or_made_up_is_one_clear_error() -> N
         await service.search(SearchRequest.build(collection="instances", namespace="prod", k=5, cursor=page.cursor))
     with pytest.raises(SearchError, match="not one kubevec gave"):
         await service.search(SearchRequest.build(collection="instances", kind="Deployment", k=5, cursor="!!nope"))
-    with pytest.raises(SearchError, match="A cursor pages a filter-only listing"):
+    with pytest.raises(SearchError, match="A cursor pages a filter-only or keyword listing"):
         SearchRequest.build(collection="instances", query="web", cursor=page.cursor)
+    with pytest.raises(SearchError, match="it pages another search"):  # a listing's cursor is not a keyword's
+        await service.search(SearchRequest.build(collection="instances", keyword="shop", k=5, cursor=page.cursor))
 
 
 async def test_keyword_and_question_answers_say_how_many_matched() -> None:
     service, _, _ = await listing(20)
     words = await service.search(SearchRequest.build(collection="instances", keyword="shop", k=3))
-    assert (len(words), words.total, words.truncated, words.cursor) == (3, 20, True, None)
+    assert (len(words), words.total, words.truncated) == (3, 20, True)
+    assert words.cursor is not None
     asked = await service.search(SearchRequest.build(collection="instances", query="web shop", k=4))
     assert asked.total is not None
     assert asked.total >= 4
     assert asked.truncated
-    assert compact(words).endswith("Showing 3 of 20; raise k or narrow the filters to see more")
+    assert compact(words).endswith(f"Showing 3 of 20; next page: cursor={words.cursor}")
+    assert compact(asked).endswith("raise k or narrow the filters to see more")
     whole = await service.search(SearchRequest.build(collection="instances", namespace="staging", k=100))
     assert (whole.total, whole.truncated, whole.cursor) == (7, False, None)
+
+
+async def test_keyword_pages_hold_every_unchanged_match_once_while_documents_come_and_go() -> None:
+    """Issue 33: a keyword answer gave a total but no cursor. Pages go by the share of the words a document
+    holds, then by id: both its own, so other documents' writes cannot move it across a page."""
+    service, store, embedder = await listing(30)
+    extra = deployment(embedder, 500)
+    await store.upsert("instances", [dataclasses.replace(extra, text=f"{extra.text} canary tls")])
+    request = {"collection": "instances", "keyword": "canary shop", "k": 7}
+    page = await service.search(SearchRequest.build(**request))
+    assert page.total == 31
+    assert page[0].id == extra.id  # both words first
+    assert page[0].score == 1.0
+    seen = [r.id for r in page]
+    removed = {seen[1], "c/prod/apps/v1/Deployment/web-029"}
+    added = deployment(embedder, 999, namespace="zz")
+    while page.cursor is not None:
+        if len(seen) == 7:
+            await store.delete("instances", sorted(removed))
+            await store.upsert("instances", [added])
+        page = await service.search(SearchRequest.build(**request, cursor=page.cursor))
+        assert all(r.score_kind == "keyword" for r in page)
+        seen += [r.id for r in page]
+    unchanged = {f"c/{'prod' if i % 3 else 'staging'}/apps/v1/Deployment/web-{i:03d}" for i in range(30)} - removed
+    assert unchanged <= set(seen)
+    assert len(seen) == len(set(seen))
+    assert added.id in seen
+    assert embedder.queries == []
 
 
 async def test_count_by_answers_with_totals_and_no_documents() -> None:
