@@ -33,7 +33,7 @@ class HistorySettings(BaseModel):
         "false: nothing is embedded, changes are found by time, filters and words",
     )
     max_age_hours: float = Field(default=168.0, gt=0, description="records older than this are removed")
-    max_records: int = Field(default=200_000, ge=100, description="per cluster; the oldest beyond it are removed")
+    max_records: int = Field(default=100_000, ge=100, description="per cluster; the oldest beyond it are removed")
 
 
 class SyncSettings(BaseModel):

@@ -33,7 +33,7 @@ class ChangeLog:
         cluster: str,
         embed: bool = True,
         max_age_seconds: float = 7 * 86400,
-        max_records: int = 200_000,
+        max_records: int = 100_000,
     ) -> None:
         self.store = store
         self.collection = collection

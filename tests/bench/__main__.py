@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import sys
 
-from tests.bench import access, churn, cli, embedder, fleet, retrieval, stores
+from tests.bench import access, churn, cli, embedder, fleet, history, retrieval, stores
 
 
 def main() -> None:
@@ -17,6 +17,7 @@ def main() -> None:
             lambda: asyncio.run(stores.run()),
         ),
         ("Status churn: 1000 Deployments x 10 status rewrites, 2 of which flip health", churn.run),
+        ("Change history: 2,000 Deployments, rollouts, status churn and health flips (embedded Chroma)", history.run),
         ("Fleet: two clusters with different versions of 20 CRDs on one store, 3 resyncs each", fleet.run),
         ("Retrieval quality: shared CRDs x queries.jsonl", lambda: asyncio.run(retrieval.quality())),
         ("Query latency", lambda: asyncio.run(retrieval.latency())),
