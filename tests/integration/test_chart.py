@@ -243,6 +243,8 @@ def test_production_knobs_render(helm: str, tmp_path: Path) -> None:
             "/mcp/ingress/hosts",
             ["--set", "mcp.ingress.hosts={kubevec.example.com}"],
         ),
+        (["--set", "clusterName=prod/eu"], "/clusterName", ["--set", "clusterName=prod-eu"]),  # ids are /-separated
+        (["--set", "history.maxRecords=10"], "/history/maxRecords", ["--set", "history.maxRecords=1000"]),
         (
             ["--set", "mcp.enabled=true", "--set", "mcp.tokenSecret=t", "--set", "mcp.httpRoute.enabled=true"],
             "/mcp/httpRoute/parentRefs",
@@ -595,3 +597,17 @@ def test_mcp_authorization_discovery_reaches_both_servers(helm: str) -> None:
     refused = template(helm, "--set", "mcp.oidcIssuer=http://login.example.com")  # an issuer is https
     assert refused.returncode != 0
     assert "/mcp/oidcIssuer" in refused.stderr
+
+
+def test_history_values_reach_the_controller_and_the_standalone_server(helm: str) -> None:
+    docs = render(
+        helm, "--set", "history.embed=false", "--set", "history.maxAgeHours=48", "--set", "history.maxRecords=250000",
+        "--set", "mcp.enabled=true", "--set", "mcp.mode=standalone", "--set", "store.url=http://chroma:8000",
+    )  # fmt: skip
+    by_name = {name: env_of(pod["containers"][0]) for name, pod in pods(docs).items()}
+    controller, server = by_name["kv-kubevec"], by_name["kv-kubevec-mcp"]
+    assert controller["KUBEVEC_HISTORY__ENABLED"] == "true"
+    assert controller["KUBEVEC_HISTORY__EMBED"] == "false"
+    assert controller["KUBEVEC_HISTORY__MAX_AGE_HOURS"] == "48"
+    assert controller["KUBEVEC_HISTORY__MAX_RECORDS"] == "250000"  # not 2.5e+05
+    assert server["KUBEVEC_HISTORY__EMBED"] == "false"  # it answers list_changes by words then
