@@ -26,7 +26,7 @@ from typing import Any, Final, Literal
 
 from kubevec.inference.documents import MetadataValue, clean_text, redact_metadata
 from kubevec.inference.identity import parse_instance_id
-from kubevec.inference.redaction import redact_text
+from kubevec.inference.redaction import REDACTED, redact_text
 
 CHANGES: Final = "changes"
 Change = Literal["created", "updated", "deleted"]
@@ -116,7 +116,12 @@ def change_record(
         if not fields:
             return None
         summary = f"{parsed.kind} {where}: " + "; ".join(_describe(f, after=after.metadata) for f in fields)
-    summary = redact_text(clean_text(summary), raw=False)
+    # The object's name is an identifier, judged as one (as in the instance document it came from): as
+    # part of the sentence, "prod/payments-api-5cb4d8b4b4" read as a token and every generated name
+    # (ReplicaSets, Pods, Jobs) became <redacted>. The rest of the line is judged as text.
+    head = f"{parsed.kind} {_identifier(parsed.namespace, key='namespace') + '/' if parsed.namespace else ''}"
+    head += _identifier(parsed.name, key="name")
+    summary = head + redact_text(clean_text(summary[len(f"{parsed.kind} {where}") :]), raw=False)
     if len(summary) > MAX_SUMMARY_CHARS:
         summary = summary[: MAX_SUMMARY_CHARS - 4].rstrip() + " ..."
     before_hash = str(before.metadata.get("content_hash", ""))[:12] if before else "-"
@@ -131,7 +136,6 @@ def change_record(
             "resource": str(meta.get("resource", "")),
             "namespace": parsed.namespace or "",
             "name": parsed.name,
-            "object": object_id,
             "change": change,
             "fields": [f.field for f in fields],
             "health": str(meta.get("health", "")),
@@ -140,8 +144,15 @@ def change_record(
             "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(at)),
         }
     )
+    metadata["object"] = object_id  # the instance document's id, as stored there (ids are not redacted)
     metadata["content_hash"] = hashlib.sha256(json.dumps([summary, metadata], sort_keys=True).encode()).hexdigest()
     return ChangeRecord(id=f"{object_id}@{before_hash}>{after_hash}", text=summary, metadata=metadata)
+
+
+def _identifier(value: str, *, key: str) -> str:
+    """A namespace or object name as the instance payload keeps it: redacted only if it is itself credential-shaped."""
+    cleaned = clean_text(value)
+    return cleaned if redact_text(cleaned, raw=False, key=key) == cleaned else REDACTED
 
 
 def _reason(metadata: Mapping[str, Any]) -> str:

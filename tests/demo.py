@@ -204,6 +204,27 @@ def wait_ready(proc: subprocess.Popen[bytes], health: int, timeout: float = 300)
     raise TimeoutError("the controller was not ready in time; see .kubevec/demo-controller.log")
 
 
+def roll_out(plane: ControlPlane, timeout: float = 60) -> None:
+    """A new image for payments-api while the controller runs, so the change history has something to say."""
+    step("Rolling out ghcr.io/acme/payments-api:2.3.2 in prod (the controller records what changes)")
+    plane.kubectl(
+        "set", "image", "deployment/payments-api", "-n", "prod", "payments-api=ghcr.io/acme/payments-api:2.3.2"
+    )
+    env = {**os.environ, "KUBEVEC_STORE__PATH": str(STORE), "KUBEVEC_LOG_LEVEL": "WARNING"}
+    kubevec = str(Path(sys.executable).with_name("kubevec"))
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        done = subprocess.run(
+            [kubevec, "changes", "-n", "prod", "--kind", "Deployment", "-o", "json"],
+            env=env, capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        if done.returncode == 0 and json.loads(done.stdout)["changes"]:
+            time.sleep(2)  # the ReplicaSets the rollout makes are recorded a moment later
+            return
+        time.sleep(0.5)
+    raise TimeoutError("the rollout was not recorded in time; see .kubevec/demo-controller.log")
+
+
 def stop(proc: subprocess.Popen[bytes]) -> None:
     if proc.poll() is None:
         os.killpg(proc.pid, signal.SIGTERM)
@@ -218,13 +239,16 @@ async def searches() -> int:
     """Print the example searches; return how many found nothing (the demo fails on any)."""
     from kubevec.backends.chroma import ChromaStore
     from kubevec.inference.providers.embedders.local import LocalEmbedder
+    from kubevec.query.history import ChangesRequest, parse_time
     from kubevec.query.render import compact
     from kubevec.query.request import SearchRequest
     from kubevec.query.search import SearchService
 
     store = ChromaStore(path=str(STORE))
     service = SearchService(
-        store=store, embedder=LocalEmbedder(), collections={"capabilities": "capabilities", "instances": "instances"}
+        store=store,
+        embedder=LocalEmbedder(),
+        collections={"capabilities": "capabilities", "instances": "instances", "changes": "changes"},
     )
     counts = {c: await store.count(c) for c in ("capabilities", "instances")}
     empty = 0
@@ -235,6 +259,12 @@ async def searches() -> int:
         results = await service.search(SearchRequest.build(collection=collection, **{"k": 3, **kwargs}))
         print(compact(results, token_budget=300))
         empty += not results
+    print(
+        "\n$ kubevec changes --since 1h -n prod   (what the MCP tool list_changes(since='1h', namespace='prod') says)"
+    )
+    changes = await service.changes(ChangesRequest(since=parse_time("1h"), namespace="prod", k=10))
+    print("\n".join(changes.lines()))
+    empty += not changes.entries
     subject = "Secret/prod/payments-db"
     print(f"\n$ kubevec related {subject} --direction in --hops 3   (what breaks if it goes?)")
     related = await service.related(subject, direction="in", hops=3)
@@ -261,6 +291,7 @@ def main() -> int:
             t0 = time.monotonic()
             wait_ready(proc, health)
             step(f"The controller finished its initial sync in {time.monotonic() - t0:.1f}s")
+            roll_out(plane)
         finally:
             stop(proc)
             step("Stopped the controller")

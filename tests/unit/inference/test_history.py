@@ -131,3 +131,32 @@ def test_credentials_never_reach_a_summary() -> None:
     assert record is not None
     assert "hunter2-secret" not in record.text
     assert "hunter2-secret" not in str(record.metadata)
+
+
+def test_generated_names_are_named_not_redacted() -> None:
+    """Found by `make demo`: "ReplicaSet <redacted> created". As part of the sentence, prod/payments-api-5cb4d8b4b4
+    read as a token, so every generated name (ReplicaSets, Pods, Jobs) was redacted from its summary."""
+    for index in range(200):
+        body = deployment()
+        body["kind"] = "ReplicaSet"
+        suffix = f"{(index * 2654435761) % 16**10:010x}"[:10]
+        body["metadata"]["name"] = f"payments-api-{suffix}"
+        body["metadata"]["namespace"] = f"team-{(index * 40503) % 16**6:06x}"
+        after = build_instance(body, plural="replicasets", cluster=CLUSTER).to_document()
+        record = change_record(object_id=after.id, before=None, after=Stored(text=after.text, metadata=after.metadata))
+        assert record is not None
+        assert record.text.startswith(f"ReplicaSet {body['metadata']['namespace']}/payments-api-{suffix} created"), (
+            record.text
+        )
+
+
+def test_a_credential_shaped_name_is_still_redacted() -> None:
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    record = change_record(
+        object_id=f"c/prod/core/v1/ConfigMap/{token}",
+        before=None,
+        after=Stored(text="ConfigMap x | namespace: prod", metadata={}),
+    )
+    assert record is not None
+    assert token not in record.text
+    assert record.text.startswith("ConfigMap prod/<redacted> created")
