@@ -19,7 +19,9 @@ import hashlib
 import json
 import re
 import time
-from typing import Any, Final
+from typing import Any, Final, Literal
+
+from pydantic import BaseModel, ConfigDict
 
 from kubevec.backends import Record, VectorStore
 from kubevec.backends.filters import And, Contains, Eq, Filter, Gte, Lt, to_json
@@ -91,13 +93,16 @@ class ChangesRequest:
         return And(tuple(parts)) if parts else None
 
 
-@dataclasses.dataclass(frozen=True, kw_only=True)
-class ChangeEntry:
+class ChangeEntry(BaseModel):
+    """One change as agents get it (also the MCP tool's output schema)."""
+
+    model_config = ConfigDict(frozen=True)
+
     id: str
     summary: str
     at: str
     time: float
-    change: str
+    change: Literal["created", "updated", "deleted"]
     object: str
     kind: str
     namespace: str
@@ -115,7 +120,7 @@ class ChangeEntry:
             summary=record.text,
             at=str(meta.get("at", "")),
             time=float(str(meta.get("time", 0.0))),
-            change=str(meta.get("change", "")),
+            change=_change_of(meta.get("change")),
             object=str(meta.get("object", "")),
             kind=str(meta.get("kind", "")),
             namespace=str(meta.get("namespace", "")),
@@ -126,7 +131,7 @@ class ChangeEntry:
         )
 
     def to_json(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        return self.model_dump()
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -199,6 +204,12 @@ async def list_changes(
     page = stamped[: request.k]
     cursor = _make_cursor(page[-1][0], digest=digest) if len(stamped) > request.k else None
     return Changes(entries=[ChangeEntry.of(r) for _, r in page], total=total, cursor=cursor)
+
+
+def _change_of(value: object) -> Literal["created", "updated", "deleted"]:
+    if value == "created":
+        return "created"
+    return "deleted" if value == "deleted" else "updated"
 
 
 def _all(left: Filter | None, right: Filter | None) -> Filter | None:

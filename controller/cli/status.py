@@ -21,6 +21,7 @@ async def status_command(args: argparse.Namespace, settings: Settings) -> int:
     """What an operator checks first: is the store there and healthy, built with which model, how full, in sync?"""
     from kubevec.backends import BackendError
     from kubevec.controller.sync.status import STATUS_COLLECTION
+    from kubevec.inference.history import CHANGES
 
     store = open_store(settings, existing=True)
     service = search_service(settings, store)
@@ -49,6 +50,10 @@ async def status_command(args: argparse.Namespace, settings: Settings) -> int:
                 "dimension": info.dimension,
                 "kinds": kinds,
             }
+        if health.ok and CHANGES in service.collections:
+            name = service.collection_name(CHANGES)
+            exists = await store.collection_info(name) is not None
+            report["history"] = {"name": name, "records": await store.count(name) if exists else 0}
         if health.ok:
             report["controllers"] = await _reported_status(store, settings.collection(STATUS_COLLECTION))
     except BackendError as exc:
@@ -121,6 +126,8 @@ def status_text(report: dict[str, Any]) -> str:
             f"({info['dimension']} dimensions)"
         )
         lines.append(f"{'':14}{kinds_line(info['kinds'])}")
+    if "history" in report:
+        lines.append(f"{'changes:':<14}{report['history']['records']} records (kubevec changes)")
     for controller in report.get("controllers", []):
         state = "ready" if controller["ready"] else "not ready"
         state += ", DEGRADED" if controller["degraded"] else ""

@@ -22,7 +22,7 @@ from kubevec.backends import BackendError
 from kubevec.inference.documents import Collection
 from kubevec.inference.providers.embedders.base import EmbedderError
 from kubevec.query.access import View
-from kubevec.query.history import ChangesRequest, parse_time
+from kubevec.query.history import ChangeEntry, ChangesRequest, parse_time
 from kubevec.query.render import as_json, compact
 from kubevec.query.request import MAX_K, SearchError, SearchRequest
 from kubevec.query.search import ScopedSearch
@@ -119,23 +119,8 @@ class ResolvedKinds(BaseModel):
     kinds: list[KindInfo]
 
 
-class ChangeItem(BaseModel):
-    id: str
-    summary: str
-    at: str
-    time: float
-    change: Literal["created", "updated", "deleted"]
-    object: str
-    kind: str
-    namespace: str
-    name: str
-    cluster: str
-    fields: list[str]
-    similarity: float | None = None
-
-
 class ChangeList(BaseModel):
-    changes: list[ChangeItem]
+    changes: list[ChangeEntry]
     total: int
     truncated: bool
     cursor: str | None = None
