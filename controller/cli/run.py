@@ -79,10 +79,19 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
 
 
 async def drop_collections(app: App, settings: Settings) -> None:
-    """Drop the active generation's collections and the pointer: the rebuild starts at generation 0."""
+    """Drop the active generation's collections and the pointer: the rebuild starts at generation 0.
+
+    The change history cannot be rebuilt from the cluster, so it stays (unless a migrated generation
+    holds it: generation 0 would not read it)."""
     from kubevec.controller.sync.migrate import active_collections
+    from kubevec.inference.history import CHANGES
 
     names, _ = await active_collections(app.store, settings=settings)
-    for name in [*names.values(), settings.pointer]:
+    kept = names.get(CHANGES)
+    if kept is not None and kept != settings.collection(CHANGES):
+        kept = None  # a migrated generation's history: after the pointer goes, nothing would read it
+    for name in [*(n for n in names.values() if n != kept), settings.pointer]:
         await app.store.drop_collection(name)
         logger.info("Dropped collection=%s for a reindex", name)
+    if kept is not None:
+        logger.info("Kept the change history for a reindex collection=%s", kept)
