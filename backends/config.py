@@ -13,13 +13,14 @@ class StoreSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    backend: Literal["chroma", "qdrant", "pgvector", "memory"] = Field(
+    backend: Literal["chroma", "qdrant", "pgvector", "lancedb", "memory"] = Field(
         default="chroma",
-        description="chroma (default, embedded), qdrant, pgvector (PostgreSQL), or memory (tests only)",
+        description="chroma (default, embedded), qdrant, pgvector (PostgreSQL), lancedb (embedded, on disk), "
+        "or memory (tests only)",
     )
     path: Path | None = Field(
         default=Path(".kubevec/chroma"),
-        description="embedded Chroma directory or Qdrant local-mode directory; ignored when url is set",
+        description="embedded Chroma, Qdrant local-mode or LanceDB directory; ignored when url is set",
     )
     url: str | None = Field(
         default=None,

@@ -26,6 +26,15 @@ def open_store(settings: StoreSettings) -> VectorStore:
             password=settings.password.get_secret_value() if settings.password else None,
             timeout=settings.timeout_seconds,
         )
+    if settings.backend == "lancedb":
+        try:
+            from kubevec.backends.lance import LanceStore
+        except ImportError as exc:
+            raise BackendError(
+                "The lancedb backend needs the lancedb package: pip install 'kubevec[lancedb]' "
+                "(the container image includes it)"
+            ) from exc
+        return LanceStore(path=str(settings.path or ".kubevec/lancedb"))
     if settings.backend == "qdrant":
         from kubevec.backends.qdrant import QdrantStore
 

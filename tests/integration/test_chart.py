@@ -611,3 +611,15 @@ def test_history_values_reach_the_controller_and_the_standalone_server(helm: str
     assert controller["KUBEVEC_HISTORY__MAX_AGE_HOURS"] == "48"
     assert controller["KUBEVEC_HISTORY__MAX_RECORDS"] == "250000"  # not 2.5e+05
     assert server["KUBEVEC_HISTORY__EMBED"] == "false"  # it answers list_changes by words then
+
+
+def test_lancedb_keeps_its_tables_on_the_persistent_volume(helm: str) -> None:
+    docs = render(helm, "--set", "store.backend=lancedb")
+    controller = pods(docs)["kv-kubevec"]
+    env = env_of(controller["containers"][0])
+    assert (env["KUBEVEC_STORE__BACKEND"], env["KUBEVEC_STORE__PATH"]) == ("lancedb", "/data/store")
+    assert any(m["mountPath"] == "/data" for m in controller["containers"][0]["volumeMounts"])
+    refused = template(
+        helm, "--set", "store.backend=lancedb", "--set", "mcp.enabled=true", "--set", "mcp.mode=standalone"
+    )
+    assert refused.returncode != 0  # a second pod cannot read the controller's volume

@@ -16,6 +16,7 @@ import pytest
 
 from kubevec.backends import Record, VectorStore
 from kubevec.backends.chroma import ChromaStore
+from kubevec.backends.lance import LanceStore
 from kubevec.backends.memory import MemoryStore
 from kubevec.backends.pgvector import PgvectorStore
 from kubevec.backends.qdrant import QdrantStore
@@ -73,7 +74,7 @@ def chroma_answers(
     return asyncio.run(top_k(ChromaStore(path=str(path)), records, queries))
 
 
-@pytest.mark.parametrize("backend", ["pgvector", "qdrant", "memory"])
+@pytest.mark.parametrize("backend", ["pgvector", "qdrant", "lancedb", "memory"])
 async def test_dense_top5_matches_chroma(
     backend: str,
     tmp_path: Path,
@@ -85,6 +86,7 @@ async def test_dense_top5_matches_chroma(
     store: VectorStore = {
         "pgvector": lambda: PgvectorStore(url=postgres.url, password=postgres.password),
         "qdrant": lambda: QdrantStore(path=str(tmp_path / "qdrant")),
+        "lancedb": lambda: LanceStore(path=str(tmp_path / "lance")),
         "memory": MemoryStore,
     }[backend]()
     answers = await top_k(store, records, queries)
