@@ -14,7 +14,7 @@ def main() -> None:
         ("Embedder memory: onnxruntime arena and length sorting", embedder.memory),
         (
             "Stores: 20k records x 384-d, filter kind=Deployment AND namespace in 3 of 10",
-            lambda: asyncio.run(stores.run()),
+            stores.run,
         ),
         ("Status churn: 1000 Deployments x 10 status rewrites, 2 of which flip health", churn.run),
         ("Change history: 2,000 Deployments, rollouts, status churn and health flips (embedded Chroma)", history.run),

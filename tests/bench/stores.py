@@ -4,17 +4,23 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
+import os
+import resource
+import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from typing import Final
 
 import numpy as np
 
 from kubevec.backends import Record, VectorStore
 from kubevec.backends.chroma import ChromaStore
 from kubevec.backends.filters import And, Eq, In
+from kubevec.backends.lance import LanceStore
 from kubevec.backends.memory import MemoryStore
 from kubevec.backends.pgvector import PgvectorStore
 from kubevec.backends.qdrant import QdrantStore
@@ -85,27 +91,97 @@ async def opened(factory: Callable[[], VectorStore]) -> AsyncIterator[VectorStor
         await store.close()
 
 
-async def run() -> str:
+#: Each store is measured in a process of its own, so its memory is its own: the embedded stores by the
+#: process's peak RSS (the baseline row is the same process with the data set alone), the servers by the
+#: resident memory of their processes once loaded.
+STORES: Final = ("baseline", "memory", "chroma-embedded", "lancedb", "qdrant-local", "chroma-server", "pgvector")
+
+
+def _factory(backend: str, *, tmp: str, url: str = "", password: str = "") -> Callable[[], VectorStore]:
+    return {
+        "memory": MemoryStore,
+        "chroma-embedded": lambda: ChromaStore(path=f"{tmp}/chroma-embedded"),
+        "lancedb": lambda: LanceStore(path=f"{tmp}/lancedb"),
+        "qdrant-local": lambda: QdrantStore(path=f"{tmp}/qdrant-local"),
+        "chroma-server": lambda: ChromaStore(url=url),
+        "pgvector": lambda: PgvectorStore(url=url, password=password),
+    }[backend]
+
+
+async def one(backend: str, *, tmp: str, url: str, password: str) -> list[object]:
     records, queries = dataset()
+    if backend == "baseline":
+        row: list[object] = ["(data set alone)", len(records), "", "", ""]
+    else:
+        async with opened(_factory(backend, tmp=tmp, url=url, password=password)) as store:
+            row = await measure(store, records, queries)
+    return [*row, round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)]
+
+
+def _server_rss_mb(marker: str) -> int:
+    """Resident memory of this process's descendants whose command line holds ``marker`` (a server and its workers)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError, IndexError, ValueError):
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                children.setdefault(int(fields[1]), []).append(int(entry.name))
+    total, stack = 0, list(children.get(os.getpid(), []))
+    while stack:
+        pid = stack.pop()
+        stack += children.get(pid, [])
+        with contextlib.suppress(OSError):
+            if marker.encode() in Path(f"/proc/{pid}/cmdline").read_bytes():
+                rss = next(
+                    line for line in Path(f"/proc/{pid}/status").read_text().splitlines() if line.startswith("VmRSS")
+                )
+                total += int(rss.split()[1])
+    return round(total / 1024)
+
+
+def run() -> str:
     rows = []
-    with tempfile.TemporaryDirectory() as tmp, chroma_server(Path(tmp)) as url, postgres_server() as postgres:
-        factories: list[Callable[[], VectorStore]] = [
-            MemoryStore,
-            lambda: ChromaStore(path=f"{tmp}/chroma-embedded"),
-            lambda: ChromaStore(url=url),
-            lambda: QdrantStore(path=f"{tmp}/qdrant-local"),
-            lambda: PgvectorStore(url=postgres.url, password=postgres.password),
-        ]
-        for factory in factories:
-            async with opened(factory) as store:
-                print(f"  benchmarking {store.backend} at {store.location} ...", file=sys.stderr, flush=True)
-                rows.append(await measure(store, records, queries))
-    return table(["backend", "records", "upsert rec/s", "filtered top-10 p50 ms", "p95 ms"], rows)
+    with tempfile.TemporaryDirectory() as tmp, chroma_server(Path(tmp)) as chroma_url, postgres_server() as postgres:
+        for backend in STORES:
+            url = {"chroma-server": chroma_url, "pgvector": postgres.url}.get(backend, "")
+            print(f"  benchmarking {backend} ...", file=sys.stderr, flush=True)
+            done = subprocess.run(
+                [sys.executable, "-m", "tests.bench.stores", "--one", backend, "--tmp", tmp, "--url", url,
+                 "--password", postgres.password if backend == "pgvector" else ""],
+                capture_output=True, text=True, check=False,
+            )  # fmt: skip
+            if done.returncode != 0:
+                rows.append(
+                    [backend, "failed", done.stderr.strip().splitlines()[-1][:60] if done.stderr else "", "", "", ""]
+                )
+                continue
+            row = json.loads(done.stdout.strip().splitlines()[-1])
+            marker = {"chroma-server": "chroma", "pgvector": "postgres"}.get(backend)
+            row.append(_server_rss_mb(marker) if marker else "")
+            rows.append(row)
+    return table(
+        [
+            "backend",
+            "records",
+            "upsert rec/s",
+            "filtered top-10 p50 ms",
+            "p95 ms",
+            "client peak RSS MB",
+            "server RSS MB",
+        ],
+        rows,
+    )
 
 
 def main() -> None:
+    if len(sys.argv) > 2 and sys.argv[1] == "--one":
+        args = dict(zip(sys.argv[3::2], sys.argv[4::2], strict=True))
+        print(
+            json.dumps(asyncio.run(one(sys.argv[2], tmp=args["--tmp"], url=args["--url"], password=args["--password"])))
+        )
+        return
     print("== Stores: 20k records x 384-d, filter kind=Deployment AND namespace in 3 of 10")
-    print(asyncio.run(run()))
+    print(run())
 
 
 if __name__ == "__main__":
