@@ -34,6 +34,13 @@ class StoreSettings(BaseModel):
     collection_prefix: str = Field(default="", description="prefix for the capabilities/instances collections")
     timeout_seconds: float = Field(default=30.0, gt=0)
 
+    @property
+    def local_path(self) -> Path | None:
+        """The directory of an embedded store (Chroma or Qdrant without a url, LanceDB), else None."""
+        if self.backend == "lancedb" or (self.backend in ("chroma", "qdrant") and not self.url):
+            return self.path
+        return None
+
     @model_validator(mode="after")
     def _pgvector_needs_a_postgres_url(self) -> StoreSettings:
         if self.backend == "pgvector" and not (self.url or "").startswith(("postgresql://", "postgres://")):

@@ -134,12 +134,11 @@ class App:
             not_live=self.not_live,
         )
         self.ready = False
-        path = settings.store.path  # an embedded store's directory, when this App opened the store itself
-        embedded = settings.store.backend in ("chroma", "qdrant") and not settings.store.url
+        path = settings.store.local_path  # an embedded store's directory, when this App opened the store itself
         opened_here = store is None or self.store.location == str(path)  # tests inject stores of their own
         self.store_directory = (
             StoreDirectory(Path(path), bound=settings.sync.unwritable_restart_seconds)
-            if embedded and opened_here and path is not None and str(path) != ":memory:"
+            if opened_here and path is not None and str(path) != ":memory:"
             else None
         )
         self._prepared = asyncio.Event()

@@ -40,7 +40,7 @@ def open_store(settings: Settings, *, existing: bool = False) -> VectorStore:
     """The configured store; ``existing``: readers refuse to create a local store that is not there."""
     from kubevec.backends.factory import open_store
 
-    local = settings.store.path if settings.store.backend in ("chroma", "qdrant") and not settings.store.url else None
+    local = settings.store.local_path
     if existing and local is not None and not local.exists():
         raise CommandError(
             f"the {settings.store.backend} store at {local} does not exist: index one first (kubevec run or kubevec index crds), "

@@ -59,3 +59,12 @@ async def test_odd_values_and_names_round_trip_and_filter(tmp_path: Path) -> Non
         assert len((await store.get("c", ["r0"]))[0].text) > 1_000_000
     finally:
         await store.close()
+
+
+def test_a_lancedb_store_is_an_embedded_directory() -> None:
+    """The directory checks of embedded stores (readiness when it is deleted, readers refusing a missing one) apply."""
+    from kubevec.backends.config import StoreSettings
+
+    assert StoreSettings(backend="lancedb", path=Path("/data/store")).local_path == Path("/data/store")
+    assert StoreSettings(backend="chroma", url="http://chroma:8000").local_path is None
+    assert StoreSettings(backend="qdrant", path=Path("q")).local_path == Path("q")
