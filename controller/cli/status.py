@@ -53,7 +53,7 @@ async def status_command(args: argparse.Namespace, settings: Settings) -> int:
         if health.ok and CHANGES in service.collections:
             name = service.collection_name(CHANGES)
             exists = await store.collection_info(name) is not None
-            report["history"] = {"name": name, "records": await store.count(name) if exists else 0}
+            report["history"] = {"name": name, "exists": exists, "records": await store.count(name) if exists else 0}
         if health.ok:
             report["controllers"] = await _reported_status(store, settings.collection(STATUS_COLLECTION))
     except BackendError as exc:
@@ -127,7 +127,11 @@ def status_text(report: dict[str, Any]) -> str:
         )
         lines.append(f"{'':14}{kinds_line(info['kinds'])}")
     if "history" in report:
-        lines.append(f"{'changes:':<14}{report['history']['records']} records (kubevec changes)")
+        history = report["history"]
+        if history["exists"]:
+            lines.append(f"{'changes:':<14}{history['records']} records (kubevec changes)")
+        else:
+            lines.append(f"{'changes:':<14}none recorded yet ({history['name']}; the controller records them)")
     for controller in report.get("controllers", []):
         state = "ready" if controller["ready"] else "not ready"
         state += ", DEGRADED" if controller["degraded"] else ""

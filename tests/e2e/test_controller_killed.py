@@ -13,18 +13,20 @@ from pathlib import Path
 
 import pytest
 
-from kubevec.backends.chroma import ChromaStore
+from kubevec.backends.config import StoreSettings
+from kubevec.backends.factory import open_store
 from tests.controlplane.cluster import ControlPlane, free_port
 from tests.e2e.controller_harness import eventually, spawn_kubevec_run
 
 pytestmark = pytest.mark.e2e
 
 
-def start(plane: ControlPlane, store: Path, health: int) -> subprocess.Popen[bytes]:
+def start(plane: ControlPlane, store: Path, health: int, backend: str) -> subprocess.Popen[bytes]:
     return spawn_kubevec_run(
         plane,
         store,
         log=store.parent / "controller.log",
+        KUBEVEC_STORE__BACKEND=backend,
         KUBEVEC_CLUSTER_NAME="killed",
         KUBEVEC_SERVER__HEALTH_PORT=str(health),
         KUBEVEC_SERVER__METRICS_PORT="0",
@@ -39,46 +41,48 @@ def ready(health: int) -> bool:
         return False
 
 
-def stored_configmaps(store: Path) -> set[str]:
+def stored_configmaps(store: Path, backend: str, ns: str) -> set[str]:
     async def read() -> set[str]:
-        client = ChromaStore(path=str(store))
+        client = open_store(StoreSettings(backend=backend, path=store))  # type: ignore[arg-type]
         try:
-            return {i async for i, _ in client.iter_ids("instances") if "/killed-ns/" in i and "/ConfigMap/" in i}
+            return {i async for i, _ in client.iter_ids("instances") if f"/{ns}/" in i and "/ConfigMap/" in i}
         finally:
             await client.close()
 
     return asyncio.run(read())
 
 
-def cluster_configmaps(plane: ControlPlane) -> set[str]:
-    names = plane.kubectl("get", "configmaps", "-n", "killed-ns", "-o", "name").split()
-    return {f"killed/killed-ns/core/v1/ConfigMap/{n.split('/', 1)[1]}" for n in names}
+def cluster_configmaps(plane: ControlPlane, ns: str) -> set[str]:
+    names = plane.kubectl("get", "configmaps", "-n", ns, "-o", "name").split()
+    return {f"killed/{ns}/core/v1/ConfigMap/{n.split('/', 1)[1]}" for n in names}
 
 
-def test_sigkill_then_restart_converges(control_plane: ControlPlane, tmp_path: Path) -> None:
-    control_plane.kubectl("create", "namespace", "killed-ns")
+@pytest.mark.parametrize("backend", ["chroma", "lancedb"])
+def test_sigkill_then_restart_converges(control_plane: ControlPlane, tmp_path: Path, backend: str) -> None:
+    ns = f"killed-{backend}"
+    control_plane.kubectl("create", "namespace", ns)
     for i in range(5):
-        control_plane.kubectl("create", "configmap", f"cm-{i}", "-n", "killed-ns", f"--from-literal=k={i}")
+        control_plane.kubectl("create", "configmap", f"cm-{i}", "-n", ns, f"--from-literal=k={i}")
     store = tmp_path / "store"
     health = free_port()
-    proc = start(control_plane, store, health)
+    proc = start(control_plane, store, health, backend)
     try:
         eventually(lambda: ready(health), timeout=120, message="controller not ready")
         # Churn, then kill it without warning while it may be mid-flush.
         for i in range(5, 15):
-            control_plane.kubectl("create", "configmap", f"cm-{i}", "-n", "killed-ns", f"--from-literal=k={i}")
+            control_plane.kubectl("create", "configmap", f"cm-{i}", "-n", ns, f"--from-literal=k={i}")
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(timeout=10)
         # While it is dead: deletions, creations and updates it never sees as events.
         for i in range(0, 15, 3):
-            control_plane.kubectl("delete", "configmap", f"cm-{i}", "-n", "killed-ns")
-        control_plane.kubectl("create", "configmap", "born-while-dead", "-n", "killed-ns", "--from-literal=a=b")
+            control_plane.kubectl("delete", "configmap", f"cm-{i}", "-n", ns)
+        control_plane.kubectl("create", "configmap", "born-while-dead", "-n", ns, "--from-literal=a=b")
         time.sleep(0.5)
-        proc = start(control_plane, store, health)
+        proc = start(control_plane, store, health, backend)
         eventually(lambda: ready(health), timeout=120, message="restarted controller not ready")
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(timeout=30)
-        assert stored_configmaps(store) == cluster_configmaps(control_plane)
+        assert stored_configmaps(store, backend, ns) == cluster_configmaps(control_plane, ns)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)

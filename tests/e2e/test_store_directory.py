@@ -32,12 +32,16 @@ def status(url: str) -> int:
         return 0
 
 
-def test_a_deleted_store_directory_fails_readiness_then_liveness(control_plane: ControlPlane, tmp_path: Path) -> None:
+@pytest.mark.parametrize("backend", ["chroma", "lancedb"])
+def test_a_deleted_store_directory_fails_readiness_then_liveness(
+    control_plane: ControlPlane, tmp_path: Path, backend: str
+) -> None:
     store, log, health = tmp_path / "store", tmp_path / "kubevec.log", free_port()
     proc = spawn_kubevec_run(
         control_plane,
         store,
         log=log,
+        KUBEVEC_STORE__BACKEND=backend,
         KUBEVEC_SERVER__HEALTH_PORT=str(health),
         KUBEVEC_SERVER__METRICS_PORT="0",
         KUBEVEC_SYNC__UNWRITABLE_RESTART_SECONDS="3",

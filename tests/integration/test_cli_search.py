@@ -167,8 +167,9 @@ def test_status_without_a_cluster(tmp_path: Path) -> None:
     assert lines[2] == "capabilities: 7 documents, built with all-MiniLM-L6-v2-int8 (384 dimensions)"
     assert "PostgresCluster 1" in lines[3]
     assert lines[4] == "instances:    not created yet (instances)"
-    assert lines[5] == "Controller:   no status record in the store (no controller has written to it yet)"
-    assert lines[6].startswith("Cluster:      not reachable from here (")
+    assert lines[5] == "changes:      none recorded yet (changes; the controller records them)"
+    assert lines[6] == "Controller:   no status record in the store (no controller has written to it yet)"
+    assert lines[7].startswith("Cluster:      not reachable from here (")
     report = json.loads(kubevec("status", "-o", "json", env=env).stdout)
     assert report["collections"]["capabilities"]["documents"] == 7
     assert report["collections"]["capabilities"]["kinds"]["Certificate"] == 1
