@@ -36,14 +36,17 @@ controlplane: ## Build (or reuse) etcd, kube-apiserver, kube-controller-manager 
 helm: ## Build (or reuse) helm from the Go module proxy.
 	@bash charts/tools/build-helm.sh >/dev/null
 
+weaviate: ## Build (or reuse) the Weaviate server the Weaviate backend is tested against.
+	@bash tests/weaviate/build.sh >/dev/null
+
 chart-docs: ## Regenerate charts/kubevec/README.md from values.yaml comments (helm-docs; a test checks it).
 	@"$$(bash charts/tools/build-helm-docs.sh | tail -1)" --chart-search-root charts --skip-version-footer --log-level warning
 
-lock: ## Regenerate deploy/requirements.lock (pip-compile with hashes, build backend, the bedrock and lancedb extras included) for the image.
+lock: ## Regenerate deploy/requirements.lock (pip-compile with hashes, build backend, the bedrock, lancedb and weaviate extras included) for the image.
 	@test -x .venv-lock/bin/pip-compile || { $(PYTHON) -m venv .venv-lock && .venv-lock/bin/pip install --quiet pip-tools; }
 	.venv-lock/bin/pip-compile --generate-hashes --strip-extras --no-emit-find-links --allow-unsafe --all-build-deps \
-	  --extra bedrock --extra lancedb --quiet --output-file deploy/requirements.lock pyproject.toml
-	@sed -i 's|^#    pip-compile .*|#    make lock   (pip-compile --generate-hashes --all-build-deps --extra bedrock --extra lancedb: every wheel the image installs, build backend included)|' deploy/requirements.lock
+	  --extra bedrock --extra lancedb --extra weaviate --quiet --output-file deploy/requirements.lock pyproject.toml
+	@sed -i 's|^#    pip-compile .*|#    make lock   (pip-compile --generate-hashes --all-build-deps --extra bedrock --extra lancedb --extra weaviate: every wheel the image installs, build backend included)|' deploy/requirements.lock
 
 manifests: setup ## Regenerate deploy/kubevec.yaml from the chart (a test checks it is current).
 	@$(BIN)/python charts/tools/plain_manifests.py "$$(bash charts/tools/build-helm.sh | tail -1)" > deploy/kubevec.yaml.new
@@ -76,19 +79,19 @@ chart-lint: setup helm ## Lint the Helm chart and render every ci/*-values.yaml.
 
 ##@ Tests
 
-test: setup controlplane helm lint typecheck ## Everything: lint, types, unit, integration, e2e.
+test: setup controlplane helm weaviate lint typecheck ## Everything: lint, types, unit, integration, e2e.
 	$(PYTEST) tests
 
 test-unit: setup ## Fast unit tests (no network, no processes).
 	$(PYTEST) tests/unit
 
-test-integration: setup helm ## Integration tests (real Chroma server, real embedder, helm).
+test-integration: setup helm weaviate ## Integration tests (real Chroma server, real embedder, helm).
 	$(PYTEST) tests/integration
 
-test-e2e: setup controlplane ## End-to-end tests against a real etcd + kube-apiserver.
+test-e2e: setup controlplane weaviate ## End-to-end tests against a real etcd + kube-apiserver.
 	$(PYTEST) tests/e2e
 
-bench: setup controlplane ## Benchmarks: embedder, backends, retrieval quality and latency, MCP access at scale.
+bench: setup controlplane weaviate ## Benchmarks: embedder, backends, retrieval quality and latency, MCP access at scale.
 	$(BIN)/python -m tests.bench
 
 CRDS ?= ../shared/crds
@@ -108,4 +111,4 @@ demo: setup controlplane ## Throwaway control plane + sample CRDs/objects + cont
 run: setup ## Run the controller against $$KUBECONFIG (settings from KUBEVEC_* variables).
 	$(BIN)/kubevec run
 
-.PHONY: docs bench-retrieval bench-scale lock chart-docs manifests help setup controlplane helm lint namespace format typecheck chart-lint test test-unit test-integration test-e2e bench demo run
+.PHONY: docs bench-retrieval bench-scale lock chart-docs manifests help setup controlplane helm weaviate lint namespace format typecheck chart-lint test test-unit test-integration test-e2e bench demo run

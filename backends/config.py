@@ -13,10 +13,10 @@ class StoreSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    backend: Literal["chroma", "qdrant", "pgvector", "lancedb", "memory"] = Field(
+    backend: Literal["chroma", "qdrant", "pgvector", "lancedb", "weaviate", "memory"] = Field(
         default="chroma",
         description="chroma (default, embedded), qdrant, pgvector (PostgreSQL), lancedb (embedded, on disk), "
-        "or memory (tests only)",
+        "weaviate, or memory (tests only)",
     )
     path: Path | None = Field(
         default=Path(".kubevec/chroma"),
@@ -24,9 +24,17 @@ class StoreSettings(BaseModel):
     )
     url: str | None = Field(
         default=None,
-        description="server URL, e.g. http://chroma:8000, http://qdrant:6333 or postgresql://kubevec@db:5432/kubevec",
+        description="server URL, e.g. http://chroma:8000, http://qdrant:6333, http://weaviate:8080 or "
+        "postgresql://kubevec@db:5432/kubevec",
     )
-    api_key: SecretStr | None = Field(default=None, description="Qdrant API key (server mode)")
+    api_key: SecretStr | None = Field(default=None, description="Qdrant or Weaviate API key (server mode)")
+    grpc_port: int = Field(default=50051, ge=1, le=65535, description="Weaviate's gRPC port, on the url's host")
+    consistency_level: Literal["ONE", "QUORUM", "ALL"] = Field(
+        default="QUORUM", description="Weaviate: replicas that must answer each read and write"
+    )
+    replication_factor: int = Field(
+        default=1, ge=1, le=15, description="Weaviate: copies of each collection kubevec creates (a multi-node cluster)"
+    )
     password: SecretStr | None = Field(
         default=None, description="PostgreSQL password (pgvector); keeps it out of the url, from a Secret"
     )
@@ -40,6 +48,12 @@ class StoreSettings(BaseModel):
         if self.backend == "lancedb" or (self.backend in ("chroma", "qdrant") and not self.url):
             return self.path
         return None
+
+    @model_validator(mode="after")
+    def _weaviate_needs_a_url(self) -> StoreSettings:
+        if self.backend == "weaviate" and not (self.url or "").startswith(("http://", "https://")):
+            raise ValueError("store.backend=weaviate needs store.url=http(s)://host:8080 (and store.grpc_port)")
+        return self
 
     @model_validator(mode="after")
     def _pgvector_needs_a_postgres_url(self) -> StoreSettings:

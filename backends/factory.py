@@ -35,6 +35,22 @@ def open_store(settings: StoreSettings) -> VectorStore:
                 "(the container image includes it)"
             ) from exc
         return LanceStore(path=str(settings.path or ".kubevec/lancedb"))
+    if settings.backend == "weaviate":
+        try:
+            from kubevec.backends.weaviate import WeaviateStore
+        except ImportError as exc:
+            raise BackendError(
+                "The weaviate backend needs the weaviate-client package: pip install 'kubevec[weaviate]' "
+                "(the container image includes it)"
+            ) from exc
+        return WeaviateStore(
+            url=str(settings.url),
+            grpc_port=settings.grpc_port,
+            api_key=settings.api_key.get_secret_value() if settings.api_key else None,
+            consistency=settings.consistency_level,
+            replication_factor=settings.replication_factor,
+            timeout=settings.timeout_seconds,
+        )
     if settings.backend == "qdrant":
         from kubevec.backends.qdrant import QdrantStore
 

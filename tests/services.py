@@ -6,6 +6,7 @@ import contextlib
 import dataclasses
 import hashlib
 import importlib.util
+import json
 import os
 import pwd
 import shutil
@@ -189,3 +190,94 @@ def _wait_for_postgres(proc: subprocess.Popen[bytes], *, url: str, password: str
             if time.monotonic() > deadline:
                 raise TimeoutError("postgres did not accept a session within 60s") from None
             time.sleep(0.1)
+
+
+@dataclasses.dataclass(frozen=True)
+class Weaviate:
+    url: str  # REST, http://127.0.0.1:<port>
+    grpc_port: int
+
+
+def weaviate_binary(*, quiet: bool = False) -> Path:
+    """Build (or reuse) the real Weaviate server from the Go module proxy (``tests/weaviate/build.sh``)."""
+    here = Path(__file__).resolve().parent / "weaviate"
+    proc = subprocess.run(
+        ["bash", str(here / "build.sh")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL if quiet else None,
+        text=True,
+        check=False,
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(f"Building the Weaviate server failed (exit {proc.returncode}); run tests/weaviate/build.sh")
+    return Path(proc.stdout.strip().splitlines()[-1]) / "weaviate-server"
+
+
+@contextlib.contextmanager
+def weaviate_server(
+    data_dir: Path | None = None, *, port: int | None = None, grpc_port: int | None = None
+) -> Iterator[Weaviate]:
+    """A single-node Weaviate on loopback ports: anonymous access, no vectorizer module (vectors are ours).
+
+    Gossip, data and raft ports are moved off their defaults (several servers, and other tests, share
+    the machine), and the node advertises 127.0.0.1 (without it, it binds an IPv6 address and exits).
+    """
+    binary = weaviate_binary()
+    data = data_dir or Path(tempfile.mkdtemp(prefix="kubevec-weaviate-"))
+    # A restart on the same data reuses every port: the node's raft log names its own address.
+    saved = data / "ports.json"
+    ports = json.loads(saved.read_text()) if saved.exists() else {}
+    port = port or ports.get("http") or free_port()
+    grpc = grpc_port or ports.get("grpc") or free_port()
+    gossip, data_port, raft, raft_rpc = (ports.get(k) or free_port() for k in ("gossip", "data", "raft", "raft_rpc"))
+    saved.write_text(
+        json.dumps(
+            {"http": port, "grpc": grpc, "gossip": gossip, "data": data_port, "raft": raft, "raft_rpc": raft_rpc}
+        )
+    )
+    env = {
+        **os.environ,
+        "PERSISTENCE_DATA_PATH": str(data / "db"),
+        "AUTHENTICATION_ANONYMOUS_ACCESS_ENABLED": "true",
+        "DEFAULT_VECTORIZER_MODULE": "none",
+        "ENABLE_MODULES": "",
+        "CLUSTER_HOSTNAME": "node1",
+        "CLUSTER_ADVERTISE_ADDR": "127.0.0.1",
+        "CLUSTER_GOSSIP_BIND_PORT": str(gossip),
+        "CLUSTER_DATA_BIND_PORT": str(data_port),
+        "RAFT_PORT": str(raft),
+        "RAFT_INTERNAL_RPC_PORT": str(raft_rpc),
+        "RAFT_BOOTSTRAP_EXPECT": "1",
+        "GRPC_PORT": str(grpc),
+        "DISABLE_TELEMETRY": "true",
+        "LOG_LEVEL": "warning",
+    }
+    with open(data / "server.log", "ab") as log:
+        proc = subprocess.Popen(
+            [str(binary), "--host", "127.0.0.1", "--port", str(port), "--scheme", "http"],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=env,
+            start_new_session=True,
+        )
+        url = f"http://127.0.0.1:{port}"
+        try:
+            deadline = time.monotonic() + 90
+            while True:
+                if proc.poll() is not None:
+                    raise RuntimeError(f"weaviate-server exited: {(data / 'server.log').read_text()[-2000:]}")
+                try:
+                    with urllib.request.urlopen(f"{url}/v1/.well-known/ready", timeout=2):
+                        break
+                except OSError:
+                    if time.monotonic() > deadline:
+                        raise TimeoutError("weaviate-server was not ready within 90s") from None
+                    time.sleep(0.3)
+            yield Weaviate(url=url, grpc_port=grpc)
+        finally:
+            os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()

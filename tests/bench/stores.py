@@ -24,8 +24,9 @@ from kubevec.backends.lance import LanceStore
 from kubevec.backends.memory import MemoryStore
 from kubevec.backends.pgvector import PgvectorStore
 from kubevec.backends.qdrant import QdrantStore
+from kubevec.backends.weaviate import WeaviateStore
 from tests.bench.report import percentile, table
-from tests.services import chroma_server, postgres_server
+from tests.services import chroma_server, postgres_server, weaviate_server
 
 SIZE = 20_000
 DIM = 384
@@ -94,10 +95,22 @@ async def opened(factory: Callable[[], VectorStore]) -> AsyncIterator[VectorStor
 #: Each store is measured in a process of its own, so its memory is its own: the embedded stores by the
 #: process's peak RSS (the baseline row is the same process with the data set alone), the servers by the
 #: resident memory of their processes once loaded.
-STORES: Final = ("baseline", "memory", "chroma-embedded", "lancedb", "qdrant-local", "chroma-server", "pgvector")
+STORES: Final = (
+    "baseline",
+    "memory",
+    "chroma-embedded",
+    "lancedb",
+    "qdrant-local",
+    "chroma-server",
+    "pgvector",
+    "weaviate",
+)
 
 
 def _factory(backend: str, *, tmp: str, url: str = "", password: str = "") -> Callable[[], VectorStore]:
+    if backend == "weaviate":  # url: "<rest url> <grpc port>"
+        rest, grpc = url.split()
+        return lambda: WeaviateStore(url=rest, grpc_port=int(grpc))
     return {
         "memory": MemoryStore,
         "chroma-embedded": lambda: ChromaStore(path=f"{tmp}/chroma-embedded"),
@@ -141,9 +154,19 @@ def _server_rss_mb(marker: str) -> int:
 
 def run() -> str:
     rows = []
-    with tempfile.TemporaryDirectory() as tmp, chroma_server(Path(tmp)) as chroma_url, postgres_server() as postgres:
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        chroma_server(Path(tmp)) as chroma_url,
+        postgres_server() as postgres,
+        weaviate_server() as weaviate,
+    ):
         for backend in STORES:
-            url = {"chroma-server": chroma_url, "pgvector": postgres.url}.get(backend, "")
+            urls = {
+                "chroma-server": chroma_url,
+                "pgvector": postgres.url,
+                "weaviate": f"{weaviate.url} {weaviate.grpc_port}",
+            }
+            url = urls.get(backend, "")
             print(f"  benchmarking {backend} ...", file=sys.stderr, flush=True)
             done = subprocess.run(
                 [sys.executable, "-m", "tests.bench.stores", "--one", backend, "--tmp", tmp, "--url", url,
@@ -156,7 +179,7 @@ def run() -> str:
                 )
                 continue
             row = json.loads(done.stdout.strip().splitlines()[-1])
-            marker = {"chroma-server": "chroma", "pgvector": "postgres"}.get(backend)
+            marker = {"chroma-server": "chroma", "pgvector": "postgres", "weaviate": "weaviate-server"}.get(backend)
             row.append(_server_rss_mb(marker) if marker else "")
             rows.append(row)
     return table(

@@ -1,7 +1,7 @@
 """Store down under a running controller: readiness drops, nothing is lost, the store converges.
 
-Run against each server backend that can be started here: a `chroma run` server and PostgreSQL
-with pgvector (Qdrant has no server binary here; its local mode cannot go down).
+Run against each server backend that can be started here: a `chroma run` server, PostgreSQL with
+pgvector and Weaviate (Qdrant has no server binary here; its local mode cannot go down).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from tests.controlplane.cluster import ControlPlane, free_port
 from tests.e2e.controller_harness import eventually, running_controller
 from tests.e2e.convergence import wait_converged
 from tests.fakes import CountingEmbedder
-from tests.services import chroma_server, postgres_server
+from tests.services import chroma_server, postgres_server, weaviate_server
 
 pytestmark = pytest.mark.e2e
 
@@ -42,7 +42,7 @@ class StoreServer:
         return open_store(self.settings)
 
 
-@pytest.fixture(params=["chroma", "pgvector"])
+@pytest.fixture(params=["chroma", "pgvector", "weaviate"])
 def store_server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[StoreServer]:
     port = free_port()
     prefix = "outage-"
@@ -51,6 +51,20 @@ def store_server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Sto
         data.mkdir()
         settings = StoreSettings(backend="chroma", url=f"http://127.0.0.1:{port}", path=None, collection_prefix=prefix)
         yield StoreServer(settings=settings, serve=lambda: chroma_server(data, port=port))
+        return
+    if request.param == "weaviate":
+        data = tmp_path / "weaviate"
+        data.mkdir()
+        grpc = free_port()
+        settings = StoreSettings(
+            backend="weaviate",
+            url=f"http://127.0.0.1:{port}",
+            grpc_port=grpc,
+            path=None,
+            collection_prefix=prefix,
+            timeout_seconds=5,
+        )
+        yield StoreServer(settings=settings, serve=lambda: weaviate_server(data, port=port, grpc_port=grpc))
         return
     base = Path(tempfile.mkdtemp(prefix="kubevec-pg-outage-"))  # not under pytest's root-only tmp: see postgres_server
     with postgres_server(base, port=port) as first:  # initialise the data directory and learn the password

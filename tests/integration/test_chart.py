@@ -623,3 +623,23 @@ def test_lancedb_keeps_its_tables_on_the_persistent_volume(helm: str) -> None:
         helm, "--set", "store.backend=lancedb", "--set", "mcp.enabled=true", "--set", "mcp.mode=standalone"
     )
     assert refused.returncode != 0  # a second pod cannot read the controller's volume
+
+
+def test_weaviate_values_reach_both_servers(helm: str) -> None:
+    docs = render(
+        helm, "--set", "store.backend=weaviate", "--set", "store.url=https://weaviate.db.svc:8080",
+        "--set", "store.grpcPort=50052", "--set", "store.apiKeySecret=weaviate-key", "--set", "store.consistencyLevel=ALL",
+        "--set", "store.replicationFactor=3", "--set", "mcp.enabled=true", "--set", "mcp.mode=standalone",
+    )  # fmt: skip
+    for pod in pods(docs).values():
+        env = env_of(pod["containers"][0])
+        assert env["KUBEVEC_STORE__BACKEND"] == "weaviate"
+        assert env["KUBEVEC_STORE__URL"] == "https://weaviate.db.svc:8080"
+        assert (env["KUBEVEC_STORE__GRPC_PORT"], env["KUBEVEC_STORE__CONSISTENCY_LEVEL"]) == ("50052", "ALL")
+        assert env["KUBEVEC_STORE__REPLICATION_FACTOR"] == "3"
+        assert env["KUBEVEC_STORE__API_KEY"] == {"secretKeyRef": {"name": "weaviate-key", "key": "api-key"}}
+    refused = template(helm, "--set", "store.backend=weaviate")
+    assert refused.returncode != 0
+    assert "/store" in refused.stderr
+    leaked = template(helm, "--set", "store.backend=weaviate", "--set", "store.url=http://admin:key@weaviate:8080")
+    assert leaked.returncode != 0

@@ -1,4 +1,4 @@
-"""Every backend gives the same dense top-5 as Chroma on the real CRD corpus and its queries.
+"""Every backend (pgvector, Qdrant, LanceDB, Weaviate, memory) gives the same dense top-5 as Chroma on the real CRD corpus.
 
 The contract suite checks each backend against exact search on random vectors; this checks them
 against each other on what users search: the capability documents of real CRDs, embedded by the
@@ -20,11 +20,12 @@ from kubevec.backends.lance import LanceStore
 from kubevec.backends.memory import MemoryStore
 from kubevec.backends.pgvector import PgvectorStore
 from kubevec.backends.qdrant import QdrantStore
+from kubevec.backends.weaviate import WeaviateStore
 from kubevec.inference.capabilities import describe_crd
 from kubevec.inference.manifests import is_crd, iter_manifest_files, load_manifests
 from kubevec.inference.providers.embedders.local import LocalEmbedder
 from tests.conftest import corpus
-from tests.services import Postgres, postgres_server
+from tests.services import Postgres, Weaviate, postgres_server, weaviate_server
 
 pytestmark = pytest.mark.integration
 K = 5
@@ -33,6 +34,12 @@ K = 5
 @pytest.fixture(scope="module")
 def postgres() -> Iterator[Postgres]:
     with postgres_server() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def weaviate() -> Iterator[Weaviate]:
+    with weaviate_server() as server:
         yield server
 
 
@@ -74,11 +81,12 @@ def chroma_answers(
     return asyncio.run(top_k(ChromaStore(path=str(path)), records, queries))
 
 
-@pytest.mark.parametrize("backend", ["pgvector", "qdrant", "lancedb", "memory"])
+@pytest.mark.parametrize("backend", ["pgvector", "qdrant", "lancedb", "weaviate", "memory"])
 async def test_dense_top5_matches_chroma(
     backend: str,
     tmp_path: Path,
     postgres: Postgres,
+    weaviate: Weaviate,
     embedded_corpus: tuple[list[Record], list[tuple[str, list[float]]]],
     chroma_answers: list[list[str]],
 ) -> None:
@@ -87,6 +95,7 @@ async def test_dense_top5_matches_chroma(
         "pgvector": lambda: PgvectorStore(url=postgres.url, password=postgres.password),
         "qdrant": lambda: QdrantStore(path=str(tmp_path / "qdrant")),
         "lancedb": lambda: LanceStore(path=str(tmp_path / "lance")),
+        "weaviate": lambda: WeaviateStore(url=weaviate.url, grpc_port=weaviate.grpc_port),
         "memory": MemoryStore,
     }[backend]()
     answers = await top_k(store, records, queries)

@@ -83,6 +83,11 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- with .Values.store.url }}
 - {name: KUBEVEC_STORE__URL, value: {{ . | quote }}}
 {{- end }}
+{{- if eq .Values.store.backend "weaviate" }}
+- {name: KUBEVEC_STORE__GRPC_PORT, value: {{ .Values.store.grpcPort | int | quote }}}
+- {name: KUBEVEC_STORE__CONSISTENCY_LEVEL, value: {{ .Values.store.consistencyLevel | quote }}}
+- {name: KUBEVEC_STORE__REPLICATION_FACTOR, value: {{ .Values.store.replicationFactor | int | quote }}}
+{{- end }}
 {{- with .Values.store.collectionPrefix }}
 - {name: KUBEVEC_STORE__COLLECTION_PREFIX, value: {{ . | quote }}}
 {{- end }}
