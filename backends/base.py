@@ -417,6 +417,18 @@ class BaseStore:
         return None
 
 
+def is_transport_error(exc: BaseException) -> bool:
+    """Whether an exception (or one it was raised from) is the network's: a server that is down or slow."""
+    current: BaseException | None = exc
+    while current is not None:
+        if isinstance(current, ConnectionError | TimeoutError) or type(current).__module__.startswith(
+            ("httpx", "httpcore", "grpc")
+        ):
+            return True
+        current = current.__cause__
+    return False
+
+
 def _check_name(name: str) -> None:
     if not isinstance(name, str) or not name:
         raise BackendError(f"Collection name must be a non-empty string, got {name!r}")

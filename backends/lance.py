@@ -29,12 +29,13 @@ import pyarrow as pa
 from kubevec.backends.base import DEFAULT_PAGE_SIZE, BaseStore, CollectionInfo, Cursor
 from kubevec.backends.errors import BackendError, BackendUnavailable, CollectionNotFound, InvalidFilter
 from kubevec.backends.filters import And, Contains, Eq, Filter, Gt, Gte, In, Lt, Lte, Ne, Nin, Or, words
+from kubevec.backends.payload import BOOLS, NUMBERS, STRINGS, kind_of, list_fields, typed
 from kubevec.backends.records import Hit, MetadataValue, Record, cosine_distance_to_score
 
 PAYLOAD: Final = "_payload"
 WORDS: Final = "_words"
 LISTS: Final = "_lists"
-_STRINGS, _NUMBERS, _BOOLS = "s", "n", "b"
+_STRINGS, _NUMBERS, _BOOLS = STRINGS, NUMBERS, BOOLS
 _KINDS: Final = {_STRINGS: pa.list_(pa.string()), _NUMBERS: pa.list_(pa.float64()), _BOOLS: pa.list_(pa.bool_())}
 _META_EMBEDDER: Final = b"kubevec.embedder"
 _META_DIMENSION: Final = b"kubevec.dimension"
@@ -297,7 +298,7 @@ class _Translator:
         raise InvalidFilter(f"Cannot translate {node!r} for lancedb")
 
     def _eq(self, field: str, value: str | float | bool) -> str:
-        kind = _kind_of(value)
+        kind = kind_of(value)
         name = column(field, kind)
         if name not in self.columns:
             return "false"
@@ -308,14 +309,6 @@ class _Translator:
         return "(" + " OR ".join(parts) + ")" if parts else "false"
 
 
-def _kind_of(value: object) -> str:
-    if isinstance(value, bool):
-        return _BOOLS
-    if isinstance(value, int | float):
-        return _NUMBERS
-    return _STRINGS
-
-
 def _row(record: Record) -> dict[str, Any]:
     row: dict[str, Any] = {
         "id": record.id,
@@ -323,16 +316,10 @@ def _row(record: Record) -> dict[str, Any]:
         "text": record.text,
         PAYLOAD: json.dumps(dict(record.metadata), ensure_ascii=False, separators=(",", ":")),
         WORDS: sorted(set(words(record.text))),
-        LISTS: sorted(k for k, v in record.metadata.items() if isinstance(v, list)),
+        LISTS: list_fields(record.metadata),
     }
-    for field, value in record.metadata.items():
-        items: Sequence[Any] = value if isinstance(value, list) else [value]
-        by_kind: dict[str, list[Any]] = {}
-        for item in items:
-            kind = _kind_of(item)
-            by_kind.setdefault(kind, []).append(float(item) if kind == _NUMBERS else item)
-        for kind, found in by_kind.items():
-            row[column(field, kind)] = found
+    for (field, kind), values in typed(record.metadata).items():
+        row[column(field, kind)] = values
     return row
 
 

@@ -15,7 +15,7 @@ from typing import Any, Final
 from qdrant_client import QdrantClient, models
 from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
 
-from kubevec.backends.base import DEFAULT_PAGE_SIZE, BaseStore, CollectionInfo, Cursor
+from kubevec.backends.base import DEFAULT_PAGE_SIZE, BaseStore, CollectionInfo, Cursor, is_transport_error
 from kubevec.backends.errors import BackendError, BackendUnavailable, CollectionNotFound, InvalidFilter
 from kubevec.backends.filters import And, Contains, Eq, Filter, Gt, Gte, In, Lt, Lte, Ne, Nin, Or
 from kubevec.backends.records import Hit, MetadataValue, Record, similarity_to_score
@@ -69,7 +69,7 @@ class QdrantStore(BaseStore):
 
     def _translate_error(self, exc: Exception) -> Exception:
         text = f"{type(exc).__name__}: {exc}"
-        if isinstance(exc, ResponseHandlingException) or _is_transport_error(exc):
+        if isinstance(exc, ResponseHandlingException) or is_transport_error(exc):
             return BackendUnavailable(f"Qdrant at {self.location} is not reachable: {text}")
         if isinstance(exc, UnexpectedResponse):
             if exc.status_code == 404:
@@ -286,14 +286,3 @@ def _record(point: Any, *, with_text: bool) -> Record:
     vector = point.vector if isinstance(getattr(point, "vector", None), list) else []
     metadata: dict[str, MetadataValue] = payload
     return Record(id=record_id, vector=[float(x) for x in vector], text=text, metadata=metadata)
-
-
-def _is_transport_error(exc: BaseException) -> bool:
-    current: BaseException | None = exc
-    while current is not None:
-        if isinstance(current, ConnectionError | TimeoutError) or type(current).__module__.startswith(
-            ("httpx", "httpcore", "grpc")
-        ):
-            return True
-        current = current.__cause__
-    return False

@@ -17,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import Any, Final
 from urllib.parse import urlparse
 
@@ -36,9 +36,10 @@ from weaviate.exceptions import (
     WeaviateQueryError,
 )
 
-from kubevec.backends.base import DEFAULT_PAGE_SIZE, BaseStore, CollectionInfo, Cursor
+from kubevec.backends.base import BaseStore, CollectionInfo, Cursor, is_transport_error
 from kubevec.backends.errors import BackendError, BackendUnavailable, CollectionNotFound, InvalidFilter
 from kubevec.backends.filters import And, Contains, Eq, Filter, Gt, Gte, In, Lt, Lte, Ne, Nin, Or, matches, words
+from kubevec.backends.payload import BOOLS, NUMBERS, STRINGS, kind_of, list_fields, typed
 from kubevec.backends.records import Hit, MetadataValue, Record, cosine_distance_to_score
 
 #: Namespace for object ids: uuid5(NAMESPACE, document id). Never change it: ids would all move.
@@ -46,7 +47,7 @@ OBJECT_NAMESPACE: Final = uuid.UUID("2b6f7c1e-4f0b-5b8e-9a43-6b7562657677")
 #: An id no object has: the filter that matches nothing (a field no record holds).
 _NOTHING: Final = uuid.UUID(int=0)
 DOC_ID, TEXT, PAYLOAD, WORDS, LISTS = "doc_id", "text", "payload", "words", "lists"
-_STRINGS, _NUMBERS, _BOOLS, _SCALAR = "s", "n", "b", "ns"
+_STRINGS, _NUMBERS, _BOOLS, _SCALAR = STRINGS, NUMBERS, BOOLS, "ns"
 _TYPES: Final = {
     _STRINGS: DataType.TEXT_ARRAY,
     _NUMBERS: DataType.NUMBER_ARRAY,
@@ -137,7 +138,7 @@ class WeaviateStore(BaseStore):
 
     def _translate_error(self, exc: Exception) -> Exception:
         text = f"{type(exc).__name__}: {' '.join(str(exc).split())}"  # the client's messages span lines
-        if isinstance(exc, WeaviateConnectionError) or _transport(exc):
+        if isinstance(exc, WeaviateConnectionError) or is_transport_error(exc):
             self._close()
             return BackendUnavailable(f"Weaviate at {self.location} is not reachable: {text}")
         if isinstance(exc, UnexpectedStatusCodeError):
@@ -268,15 +269,6 @@ class WeaviateStore(BaseStore):
                         return out, after
         return out, after
 
-    def _ids(self, name: str, filter: Filter | None) -> list[str]:
-        out: list[str] = []
-        cursor: Cursor | None = None
-        while True:
-            page, cursor = self._page(name, filter, cursor, DEFAULT_PAGE_SIZE, False)
-            out.extend(r.id for r in page)
-            if cursor is None:
-                return out
-
     def _search(self, name: str, vector: list[float], k: int, filter: Filter | None) -> list[Hit]:
         response = self._collection(name).query.near_vector(
             near_vector=[float(x) for x in vector],
@@ -351,7 +343,7 @@ class _Translator:
         raise InvalidFilter(f"Cannot translate {node!r} for Weaviate")
 
     def _eq(self, field: str, value: str | float | bool) -> Any:
-        kind = _kind_of(value)
+        kind = kind_of(value)
         name = prop(field, kind)
         if name not in self.known:
             return _nothing()
@@ -367,31 +359,18 @@ def _nothing() -> Any:
     return W.by_id().equal(_NOTHING)
 
 
-def _kind_of(value: object) -> str:
-    if isinstance(value, bool):
-        return _BOOLS
-    if isinstance(value, int | float):
-        return _NUMBERS
-    return _STRINGS
-
-
 def _properties(record: Record) -> dict[str, Any]:
     out: dict[str, Any] = {
         DOC_ID: record.id,
         TEXT: record.text,
         PAYLOAD: json.dumps(dict(record.metadata), ensure_ascii=False, separators=(",", ":")),
         WORDS: sorted(set(words(record.text))),
-        LISTS: sorted(k for k, v in record.metadata.items() if isinstance(v, list)),
+        LISTS: list_fields(record.metadata),
     }
+    for (field, kind), values in typed(record.metadata).items():
+        out[prop(field, kind)] = values
     for field, value in record.metadata.items():
-        items: Sequence[Any] = value if isinstance(value, list) else [value]
-        by_kind: dict[str, list[Any]] = {}
-        for item in items:
-            kind = _kind_of(item)
-            by_kind.setdefault(kind, []).append(float(item) if kind == _NUMBERS else item)
-        for kind, found in by_kind.items():
-            out[prop(field, kind)] = found
-        if not isinstance(value, list) and _kind_of(value) == _NUMBERS:
+        if not isinstance(value, list) and kind_of(value) == NUMBERS:
             out[prop(field, _SCALAR)] = float(value)
     return out
 
@@ -406,14 +385,3 @@ def _record(o: Any, *, with_text: bool) -> Record:
         text=str(properties.get(TEXT) or "") if with_text else "",
         metadata=payload,
     )
-
-
-def _transport(exc: BaseException) -> bool:
-    current: BaseException | None = exc
-    while current is not None:
-        if isinstance(current, ConnectionError | TimeoutError) or type(current).__module__.startswith(
-            ("httpx", "httpcore", "grpc")
-        ):
-            return True
-        current = current.__cause__
-    return False
