@@ -195,9 +195,11 @@ class WeaviateStore(BaseStore):
         if client.collections.exists(collection_name(name)):
             client.collections.delete(collection_name(name))
 
-    def _known(self, name: str) -> set[str]:
+    def _known(self, name: str, *, fresh: bool = False) -> set[str]:
+        """The collection's property names, cached; ``fresh`` reads them again (another process, the
+        controller or a second replica, may have added some since)."""
         known = self._properties.get(name)
-        if known is None:
+        if known is None or fresh:
             config = self._connect().collections.use(collection_name(name)).config.get()
             known = {p.name for p in config.properties}
             self._properties[name] = known
@@ -205,13 +207,19 @@ class WeaviateStore(BaseStore):
 
     def _upsert(self, name: str, records: list[Record]) -> None:
         rows = [(record, _properties(record)) for record in records]
+        needed = {key for _, properties in rows for key in properties}
         known = self._known(name)
-        wanted = {key for _, properties in rows for key in properties} - known
+        if needed - known:
+            known = self._known(name, fresh=True)
         collection = self._connect().collections.use(collection_name(name))
-        for key in sorted(wanted):
+        for key in sorted(needed - known):
             kind = key.split("_", 1)[0]
             tokenization = Tokenization.FIELD if kind == _STRINGS else None
-            collection.config.add_property(Property(name=key, data_type=_TYPES[kind], tokenization=tokenization))
+            try:
+                collection.config.add_property(Property(name=key, data_type=_TYPES[kind], tokenization=tokenization))
+            except WeaviateBaseError:
+                if key not in self._known(name, fresh=True):  # not added by another writer meanwhile
+                    raise
             known.add(key)
         objects = [
             DataObject(properties=properties, vector=[float(x) for x in record.vector], uuid=object_id(record.id))
@@ -302,7 +310,14 @@ class WeaviateStore(BaseStore):
     # -- filters -------------------------------------------------------------------------------
 
     def _filter(self, name: str, node: Filter) -> Any:
-        return _Translator(self._known(name)).filter(node)
+        """A field this process has not seen may have been added by another (a reader beside the
+        controller): the properties are read again once before a filter on it matches nothing."""
+        translator = _Translator(self._known(name))
+        translated = translator.filter(node)
+        if translator.missed:
+            translator = _Translator(self._known(name, fresh=True))
+            translated = translator.filter(node)
+        return translated
 
 
 class _Translator:
@@ -310,6 +325,7 @@ class _Translator:
 
     def __init__(self, known: set[str]) -> None:
         self.known = known
+        self.missed = False  # a property the filter names is not known
 
     def filter(self, node: Filter) -> Any:
         if isinstance(node, Eq):
@@ -323,6 +339,7 @@ class _Translator:
         if isinstance(node, Gt | Gte | Lt | Lte):
             name = prop(node.field, _SCALAR)
             if name not in self.known:
+                self.missed = True
                 return _nothing()
             condition = W.by_property(name)
             value = float(node.value)
@@ -346,6 +363,7 @@ class _Translator:
         kind = kind_of(value)
         name = prop(field, kind)
         if name not in self.known:
+            self.missed = True
             return _nothing()
         typed: Any = float(value) if kind == _NUMBERS else value
         return W.by_property(name).contains_any([typed])
