@@ -30,34 +30,40 @@ def chroma_server(data_dir: Path | None = None, *, port: int | None = None) -> I
     port = port or free_port()
     data = data_dir or Path(tempfile.mkdtemp(prefix="kubevec-chroma-"))
     env = {**os.environ, "ANONYMIZED_TELEMETRY": "False", "CHROMA_TELEMETRY_IMPL": "none"}
-    with open(data / "server.log", "ab") as log:
-        proc = subprocess.Popen(
-            [str(chroma), "run", "--path", str(data / "db"), "--host", "127.0.0.1", "--port", str(port)],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            env=env,
-            start_new_session=True,
-        )
-        url = f"http://127.0.0.1:{port}"
+    url = f"http://127.0.0.1:{port}"
+    command = [str(chroma), "run", "--path", str(data / "db"), "--host", "127.0.0.1", "--port", str(port)]
+    with _serving(
+        command, env=env, log=data / "server.log", ready=f"{url}/api/v2/heartbeat", name="chroma run", wait=60
+    ):
+        yield url
+
+
+@contextlib.contextmanager
+def _serving(
+    command: list[str], *, env: dict[str, str], log: Path, ready: str, name: str, wait: float = 90
+) -> Iterator[None]:
+    """Run a server in its own process group until ``ready`` answers (its log in ``log``); stop the group after."""
+    with open(log, "ab") as out:
+        proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
         try:
-            deadline = time.monotonic() + 60
+            deadline = time.monotonic() + wait
             while True:
                 if proc.poll() is not None:
-                    raise RuntimeError(f"chroma run exited: {(data / 'server.log').read_text()[-2000:]}")
+                    raise RuntimeError(f"{name} exited: {log.read_text()[-2000:]}")
                 try:
-                    with urllib.request.urlopen(f"{url}/api/v2/heartbeat", timeout=2):
+                    with urllib.request.urlopen(ready, timeout=2):
                         break
                 except OSError:
                     if time.monotonic() > deadline:
-                        raise TimeoutError("chroma run did not answer within 60s") from None
+                        raise TimeoutError(f"{name} was not ready within {wait:.0f}s") from None
                     time.sleep(0.2)
-            yield url
+            yield
         finally:
-            proc.terminate()
+            os.killpg(proc.pid, signal.SIGTERM)
             try:
-                proc.wait(timeout=15)
+                proc.wait(timeout=30)
             except subprocess.TimeoutExpired:
-                proc.kill()
+                os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
 
 
@@ -252,32 +258,9 @@ def weaviate_server(
         "DISABLE_TELEMETRY": "true",
         "LOG_LEVEL": "warning",
     }
-    with open(data / "server.log", "ab") as log:
-        proc = subprocess.Popen(
-            [str(binary), "--host", "127.0.0.1", "--port", str(port), "--scheme", "http"],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            env=env,
-            start_new_session=True,
-        )
-        url = f"http://127.0.0.1:{port}"
-        try:
-            deadline = time.monotonic() + 90
-            while True:
-                if proc.poll() is not None:
-                    raise RuntimeError(f"weaviate-server exited: {(data / 'server.log').read_text()[-2000:]}")
-                try:
-                    with urllib.request.urlopen(f"{url}/v1/.well-known/ready", timeout=2):
-                        break
-                except OSError:
-                    if time.monotonic() > deadline:
-                        raise TimeoutError("weaviate-server was not ready within 90s") from None
-                    time.sleep(0.3)
-            yield Weaviate(url=url, grpc_port=grpc)
-        finally:
-            os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
+    url = f"http://127.0.0.1:{port}"
+    command = [str(binary), "--host", "127.0.0.1", "--port", str(port), "--scheme", "http"]
+    with _serving(
+        command, env=env, log=data / "server.log", ready=f"{url}/v1/.well-known/ready", name="weaviate-server"
+    ):
+        yield Weaviate(url=url, grpc_port=grpc)

@@ -363,3 +363,28 @@ class LargeStoreContract:
             assert sorted(await store.list_ids(name)) == sorted(r.id for r in records)
         finally:
             await store.drop_collection(name)
+
+
+async def check_odd_values_and_names(store: VectorStore, name: str) -> None:
+    """Quotes, backslashes, SQL-ish and non-ASCII values, dots and dashes in field names, a 1 MB text: stored and
+    matched as they are. For the stores that turn filters into text or typed columns (LanceDB, Weaviate)."""
+    await store.ensure_collection(name, dimension=2, embedder="e", indexed=("app.kubernetes.io-name",))
+    odd = ["it's", "a\\b", "x' OR '1'='1", "名前", "--", '"quoted"']
+    records = [
+        Record(
+            id=f"r{i}",
+            vector=[1.0, float(i)],
+            text=f"value {value} huge" + (" word" * 200_000 if i == 0 else ""),
+            metadata={"content_hash": str(i), "app.kubernetes.io-name": value, "tags": [value, "common"]},
+        )
+        for i, value in enumerate(odd)
+    ]
+    await store.upsert(name, records)
+    for i, value in enumerate(odd):
+        assert [r.id for r in await store.get(name, [f"r{i}"])] == [f"r{i}"]
+        assert await store.count(name, Eq("app.kubernetes.io-name", value)) == 1
+        assert await store.count(name, And((Eq("tags", value), Eq("tags", "common")))) == 1
+    assert await store.count(name, Ne("app.kubernetes.io-name", "it's")) == len(odd) - 1
+    assert await store.count(name, In("tags", ("x' OR '1'='1", "名前"))) == 2
+    assert await store.count(name, Contains("huge word")) == 1
+    assert len((await store.get(name, ["r0"]))[0].text) > 1_000_000

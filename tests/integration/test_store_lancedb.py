@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from kubevec.backends.lance import LanceStore, column, literal
-from tests.store_contract import LargeStoreContract, StoreContract
+from tests.store_contract import LargeStoreContract, StoreContract, check_odd_values_and_names
 
 pytestmark = pytest.mark.integration
 
@@ -31,32 +31,9 @@ def test_values_are_escaped_and_field_names_never_reach_sql() -> None:
 
 
 async def test_odd_values_and_names_round_trip_and_filter(tmp_path: Path) -> None:
-    """Quotes, backslashes, SQL and non-ASCII in values, dots and dashes in field names: stored and matched as they are."""
-    from kubevec.backends import Record
-    from kubevec.backends.filters import And, Contains, Eq, In, Ne
-
     store = LanceStore(path=str(tmp_path / "lance"))
     try:
-        await store.ensure_collection("c", dimension=2, embedder="e", indexed=("app.kubernetes.io-name",))
-        odd = ["it's", "a\\b", "x' OR '1'='1", "名前", "--", '"quoted"']
-        records = [
-            Record(
-                id=f"r{i}",
-                vector=[1.0, float(i)],
-                text=f"value {value} huge" + (" word" * 200_000 if i == 0 else ""),
-                metadata={"content_hash": str(i), "app.kubernetes.io-name": value, "tags": [value, "common"]},
-            )
-            for i, value in enumerate(odd)
-        ]
-        await store.upsert("c", records)
-        for i, value in enumerate(odd):
-            assert [r.id for r in await store.get("c", [f"r{i}"])] == [f"r{i}"]
-            assert await store.count("c", Eq("app.kubernetes.io-name", value)) == 1
-            assert await store.count("c", And((Eq("tags", value), Eq("tags", "common")))) == 1
-        assert await store.count("c", Ne("app.kubernetes.io-name", "it's")) == len(odd) - 1
-        assert await store.count("c", In("tags", ("x' OR '1'='1", "名前"))) == 2
-        assert await store.count("c", Contains("huge word")) == 1
-        assert len((await store.get("c", ["r0"]))[0].text) > 1_000_000
+        await check_odd_values_and_names(store, "c")
     finally:
         await store.close()
 

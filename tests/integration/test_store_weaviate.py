@@ -9,7 +9,7 @@ import pytest
 from kubevec.backends.weaviate import WeaviateStore, collection_name, prop
 from tests.controlplane.cluster import free_port
 from tests.services import Weaviate, weaviate_server
-from tests.store_contract import LargeStoreContract, StoreContract
+from tests.store_contract import LargeStoreContract, StoreContract, check_odd_values_and_names
 
 pytestmark = pytest.mark.integration
 
@@ -39,33 +39,10 @@ def test_names_never_reach_weaviate_as_given() -> None:
 
 
 async def test_odd_values_and_names_round_trip_and_filter(server: Weaviate) -> None:
-    """Quotes, backslashes, SQL-ish and non-ASCII values, dots and dashes in field names: stored and matched as they are."""
-    from kubevec.backends import Record
-    from kubevec.backends.filters import And, Contains, Eq, In, Ne
-
     store = WeaviateStore(url=server.url, grpc_port=server.grpc_port)
     try:
         await store.drop_collection("odd")
-        await store.ensure_collection("odd", dimension=2, embedder="e", indexed=("app.kubernetes.io-name",))
-        odd = ["it's", "a\\b", "x' OR '1'='1", "名前", "--", '"quoted"']
-        records = [
-            Record(
-                id=f"r{i}",
-                vector=[1.0, float(i)],
-                text=f"value {value} huge" + (" word" * 200_000 if i == 0 else ""),
-                metadata={"content_hash": str(i), "app.kubernetes.io-name": value, "tags": [value, "common"]},
-            )
-            for i, value in enumerate(odd)
-        ]
-        await store.upsert("odd", records)
-        for i, value in enumerate(odd):
-            assert [r.id for r in await store.get("odd", [f"r{i}"])] == [f"r{i}"]
-            assert await store.count("odd", Eq("app.kubernetes.io-name", value)) == 1
-            assert await store.count("odd", And((Eq("tags", value), Eq("tags", "common")))) == 1
-        assert await store.count("odd", Ne("app.kubernetes.io-name", "it's")) == len(odd) - 1
-        assert await store.count("odd", In("tags", ("x' OR '1'='1", "名前"))) == 2
-        assert await store.count("odd", Contains("huge word")) == 1
-        assert len((await store.get("odd", ["r0"]))[0].text) > 1_000_000
+        await check_odd_values_and_names(store, "odd")
     finally:
         await store.drop_collection("odd")
         await store.close()
