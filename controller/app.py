@@ -312,6 +312,7 @@ class App:
             else self.last_resync_error or self.events.policy_error,
             last_flush=self.engine.last_flush,
             last_full_resync=self.last_full_resync,
+            skipped=tuple(f"{name} ({reason})" for name, reason in self.documents.skipped.items()),
         )
         if policies:
             await write_status(kube=self.kube, policies=policies, sync=sync)

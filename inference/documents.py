@@ -15,6 +15,7 @@ import re
 from collections.abc import Mapping
 from typing import Final, Literal
 
+from kubevec.inference.errors import InferenceError as InferenceError
 from kubevec.inference.identity import parse_object_key
 from kubevec.inference.redaction import REDACTED, redact_text
 
@@ -55,10 +56,6 @@ INDEXED_FIELDS: Final = (
     "refs",
     "pod_labels",
 )
-
-
-class InferenceError(ValueError):
-    """An object could not be turned into a document; the message names the object."""
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

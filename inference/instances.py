@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 from kubevec.inference.bodies import Body
+from kubevec.inference.bounds import TooComplex
 from kubevec.inference.documents import INSTANCES, Document, InferenceError, make_document
 from kubevec.inference.health import Health, health_of
 from kubevec.inference.identity import ResourceRef
@@ -107,15 +108,18 @@ def build_instance(
         raise InferenceError(f"Object {kind or '<no kind>'}/{name or '<no name>'} lacks apiVersion, kind or name")
     try:
         built = _build(redact_object(obj), plural=plural, cluster=cluster, policy=policy)
-    except (KeyError, TypeError, AttributeError, ValueError) as exc:
+    except TooComplex as exc:
+        exc.args = (f"Object {kind}/{name} is past a bound: {exc}",)
+        raise
+    except (KeyError, TypeError, AttributeError, ValueError, RecursionError) as exc:
         raise InferenceError(f"Object {kind}/{name} is malformed: {type(exc).__name__}: {exc}") from exc
     try:
         health = health_of(obj)
-    except (KeyError, TypeError, AttributeError, ValueError):
+    except (KeyError, TypeError, AttributeError, ValueError, RecursionError):
         health = None  # an odd status only costs the summary, never the document
     try:
         links = links_of(obj)
-    except (KeyError, TypeError, AttributeError, ValueError):
+    except (KeyError, TypeError, AttributeError, ValueError, RecursionError):
         links = Links()  # the same for odd references
     return dataclasses.replace(built, health=health, links=links)
 

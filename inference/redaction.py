@@ -57,6 +57,7 @@ from typing import Any, Final, TypeAlias, cast
 import yaml
 
 from kubevec.inference.bodies import Body
+from kubevec.inference.bounds import CUT, MAX_DEPTH, Budget, TooComplex, cut_string
 
 REDACTED: Final = "<redacted>"
 LAST_APPLIED: Final = "kubectl.kubernetes.io/last-applied-configuration"
@@ -273,21 +274,35 @@ _PAIR_NAMES: Final = re.compile(r"(?i)(?:sig|signature|x-amz-signature|accountke
 #: a quoted name (JSON) may have no space after its colon, a bare one (YAML, headers) must, so an
 #: image reference (``acme/token-service:1.4.2``) is not a pair; neither side crosses a line.
 _PAIR_VALUE: Final = r"(\"[^\"]*\"|'[^']*'|[^\s&;,\"'|}]+)"
-_EQUALS_PAIR: Final = re.compile(rf"(?<![\w.])([A-Za-z_][\w.-]*)([ \t]*=[ \t]*){_PAIR_VALUE}")
+_EQUALS_NAME: Final = re.compile(r"(?<![\w.])([A-Za-z_][\w.-]{0,127})[ \t]*=[ \t]*")
+_PAIR_VALUE_AT: Final = re.compile(_PAIR_VALUE)
 _COLON_PAIR: Final = re.compile(
-    rf"(?<![\w./@:-])(?:([\"'])([A-Za-z_][\w.-]*)\1([ \t]*:[ \t]*)|()([A-Za-z_][\w.-]*)([ \t]*:[ \t]+)){_PAIR_VALUE}"
+    rf"(?<![\w./@:-])(?:([\"'])([A-Za-z_][\w.-]{{0,127}})\1([ \t]*:[ \t]*)|()([A-Za-z_][\w.-]{{0,127}})([ \t]*:[ \t]+)){_PAIR_VALUE}"
 )
 #: A YAML block scalar under a credential key: ``password: |`` and the more-indented lines after it.
-_BLOCK_SCALAR: Final = re.compile(r"(?m)^([ \t]*)([\"']?)([A-Za-z_][\w.-]*)\2[ \t]*:[ \t]*[|>][-+0-9]*[ \t]*$")
+_BLOCK_SCALAR: Final = re.compile(r"(?m)^([ \t]*)([\"']?)([A-Za-z_][\w.-]{0,127})\2[ \t]*:[ \t]*[|>][-+0-9]*[ \t]*$")
 #: A command-line flag on its own (its value is the next item of the list).
 _FLAG: Final = re.compile(r"--?[A-Za-z][\w.-]*")
 
 
-def _equals_pair(match: re.Match[str]) -> str:
-    name, separator, value = match.groups()
-    if not _holds_credential(name) or _says_yes_or_no(value):
-        return match.group(0)
-    return f"{name}{separator}{REDACTED}"
+def _redact_equals_pairs(value: str) -> str:
+    """Every ``NAME=value`` whose NAME holds a credential, also when the pair sits in another pair's
+    value (``--from-literal=password=x``, ``JAVA_OPTS=-Ddb.password=x``): every ``NAME=`` is judged,
+    not only those after the end of the last pair, and a credential's value is read from its ``=`` on
+    (so the work is linear: no value is scanned twice)."""
+    out: list[str] = []
+    at = 0
+    for match in _EQUALS_NAME.finditer(value):
+        if match.start() < at or not _holds_credential(match.group(1)):
+            continue
+        pair_value = _PAIR_VALUE_AT.match(value, match.end())
+        if pair_value is None or _says_yes_or_no(pair_value.group(0)) or pair_value.group(0).startswith(REDACTED):
+            continue
+        out.append(value[at : match.end()])
+        out.append(REDACTED)
+        at = pair_value.end()
+    out.append(value[at:])
+    return "".join(out)
 
 
 def _colon_pair(match: re.Match[str]) -> str:
@@ -343,24 +358,45 @@ def _redact_structured(value: str) -> str | None:
     None when it is not one, or when nothing in it is a credential (the text is then left as it
     was, formatting and all)."""
     stripped = value.strip()
-    if stripped[:1] in ("{", "["):
-        try:
-            data = json.loads(stripped)
-        except ValueError:
-            data = None
-        if isinstance(data, dict | list):
-            cleaned = scrub(data)
-            return json.dumps(cleaned, ensure_ascii=False) if cleaned != data else None
-    if "\n" in stripped and ":" in stripped and len(stripped) <= MAX_STRUCTURED:
-        try:
-            data = yaml.safe_load(stripped)
-        except yaml.YAMLError:
-            return None
-        if isinstance(data, dict):
-            cleaned = scrub(data)
-            if cleaned != data:
-                return yaml.safe_dump(cleaned, sort_keys=False, allow_unicode=True, default_flow_style=False).strip()
+    if _nesting(stripped) > MAX_DEPTH:
+        return None  # judged as text: the parsers recurse once per level
+    try:
+        if stripped[:1] in ("{", "["):
+            try:
+                data = json.loads(stripped)
+            except ValueError:
+                data = None
+            if isinstance(data, dict | list):
+                cleaned = scrub(data, budget=Budget(nodes=MAX_STRUCTURED_NODES))
+                return json.dumps(cleaned, ensure_ascii=False) if cleaned != data else None
+        if "\n" in stripped and ":" in stripped and len(stripped) <= MAX_STRUCTURED:
+            try:
+                data = yaml.safe_load(stripped)
+            except yaml.YAMLError:
+                return None
+            if isinstance(data, dict):
+                cleaned = scrub(data, budget=Budget(nodes=MAX_STRUCTURED_NODES))
+                if cleaned != data:
+                    return yaml.safe_dump(
+                        cleaned, sort_keys=False, allow_unicode=True, default_flow_style=False
+                    ).strip()
+    except (TooComplex, RecursionError):
+        return REDACTED  # a document inside a string that expands past the bounds (YAML aliases): dropped whole
     return None
+
+
+def _nesting(value: str) -> int:
+    """How deep ``[``/``{`` nest in ``value`` (quotes ignored: an over-estimate only costs the parse)."""
+    deepest = depth = 0
+    for opened in _BRACKETS.finditer(value):
+        depth = depth + 1 if opened.group(0) in "[{" else max(0, depth - 1)
+        deepest = max(deepest, depth)
+    return deepest
+
+
+_BRACKETS: Final = re.compile(r"[\[\]{}]")
+#: Values a document inside a string may expand to (YAML aliases share nodes: a few lines can name billions).
+MAX_STRUCTURED_NODES: Final = 20_000
 
 
 #: Embedded YAML longer than this is judged line by line only.
@@ -378,7 +414,7 @@ _VALUE_RULES: Final[tuple[tuple[re.Pattern[str], Replacement], ...]] = (
     (re.compile(r"-----BEGIN [A-Z0-9 ]+-----.*?(?:-----END [A-Z0-9 ]+-----|\Z)", re.DOTALL), REDACTED),
     # Userinfo in any URL: scheme://user:password@host, scheme://token@host (a plain user name alone,
     # as in ssh://git@host, is kept: see _userinfo).
-    (re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)([^\s/?#@]+)@"), _userinfo),
+    (re.compile(r"(?i)(?<![a-z0-9+.-])([a-z][a-z0-9+.-]{0,31}://)([^\s/?#@]{1,512})@"), _userinfo),
     # JWTs (and JWS/JWE compact forms) anywhere.
     (re.compile(r"\beyJ[A-Za-z0-9_-]{2,}\.[A-Za-z0-9_-]{2,}\.[A-Za-z0-9_-]*"), REDACTED),
     # Scheme credentials inside longer values.
@@ -413,12 +449,12 @@ _VALUE_RULES: Final[tuple[tuple[re.Pattern[str], Replacement], ...]] = (
     # curl/wget's user:password, and a credential flag's value after a space (--password SECRET).
     (
         re.compile(
-            r"(\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mariadb|mariadb-dump)\b[^|;&\n]*?\s-p)(?!\s)([^\s\"'|;&]+)"
+            r"(\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mariadb|mariadb-dump)\b[^|;&\n]{0,256}?\s-p)(?!\s)([^\s\"'|;&]+)"
         ),
         rf"\1{REDACTED}",
     ),
-    (re.compile(r"((?<!\S)(?:-u|--user|--proxy-user|-U)[\s=]+[^\s:\"']+:)([^\s\"']+)"), rf"\1{REDACTED}"),
-    (re.compile(r"((?<![^\s\"'])(--?[A-Za-z][\w.-]*)\s+)(?!-)([^\s\"']+)"), _flag_value),
+    (re.compile(r"((?<!\S)(?:-u|--user|--proxy-user|-U)[\s=]+[^\s:\"']{1,256}:)([^\s\"']+)"), rf"\1{REDACTED}"),
+    (re.compile(r"((?<![^\s\"'])(--?[A-Za-z][\w.-]{0,63})\s+)(?!-)([^\s\"']+)"), _flag_value),
 )
 #: Extra rules for strings taken from objects, which may hold YAML or headers (``Authorization: Basic x``;
 #: ``password: x`` is :data:`_COLON_PAIR`). Not applied to rendered document text, whose own layout is
@@ -527,7 +563,7 @@ _UUID: Final = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-f
 #: A Kubernetes-style generated name (``web-7d4f8b9c6-x2k9p``): lowercase parts of at most 10 characters.
 _KUBE_NAME: Final = re.compile(r"[a-z0-9]{1,10}(?:-[a-z0-9]{1,10})+")
 #: The key a value stands under in a string (``uid: x``, ``checksum/config=x``), read just before it.
-_KEY_BEFORE: Final = re.compile(r"([A-Za-z_][\w./-]*)[\"']?[ \t]*[:=][ \t]*[\"']?\Z")
+_KEY_BEFORE: Final = re.compile(r"([A-Za-z_][\w./-]{0,63})[\"']?[ \t]*[:=][ \t]*[\"']?\Z")
 _WORDY_RUN: Final = re.compile(r"[a-z]{4,}|[A-Z][a-z]{3,}")
 
 
@@ -661,6 +697,7 @@ def redact_text(value: str, *, raw: bool = True, key: str | None = None) -> str:
     """
     if len(value) < 8:
         return value
+    value = cut_string(value)
     if raw and (value.lstrip()[:1] in ("{", "[") or "\n" in value):
         structured = _redact_structured(value)
         if structured is not None:
@@ -668,7 +705,7 @@ def redact_text(value: str, *, raw: bool = True, key: str | None = None) -> str:
     for pattern, replacement in (*_VALUE_RULES, *_RAW_VALUE_RULES) if raw else _VALUE_RULES:
         value = pattern.sub(replacement, value)
     if "=" in value:
-        value = _EQUALS_PAIR.sub(_equals_pair, value)
+        value = _redact_equals_pairs(value)
     if raw and ":" in value:
         if "\n" in value:
             value = _redact_blocks(value)
@@ -697,6 +734,7 @@ def redact_object(obj: Body) -> Redacted:
     kind = str(obj.get("kind", ""))
     out: dict[str, Any] = {}
     keys: set[str] = set()
+    budget = Budget()
     for key, value in obj.items():
         if key == "metadata" and isinstance(value, Mapping):
             out[key] = _redact_metadata(value)
@@ -704,7 +742,7 @@ def redact_object(obj: Body) -> Redacted:
             if isinstance(value, Mapping):
                 keys.update(str(k) for k in value)
         else:
-            out[key] = scrub(value)
+            out[key] = scrub(value, budget=budget)
     return Redacted(obj=cast(Body, out), data_keys=tuple(sorted(keys)))
 
 
@@ -736,10 +774,23 @@ _PEM_BEGIN: Final = re.compile(r"-----BEGIN [A-Z0-9 ]+-----")
 _PEM_END: Final = re.compile(r"-----END [A-Z0-9 ]+-----")
 
 
-def scrub(value: Any, *, under_credential: bool = False, key: str | None = None) -> Any:
-    """Recursively drop credentials from any JSON-like value (see the module docstring)."""
+def scrub(
+    value: Any, *, under_credential: bool = False, key: str | None = None, budget: Budget | None = None, depth: int = 0
+) -> Any:
+    """Recursively drop credentials from any JSON-like value (see the module docstring).
+
+    Bounded (``inference/bounds.py``): a value nested past :data:`MAX_DEPTH` reads as ``<cut>``,
+    and ``budget`` raises :class:`TooComplex` past its nodes or time.
+    """
+    budget = budget if budget is not None else Budget()
+    budget.spend()
+    if depth >= MAX_DEPTH and isinstance(value, Mapping | list):
+        return CUT
     if isinstance(value, Mapping):
-        out = {str(k): _scrub_field(str(k), v, under_credential=under_credential) for k, v in value.items()}
+        out = {
+            str(k): _scrub_field(str(k), v, under_credential=under_credential, budget=budget, depth=depth + 1)
+            for k, v in value.items()
+        }
         named = next((value[f] for f in PAIR_NAME_FIELDS if isinstance(value.get(f), str)), None)
         if named is not None and is_credential_name(named):
             for field in PAIR_VALUE_FIELDS & out.keys():
@@ -747,7 +798,9 @@ def scrub(value: Any, *, under_credential: bool = False, key: str | None = None)
                     out[field] = REDACTED  # {name: DB_PASSWORD, value: x} wherever it appears
         return out
     if isinstance(value, list):
-        items = [scrub(item, under_credential=under_credential, key=key) for item in value]
+        items = [
+            scrub(item, under_credential=under_credential, key=key, budget=budget, depth=depth + 1) for item in value
+        ]
         hiding = False
         for index, item in enumerate(value):
             if isinstance(item, str) and (hiding or _PEM_BEGIN.search(item)):
@@ -771,18 +824,19 @@ def scrub(value: Any, *, under_credential: bool = False, key: str | None = None)
     return value
 
 
-def _scrub_field(key: str, value: Any, *, under_credential: bool) -> Any:
+def _scrub_field(key: str, value: Any, *, under_credential: bool, budget: Budget, depth: int) -> Any:
     if is_credential_name(key):
         if _states_a_fact(key, value):
             return value  # hasSecret: true, enableBasicAuth: false
         if isinstance(value, Mapping):
-            return scrub(value, under_credential=True)  # reference fields inside (name, key) survive
+            # reference fields inside (name, key) survive
+            return scrub(value, under_credential=True, budget=budget, depth=depth)
         return REDACTED
     if under_credential:
         if isinstance(value, Mapping):
-            return scrub(value, under_credential=True)
+            return scrub(value, under_credential=True, budget=budget, depth=depth)
         words = name_words(key)
-        return scrub(value, key=key) if words and words[-1] in REFERENCE_WORDS else REDACTED
+        return scrub(value, key=key, budget=budget, depth=depth) if words and words[-1] in REFERENCE_WORDS else REDACTED
     if isinstance(value, str) and is_suspicious_name(key) and looks_random(value):
         return REDACTED
-    return scrub(value, key=key)
+    return scrub(value, key=key, budget=budget, depth=depth)

@@ -150,6 +150,9 @@ def status_text(report: dict[str, Any]) -> str:
         )
         if controller["last_error"]:
             lines.append(f"{'':14}last error: {controller['last_error']}")
+        if controller.get("skipped"):
+            names = ", ".join(controller.get("skipped_objects") or [])
+            lines.append(f"{'':14}skipped {controller['skipped']} objects that cannot be indexed: {names}")
     if "controllers" in report and not report["controllers"]:
         lines.append("Controller:   no status record in the store (no controller has written to it yet)")
     cluster = report["cluster"]

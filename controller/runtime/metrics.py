@@ -51,6 +51,9 @@ EMBEDDER_ERROR_REASONS: Final = (
     "config",
     "error",
 )
+#: Every ``reason`` of ``kubevec_documents_skipped_total``: an InferenceError's reason, or ``error`` for
+#: anything a builder raised that no rule foresaw.
+DOCUMENT_SKIP_REASONS: Final = ("malformed", "nodes", "time", "error")
 ERROR_STAGES: Final = (
     "startup",
     "store",
@@ -169,6 +172,15 @@ class Metrics:
         )
         self.queue_depth = Gauge("kubevec_queue_depth", "Documents waiting to be flushed", registry=r)
         self.errors = Counter("kubevec_errors_total", "Errors by stage", ["stage"], registry=r)
+        self.documents_skipped = Counter(
+            "kubevec_documents_skipped_total",
+            "Objects that could not be turned into a document and were skipped, by reason "
+            "(malformed, nodes, time, error)",
+            ["reason"],
+            registry=r,
+        )
+        for reason in DOCUMENT_SKIP_REASONS:
+            self.documents_skipped.labels(reason=reason)
         self.last_resync = Gauge(
             "kubevec_last_full_resync_timestamp_seconds", "Unix time of the last completed full resync", registry=r
         )

@@ -1,7 +1,10 @@
 """Object bodies into documents, for events and the resync alike: bad input is counted and logged once.
 
-A malformed object, CRD or built-in schema never stops anything else: it gets
-``kubevec_errors_total{stage="inference"}`` and one warning per object and problem.
+A malformed or hostile object, CRD or built-in schema never stops anything else: it gets
+``kubevec_errors_total{stage="inference"}``, ``kubevec_documents_skipped_total{reason}``, one
+warning per object and problem, and a place in :attr:`DocumentBuilder.skipped` (``kubevec status``
+names them) until it builds again. Anything a builder raises counts, not only the errors it
+means to raise: one object no rule foresaw must not fail a resync.
 
 Every document says what it was built from (``built_from``: the object's uid and
 ``resourceVersion``, a CRD's uid and ``generation``, the policy and kubevec's version). When the
@@ -24,7 +27,7 @@ from typing import Any
 
 from kubevec import inference
 from kubevec.controller.kube.resources import ApiResource
-from kubevec.controller.runtime.metrics import Metrics
+from kubevec.controller.runtime.metrics import DOCUMENT_SKIP_REASONS, Metrics
 from kubevec.inference.bodies import Body, metadata_of
 from kubevec.inference.capabilities import describe_builtin, describe_crd
 from kubevec.inference.documents import (
@@ -86,6 +89,8 @@ class DocumentBuilder:
         self.cluster = cluster
         self._metrics = metrics
         self._reported: set[str] = set()
+        #: Objects skipped and not built since, by identity: why (bounded, oldest out first).
+        self.skipped: collections.OrderedDict[str, str] = collections.OrderedDict()
         self._capabilities: collections.OrderedDict[tuple[str, str], Document] = collections.OrderedDict()
         self.built_from = built_from
         self._version = f"{SCHEMA_VERSION}/{kubevec_version()}/{builder_fingerprint()}"
@@ -94,11 +99,13 @@ class DocumentBuilder:
         key = self._instance_key(body, plural=plural, policy=policy)
         if key is not None and self.built_from(INSTANCES, key[0]) == key[1]:
             return Unchanged(INSTANCES, key[0])
+        identity = _identity(body, plural=plural)
         try:
             document = build_instance(body, plural=plural, cluster=self.cluster, policy=policy).to_document()
-        except InferenceError as exc:
-            self._report(f"{plural}/{metadata_of(body).get('name')}", exc)
+        except Exception as exc:
+            self._report(identity, exc)
             return None
+        self.skipped.pop(identity, None)
         return with_built_from(document, key[1]) if key is not None and key[0] == document.id else document
 
     def _instance_key(self, body: Body, *, plural: str, policy: InstancePolicy) -> tuple[str, str] | None:
@@ -130,9 +137,10 @@ class DocumentBuilder:
             return cached
         try:
             document = describe_crd(crd, cluster=self.cluster).to_document()
-        except InferenceError as exc:
+        except Exception as exc:
             self._report(f"crd/{meta.get('name')}", exc)
             return None
+        self.skipped.pop(f"crd/{meta.get('name')}", None)
         if built_from is not None and document.id == meta.get("name"):
             document = with_built_from(document, built_from)
         if all(key):
@@ -185,19 +193,40 @@ class DocumentBuilder:
                 components=components,
                 cluster=self.cluster,
             ).to_document()
-        except InferenceError as exc:
+        except Exception as exc:
             self._report(f"builtin/{resource.name}", exc)
             return None
         return with_built_from(document, key) if key is not None and document.id == resource.name else document
 
     def _report(self, identity: str, exc: Exception) -> None:
+        reason = exc.reason if isinstance(exc, InferenceError) else "error"
+        reason = reason if reason in DOCUMENT_SKIP_REASONS else "error"
+        error = str(exc) if isinstance(exc, InferenceError) else f"{type(exc).__name__}: {str(exc)[:200]}"
         self._metrics.errors.labels(stage="inference").inc()
-        key = f"{identity}:{exc}"
+        self._metrics.documents_skipped.labels(reason=reason).inc()
+        self.skipped[identity] = reason
+        self.skipped.move_to_end(identity)
+        if len(self.skipped) > MAX_SKIPPED:
+            self.skipped.popitem(last=False)
+        key = f"{identity}:{error}"
         if key not in self._reported:  # once per object and problem, not on every event
             if len(self._reported) > 10_000:
                 self._reported.clear()  # bounded; a problem that persists is logged again, once
             self._reported.add(key)
-            logger.warning("Skipped an object that cannot be indexed object=%s error=%s", identity, exc)
+            logger.warning(
+                "Skipped an object that cannot be indexed object=%s reason=%s error=%s", identity, reason, error
+            )
+
+
+#: Skipped objects remembered for ``kubevec status`` (the metric counts every one).
+MAX_SKIPPED = 1000
+
+
+def _identity(body: Body, *, plural: str) -> str:
+    """``plural/namespace/name`` (``plural/name`` cluster-wide): how logs and status name an object."""
+    meta = metadata_of(body)
+    namespace = meta.get("namespace")
+    return f"{plural}/{namespace}/{meta.get('name')}" if namespace else f"{plural}/{meta.get('name')}"
 
 
 def _find_schema(components: Mapping[str, Any], *, group: str, version: str, kind: str) -> Mapping[str, Any] | None:

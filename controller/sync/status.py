@@ -29,6 +29,8 @@ class SyncStatus:
     error: str | None  # the store/embedder error, else the last resync error
     last_flush: float | None
     last_full_resync: float | None
+    #: Objects skipped as malformed or past a bound, ``identity (reason)``, newest last.
+    skipped: tuple[str, ...] = ()
 
 
 def _timestamp(seconds: float) -> str:
@@ -74,12 +76,16 @@ STATUS_COLLECTION = "status"
 STATUS_EMBEDDER = "kubevec-status"
 
 
+#: Skipped objects named in the status record (the count covers all).
+MAX_SKIPPED_SHOWN = 20
+
+
 def status_record_id(cluster: str) -> str:
     return f"status/{cluster}"
 
 
 def status_record(sync: SyncStatus, *, cluster: str, version: str, now: float) -> Record:
-    metadata: dict[str, str | int | float | bool] = {
+    metadata: dict[str, str | int | float | bool | list[str]] = {
         "cluster": cluster,
         "ready": sync.ready,
         "degraded": sync.error is not None,
@@ -89,7 +95,10 @@ def status_record(sync: SyncStatus, *, cluster: str, version: str, now: float) -
         "reported_at": _timestamp(now),
         "version": version,
         **{f"documents_{collection}": count for collection, count in sync.documents.items()},
+        "skipped": len(sync.skipped),
     }
+    if sync.skipped:
+        metadata["skipped_objects"] = list(sync.skipped[-MAX_SKIPPED_SHOWN:])
     metadata["content_hash"] = hashlib.sha256(json.dumps(metadata, sort_keys=True).encode()).hexdigest()
     return Record(
         id=status_record_id(cluster), vector=[1.0], text=f"kubevec status of cluster {cluster}", metadata=metadata

@@ -161,3 +161,39 @@ def test_the_fingerprint_covers_the_builders_and_not_the_providers(
     with (copy / "redaction.py").open("a", encoding="utf-8") as builder:
         builder.write("\n# a redaction rule\n")
     assert fingerprint() != before
+
+
+def _sample(metrics: Metrics, reason: str) -> float:
+    return metrics.registry.get_sample_value("kubevec_documents_skipped_total", {"reason": reason}) or 0.0
+
+
+def test_a_hostile_object_is_skipped_counted_and_named_and_the_next_builds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Anything a builder raises skips that object only (a RecursionError failed whole resyncs)."""
+    metrics = Metrics()
+    builder = DocumentBuilder(cluster="c", metrics=metrics)
+    good = {
+        "apiVersion": "example.com/v1",
+        "kind": "Widget",
+        "metadata": {"name": "fine", "namespace": "ns", "uid": "u1", "resourceVersion": "1"},
+        "spec": {"size": "small"},
+    }
+    huge = {
+        **good,
+        "metadata": {**good["metadata"], "name": "huge"},
+        "spec": {f"k{i}": list(range(60)) for i in range(5000)},
+    }
+    assert builder.instance(huge, plural="widgets", policy=InstancePolicy()) is None
+    assert builder.skipped == {"widgets/ns/huge": "nodes"}
+    assert _sample(metrics, "nodes") == 1
+
+    def explode(*args: object, **kwargs: object) -> None:
+        raise RecursionError("maximum recursion depth exceeded")
+
+    monkeypatch.setattr(documents, "build_instance", explode)
+    assert builder.instance(good, plural="widgets", policy=InstancePolicy()) is None
+    assert builder.skipped["widgets/ns/fine"] == "error"
+    assert _sample(metrics, "error") == 1
+    monkeypatch.undo()
+    built = builder.instance(good, plural="widgets", policy=InstancePolicy())
+    assert built is not None
+    assert "widgets/ns/fine" not in builder.skipped
