@@ -307,7 +307,7 @@ class App:
         sync = SyncStatus(
             documents={c: len(self.engine.known[c]) for c in COLLECTIONS},
             ready=self.ready,
-            error=self.engine.last_error
+            error=self.engine.public_error
             if self.engine.degraded
             else self.last_resync_error or self.events.policy_error,
             last_flush=self.engine.last_flush,
@@ -338,7 +338,7 @@ class App:
         if self.probe.error is not None:
             return f"cannot reach the Kubernetes API: {self.probe.error}"
         if self.engine.degraded:
-            return str(self.engine.last_error)
+            return str(self.engine.public_error)
         if not self.ready:
             return "initial sync in progress"
         return None

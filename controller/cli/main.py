@@ -29,6 +29,7 @@ from kubevec.controller.cli.search import (
 )
 from kubevec.controller.cli.status import status_command
 from kubevec.controller.settings import Settings
+from kubevec.inference.providers.embedders.base import EmbedderError
 
 if TYPE_CHECKING:
     pass
@@ -88,6 +89,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return bench_command(args, settings)
     except CommandError as exc:
         print(f"kubevec {args.command}: {exc}", file=sys.stderr)
+        return 1
+    except EmbedderError as exc:  # a wrong key, a 500, a timeout, a closed port: one line, never a traceback
+        print(f"kubevec {args.command}: the embedder failed ({exc.reason}): {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130

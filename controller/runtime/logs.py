@@ -142,12 +142,24 @@ class ClipFilter(logging.Filter):
 def formatter(format: str) -> logging.Formatter:
     """Text lines, or JSON objects by python-json-logger (already kopf's own dependency)."""
     if format == "json":
+        from pythonjsonlogger.core import RESERVED_ATTRS
         from pythonjsonlogger.json import JsonFormatter
 
         return JsonFormatter(
-            TEXT_FORMAT, rename_fields={"asctime": "time", "levelname": "level", "name": "logger"}, timestamp=False
+            TEXT_FORMAT,
+            rename_fields={"asctime": "time", "levelname": "level", "name": "logger"},
+            timestamp=False,
+            # kopf's object loggers pass their OperatorSettings (queues inside: not copyable, and no log
+            # reader's business) and a skip flag with every record: left out, as are other objects.
+            reserved_attrs=[*RESERVED_ATTRS, "taskName", "settings", "k8s_skip"],
+            json_default=_json_default,
         )
     return logging.Formatter(TEXT_FORMAT)
+
+
+def _json_default(value: object) -> str:
+    """An extra a record carries that JSON cannot hold, as its type's name (never its contents)."""
+    return f"<{type(value).__name__}>"
 
 
 def install(*, level: str, format: str = "text", interval: float = DEFAULT_INTERVAL) -> None:
@@ -161,5 +173,5 @@ def install(*, level: str, format: str = "text", interval: float = DEFAULT_INTER
     objects.setLevel(logging.DEBUG)  # the filter decides: success lines count as DEBUG
     objects.addFilter(HandlerSuccessFilter(level=logging.getLogger().getEffectiveLevel()))
     # libraries that log their internals at INFO (bm25s: query/lexical.py), or signed requests at DEBUG (botocore)
-    for noisy in ("httpx", "chromadb", "botocore", "boto3", "urllib3"):
+    for noisy in ("httpx", "httpcore", "chromadb", "botocore", "boto3", "urllib3"):
         logging.getLogger(noisy).setLevel(logging.WARNING)

@@ -119,6 +119,7 @@ class SyncEngine:
         self._lock = asyncio.Lock()  # serialises store writes: flushes, purges, resync decisions
         self._degraded = False
         self._last_error: str | None = None
+        self._public_error: str | None = None
         self.active = True  # False on a standby peer: events queue up, nothing is written
         self.last_flush: float | None = None
         self._wakeup = asyncio.Event()
@@ -157,6 +158,12 @@ class SyncEngine:
     @property
     def last_error(self) -> str | None:
         return self._last_error
+
+    @property
+    def public_error(self) -> str | None:
+        """The last error as an unauthenticated reader may see it (``/readyz``): an embedder's names the
+        provider, reason and status, never a server's body."""
+        return self._public_error
 
     # -- start-up ----------------------------------------------------------------------------------
 
@@ -432,6 +439,7 @@ class SyncEngine:
             logger.error("Failed to sync, will retry stage=%s backoff=%.1fs error=%s", stage, self._backoff, message)
         self._degraded = True
         self._last_error = message
+        self._public_error = exc.public(provider=self.metrics.provider) if isinstance(exc, EmbedderError) else message
 
     def _clear_degraded(self) -> None:
         if self._degraded:

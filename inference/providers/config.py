@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import urllib.parse
 from pathlib import Path
 from typing import Any, Literal
 
@@ -53,6 +54,11 @@ class EmbedderSettings(BaseModel):
 
     @model_validator(mode="after")
     def _one_model_source(self) -> EmbedderSettings:
+        if self.base_url and _has_userinfo(self.base_url) and (self.api_key is not None or self.headers):
+            raise ValueError(
+                "base_url holds credentials (user:password@) and api_key or headers are set too: httpx would send "
+                "the URL's as Basic auth instead of the key; put the key in api_key and remove it from the URL"
+            )
         if self.model_path is not None and self.model_dir is not None:
             raise ValueError("set model_path or model_dir, not both")
         if self.model_dir is not None and not self.model_sha256:
@@ -73,6 +79,23 @@ class LLMSettings(BaseModel):
     cache_dir: Path = Path(".kubevec/llm-cache")
     requests_per_minute: float = Field(default=30.0, gt=0)
     timeout_seconds: float = Field(default=60.0, gt=0)
+
+    @model_validator(mode="after")
+    def _one_credential(self) -> LLMSettings:
+        if _has_userinfo(self.url) and self.api_key is not None:
+            raise ValueError(
+                "url holds credentials (user:password@) and api_key is set too: put the key in api_key only"
+            )
+        return self
+
+
+def _has_userinfo(url: str) -> bool:
+    """Whether ``url`` carries ``user[:password]@`` (httpx turns it into Basic auth, replacing our header)."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+    except ValueError:
+        return False
+    return parts.username is not None or parts.password is not None
 
 
 class DescriberSettings(BaseModel):

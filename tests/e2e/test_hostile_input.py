@@ -134,6 +134,27 @@ def test_hostile_input_is_indexed_or_skipped_once_and_the_controller_stays_ready
             "metadata": {"name": "big", "namespace": NS},
             "data": {"big": "y" * 1_000_000},
         },
+        # A 10 KB string of nested brackets raised RecursionError out of the redactor on every resync,
+        # and strings like these took seconds each (the redactor's time grew with their square).
+        {
+            "apiVersion": f"{GROUP}/v1",
+            "kind": "Blob",
+            "metadata": {"name": "brackets", "namespace": NS},
+            "spec": {"payload": "[" * 5000 + "]" * 5000, "size": "small"},
+        },
+        {
+            "apiVersion": f"{GROUP}/v1",
+            "kind": "Blob",
+            "metadata": {"name": "slow", "namespace": NS},
+            "spec": {"dashes": "a-" * 8000, "dots": "a." * 8000, "shell": "mysql " * 3000, "size": "medium"},
+        },
+        # Past the node bound: skipped, counted and named, never a stalled resync.
+        {
+            "apiVersion": f"{GROUP}/v1",
+            "kind": "Blob",
+            "metadata": {"name": "swarm", "namespace": NS},
+            "spec": {f"k{i}": list(range(60)) for i in range(4300)},
+        },
     ]
     for obj in objects:
         create(plane, obj)
@@ -169,7 +190,20 @@ def test_hostile_input_is_indexed_or_skipped_once_and_the_controller_stays_ready
         assert controller.proc.poll() is None
         assert controller.readyz()[0] == 200
         assert (controller.metric('kubevec_errors_total{stage="discovery"}') or 0) >= 1
+        assert (controller.metric('kubevec_documents_skipped_total{reason="nodes"}') or 0) >= 1
+        assert (controller.metric('kubevec_documents_skipped_total{reason="error"}') or 0) == 0
         controller.converged()
+        status_env = {**os.environ, "KUBEVEC_STORE__PATH": str(controller.store), "KUBEVEC_LOG_LEVEL": "WARNING"}
+        eventually(
+            lambda: (
+                f"blobs/{NS}/swarm (nodes)"
+                in subprocess.run(
+                    [KUBEVEC, "status"], env=status_env, capture_output=True, text=True, timeout=120, check=False
+                ).stdout
+            ),
+            timeout=RESYNC * 2,
+            message="kubevec status never named the skipped object",
+        )
         capabilities = stored(controller.store, "capabilities")
         instances = stored(controller.store, "instances")
     finally:
@@ -189,9 +223,15 @@ def test_hostile_input_is_indexed_or_skipped_once_and_the_controller_stays_ready
     for char in ("\x00", "\u200b", "\u202e", "\ufeff"):
         assert char not in json.dumps(blob, ensure_ascii=False)
     assert f"faults/{NS}/{GROUP}/v1/Deep/d" in instances
+    assert "size: small" in instances[f"faults/{NS}/{GROUP}/v1/Blob/brackets"]["text"]
+    assert "size: medium" in instances[f"faults/{NS}/{GROUP}/v1/Blob/slow"]["text"]
+    assert f"faults/{NS}/{GROUP}/v1/Blob/swarm" not in instances
 
     log = controller.log.read_text()
     assert "Traceback" not in log
+    skipped = [line for line in log.splitlines() if "Skipped an object that cannot be indexed" in line]
+    assert len([line for line in skipped if f"blobs/{NS}/swarm" in line]) == 1, skipped  # once, not per resync
+    assert "reason=nodes" in next(line for line in skipped if "swarm" in line)
     broken = [
         line
         for line in log.splitlines()

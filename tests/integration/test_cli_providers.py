@@ -117,3 +117,26 @@ def test_migrate_between_two_providers_of_different_sizes(tmp_path: Path) -> Non
         status = json.loads(kubevec("status", "-o", "json", env=after).stdout)
         assert status["collections"]["capabilities"]["name"] == "capabilities__g1"
         assert status["collections"]["capabilities"]["documents"] == 7
+
+
+@pytest.mark.parametrize("failure", ["wrong key", "server error", "closed port"])
+def test_an_embedder_failure_is_one_line_and_a_non_zero_exit(failure: str, tmp_path: Path) -> None:
+    """`kubevec index` printed a traceback on every embedder failure; the key must show nowhere."""
+    standin = StandIn(dialect="openai")
+    if failure == "server error":
+        standin.script = [(500, {}), (500, {})]
+    with in_a_thread(standin):
+        env = provider_env(tmp_path, "openai", standin)
+        if failure == "wrong key":
+            env["KUBEVEC_EMBEDDER__API_KEY"] = "sk-wrong-0a9b8c7d6e5f4a3b2c1d0e9f"
+        if failure != "closed port":
+            indexed = kubevec("index", "crds", str(SAMPLE_CRDS), env=env)
+    if failure == "closed port":
+        indexed = kubevec("index", "crds", str(SAMPLE_CRDS), env=env)  # the stand-in has stopped: nothing listens
+    assert indexed.returncode == 1, indexed.stdout + indexed.stderr
+    assert "Traceback" not in indexed.stderr
+    lines = [line for line in indexed.stderr.splitlines() if line.startswith("kubevec index:")]
+    assert len(lines) == 1, indexed.stderr
+    assert "the embedder failed" in lines[0]
+    assert KEY not in indexed.stderr
+    assert "sk-wrong-0a9b8c7d6e5f4a3b2c1d0e9f" not in indexed.stderr

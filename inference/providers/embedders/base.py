@@ -13,9 +13,17 @@ class EmbedderError(RuntimeError):
     ``refused``, ``dimension``, ``response``, ``config`` or ``error``; never anything the caller sent.
     """
 
-    def __init__(self, message: str, *, reason: str = "error") -> None:
+    def __init__(self, message: str, *, reason: str = "error", status: int | None = None) -> None:
         super().__init__(message)
         self.reason = reason
+        #: The HTTP status a server answered with, when one did.
+        self.status = status
+
+    def public(self, *, provider: str) -> str:
+        """What an unauthenticated reader may see (``/readyz``, the status record): the provider, the
+        reason and the status, never a server's words (a body can echo the key)."""
+        status = f" status={self.status}" if self.status is not None else ""
+        return f"embedder failing provider={provider} reason={self.reason}{status}"
 
 
 class EmbedderUnavailable(EmbedderError):
@@ -24,8 +32,8 @@ class EmbedderUnavailable(EmbedderError):
     ``reason``: ``unavailable`` (5xx, connection), ``rate_limited`` (429) or ``timeout``.
     """
 
-    def __init__(self, message: str, *, reason: str = "unavailable") -> None:
-        super().__init__(message, reason=reason)
+    def __init__(self, message: str, *, reason: str = "unavailable", status: int | None = None) -> None:
+        super().__init__(message, reason=reason, status=status)
 
 
 @runtime_checkable

@@ -20,6 +20,7 @@ import email.utils
 import hashlib
 import logging
 import math
+import re
 import struct
 import time
 import urllib.parse
@@ -47,17 +48,18 @@ TOO_LARGE_WORDS: Final = ("batch size", "too many inputs", "max_client_batch_siz
 class BatchTooLarge(EmbedderError):
     """The server refused the batch for its size: send fewer texts at a time."""
 
-    def __init__(self, message: str) -> None:
-        super().__init__(message, reason="refused")
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        super().__init__(message, reason="refused", status=status)
 
 
 class Retryable(Exception):
     """Raised by a call that can succeed later; ``reason`` as :class:`EmbedderUnavailable`'s."""
 
-    def __init__(self, message: str, *, reason: str, retry_after: float | None) -> None:
+    def __init__(self, message: str, *, reason: str, retry_after: float | None, status: int | None = None) -> None:
         super().__init__(message)
         self.reason = reason
         self.retry_after = retry_after
+        self.status = status
 
 
 def public_url(url: str) -> str:
@@ -70,15 +72,33 @@ def public_url(url: str) -> str:
 
 
 class Scrubber:
-    """Removes secrets (keys, header values) from text a server echoed back before it is shown."""
+    """Removes secrets (keys, header values) from text a server echoed back before it is shown.
+
+    Servers echo what they were sent in their own encodings: JSON escapes (``\\u002d`` for ``-``,
+    ``\\/``) and URL encoding (``%2D``). The text is decoded first, then scrubbed, and only then may a
+    caller cut it: cut first, a key straddling the cut survived less its last character.
+    """
 
     def __init__(self, secrets: Sequence[str]) -> None:
         self._secrets = sorted({s for s in secrets if s and len(s) >= 4}, key=len, reverse=True)
 
-    def __call__(self, text: str) -> str:
+    def __call__(self, text: str, *, limit: int | None = None) -> str:
+        text = _decoded(text)
         for secret in self._secrets:
             text = text.replace(secret, "***")
-        return text
+        return text if limit is None or len(text) <= limit else text[:limit] + "..."
+
+
+_JSON_ESCAPE: Final = re.compile(r"\\u([0-9a-fA-F]{4})|\\([/\\\"])")
+
+
+def _decoded(text: str) -> str:
+    """``text`` with JSON escapes and percent-encoding undone (what a server echo may hide a key behind)."""
+    if "\\" in text:
+        text = _JSON_ESCAPE.sub(lambda m: chr(int(m.group(1), 16)) if m.group(1) else m.group(2), text)
+    if "%" in text:
+        text = urllib.parse.unquote(text)
+    return text
 
 
 def retry_after(headers: Mapping[str, str]) -> float | None:
@@ -134,6 +154,7 @@ class RetryPolicy:
                 f"{self.provider} did not answer after {self.max_attempts} attempts "
                 f"(POST {public_url(url)}{self._context()}): {exc}",
                 reason=exc.reason,
+                status=exc.status,
             ) from None
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -173,7 +194,8 @@ class HttpCalls(RetryPolicy):
     ) -> None:
         super().__init__(provider=provider, what=what, max_attempts=max_attempts, max_backoff=max_backoff)
         self.base_url = base_url.rstrip("/")
-        self._scrub = Scrubber([*secrets, *headers.values()])
+        userinfo = urllib.parse.urlsplit(base_url)
+        self._scrub = Scrubber([*secrets, *headers.values(), userinfo.password or "", userinfo.username or ""])
         self._headers = dict(headers)
         self._timeout = timeout
         self._transport = transport
@@ -213,17 +235,18 @@ class HttpCalls(RetryPolicy):
         where = f"POST {public_url(url)}, status={status}{self._context()}"
         if status in RETRYABLE_STATUS:
             reason = "rate_limited" if status == 429 else "unavailable"
-            raise Retryable(f"status={status}", reason=reason, retry_after=retry_after(response.headers))
-        detail = self._scrub(response.text[:300].strip())
+            raise Retryable(f"status={status}", reason=reason, retry_after=retry_after(response.headers), status=status)
+        detail = self._scrub(response.text.strip(), limit=300)
         if status in (401, 403) or (status == 400 and "api key" in detail.lower()):  # Google answers 400
             # the body may echo part of the key: not shown
             raise EmbedderError(
                 f"{self.provider} rejected the credentials ({where}): check the API key or the pod's identity",
                 reason="auth",
+                status=status,
             )
         if status == 413 or any(word in detail.lower() for word in TOO_LARGE_WORDS):
-            raise BatchTooLarge(f"{self.provider} refused a batch as too large ({where}): {detail}")
-        raise EmbedderError(f"{self.provider} refused the request ({where}): {detail}", reason="refused")
+            raise BatchTooLarge(f"{self.provider} refused a batch as too large ({where}): {detail}", status=status)
+        raise EmbedderError(f"{self.provider} refused the request ({where}): {detail}", reason="refused", status=status)
 
     async def aclose(self) -> None:
         if self._client is not None:

@@ -134,3 +134,51 @@ def test_a_credential_in_a_message_never_reaches_the_log_line() -> None:
     plain = logging.LogRecord("kubevec", logging.INFO, __file__, 1, kept, None, None)
     ClipFilter().filter(plain)
     assert plain.getMessage() == kept
+
+
+def test_json_logs_serialise_kopf_object_loggers_records() -> None:
+    """kopf's object loggers pass their OperatorSettings with every record: 98 '--- Logging error ---'
+    blocks in one run at DEBUG before they were left out."""
+    import io
+    import json
+
+    import kopf
+
+    from kubevec.controller.runtime.logs import formatter
+
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(formatter("json"))
+    handler.handleError = lambda record: (_ for _ in ()).throw(AssertionError("logging failed"))  # type: ignore[method-assign]
+    target = logging.getLogger("kopf.objects.test-json")
+    target.addHandler(handler)
+    target.setLevel(logging.DEBUG)
+    target.propagate = False
+    try:
+        body = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web", "namespace": "shop", "uid": "u"}}
+        objects = kopf.LocalObjectLogger(body=body, settings=kopf.OperatorSettings())
+        objects.logger = target
+        objects.debug("Handler 'observe_instance' succeeded.")
+        target.info("with an odd extra", extra={"thing": object()})
+    finally:
+        target.removeHandler(handler)
+    lines = [json.loads(line) for line in stream.getvalue().splitlines()]
+    assert lines[0]["message"] == "Handler 'observe_instance' succeeded."
+    assert lines[0]["k8s_ref"]["name"] == "web"
+    assert "settings" not in lines[0]
+    assert lines[1]["thing"] == "<object>"
+
+
+def test_http_client_internals_stay_quiet_at_debug() -> None:
+    """httpcore logs response headers whole at DEBUG (a server may echo a key in one)."""
+    from kubevec.controller.runtime.logs import install
+
+    root = logging.getLogger()
+    saved = (root.level, list(root.handlers))
+    try:
+        install(level="DEBUG")
+        for name in ("httpcore", "httpcore.http11", "httpx"):
+            assert logging.getLogger(name).getEffectiveLevel() >= logging.WARNING, name
+    finally:
+        root.setLevel(saved[0])
+        root.handlers[:] = saved[1]
