@@ -165,9 +165,9 @@ class InstrumentedSearch(SearchService):
         finally:
             self._metrics.search_seconds.labels(tool=tool).observe(time.perf_counter() - started)
 
-    async def search(self, request: SearchRequest, *, view: View | None = None) -> Answer:
+    async def search(self, request: SearchRequest, *, view: View | None = None, keep_parts: bool = False) -> Answer:
         with self._measured("vector_search"):
-            answer = await super().search(request, view=view)
+            answer = await super().search(request, view=view, keep_parts=keep_parts)
         if answer.degraded:
             self._metrics.degraded_answers.labels(tool="vector_search").inc()
         return answer

@@ -22,7 +22,7 @@ one cluster's scalars for an answer about that cluster.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping
+from collections.abc import Container, Iterable, Mapping
 from typing import Any, Final
 
 from kubevec.inference.documents import (
@@ -170,6 +170,32 @@ def project(metadata: Mapping[str, Any], *, cluster: str | None = None) -> dict[
     if chosen.built_from:
         out[BUILT_FROM] = chosen.built_from
     out.pop(SERVED_BY, None)
+    return out
+
+
+def within(metadata: Mapping[str, Any], *, clusters: Container[str]) -> dict[str, Any] | None:
+    """A record's payload with only the parts of ``clusters`` (a caller's scope), None when none is left.
+
+    A shared record names every cluster serving its text; a caller limited to some clusters sees
+    the record as if only those had written it: their parts, and the lists and ``served_by`` made
+    from those alone. A record from before sharing is one cluster's: kept whole or not at all.
+    """
+    parts = parts_of(metadata)
+    if not parts:
+        value = metadata.get("cluster")
+        return (
+            dict(metadata) if any(str(c) in clusters for c in (value if isinstance(value, list) else [value])) else None
+        )
+    kept = [part for part in parts if part.cluster in clusters]
+    if not kept:
+        return None
+    out = dict(metadata)
+    out["cluster"] = [p.cluster for p in kept]
+    out["api_version"] = sorted({p.api_version for p in kept})
+    out["version"] = sorted({p.version for p in kept})
+    out["served_versions"] = sorted({v for p in kept for v in p.served_versions})
+    out[SERVED_BY] = [p.served_by for p in kept]
+    out[PARTS] = [p.encode() for p in kept]
     return out
 
 

@@ -48,6 +48,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from kubevec.backends.filters import MAX_CHILDREN, MAX_VALUES, And, Eq, Filter, In, Or, matches
 from kubevec.inference.documents import CAPABILITIES, INSTANCES
 from kubevec.inference.identity import plural_of
+from kubevec.query.limits import Caller
 from kubevec.query.rbac import RbacSnapshot
 
 logger = logging.getLogger(__name__)
@@ -205,8 +206,11 @@ class Reviewer(Protocol):
 class View:
     """What one caller may read: per collection nothing, everything (filter None) or what a filter matches."""
 
-    caller: str
+    caller: Caller
     filters: Mapping[str, Filter | None]
+    #: The clusters it is limited to (None: every one). Capability records shared by clusters show only
+    #: these clusters' parts: the filter alone matches a shared record by any one of its clusters.
+    clusters: frozenset[str] | None = None
 
     def sees(self, collection: str) -> bool:
         return collection in self.filters
@@ -232,11 +236,11 @@ class View:
         return scope is None or matches(scope, text=text, metadata=metadata)
 
 
-def everything(caller: str) -> View:
+def everything(caller: Caller) -> View:
     return View(caller=caller, filters=dict.fromkeys(COLLECTIONS))
 
 
-def nothing(caller: str) -> View:
+def nothing(caller: Caller) -> View:
     return View(caller=caller, filters={})
 
 
@@ -293,7 +297,7 @@ class StaticToken(BaseModel):
 
     def view(self, *, namespaces: Iterable[str] = ()) -> View:
         """The token's view; patterns (``team-*``) are matched against ``namespaces``, those in the index."""
-        caller = f"static:{self.name}"
+        caller = Caller("static", self.name)
         parts: list[Filter] = []
         if ALL not in self.clusters:
             parts.append(_in("cluster", self.clusters))
@@ -312,7 +316,7 @@ class StaticToken(BaseModel):
             if collection == INSTANCES and not instances:
                 continue
             filters[collection] = _all(scoped if collection == INSTANCES else parts)
-        return View(caller=caller, filters=filters)
+        return View(caller=caller, filters=filters, clusters=None if ALL in self.clusters else frozenset(self.clusters))
 
 
 class StaticTokens(BaseModel):
@@ -522,7 +526,7 @@ class Authorizer:
             return None
         hashed = digest(token)
         if self._full is not None and hmac.compare_digest(hashed, self._full):
-            return everything("token")
+            return everything(Caller("token", "KUBEVEC_MCP_TOKEN"))
         static = self._static_tokens().get(hashed)
         if static is not None:
             return await self._static_view(static)
@@ -580,8 +584,15 @@ class Authorizer:
         cached = self._views.get(identity)
         if cached is not None and cached[0] > self._clock():
             return cached[1]
+        asked_at = self._clock()
         view: View = await self._once(("view", identity), lambda: self._review(identity))
-        _remember(self._views, identity, (self._clock() + self.ttl, view))
+        # An RBAC edit shows within one ttl: the view lasts a ttl from when its answers were asked for, and
+        # never past the RBAC snapshot it was decided from (itself a ttl from when its read began). Cached
+        # for a ttl from when it was made, from a snapshot already almost a ttl old, an edit took two.
+        expires = asked_at + self.ttl
+        if self._rbac_source is not None and self._rbac is not None:
+            expires = min(expires, self._rbac[0])
+        _remember(self._views, identity, (expires, view))
         return view
 
     async def _universe_now(self) -> frozenset[Placement]:
@@ -599,6 +610,8 @@ class Authorizer:
         source = self._rbac_source
         assert source is not None
 
+        began = self._clock()
+
         async def read() -> RbacSnapshot:
             self.asked["rbac_read"] += 1
             started = self._clock()
@@ -609,7 +622,7 @@ class Authorizer:
             return snapshot
 
         found: RbacSnapshot = await self._once("rbac", read)
-        self._rbac = (self._clock() + self.ttl, found)
+        self._rbac = (began + self.ttl, found)  # from when the read began: what it saw is at least that old
         return found
 
     async def _once(self, key: object, make: Callable[[], Awaitable[Any]]) -> Any:
@@ -713,7 +726,7 @@ class Authorizer:
             asked,
             self._clock() - started,
         )
-        return View(caller=identity.user, filters=filters)
+        return View(caller=Caller("user", identity.user), filters=filters)
 
 
 async def _frozen(found: Awaitable[Iterable[Placement]]) -> frozenset[Placement]:

@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict
 from kubevec.backends import Record, VectorStore
 from kubevec.backends.filters import And, Contains, Eq, Filter, Gte, Lt, to_json
 from kubevec.inference.providers.embedders.base import Embedder
-from kubevec.query.request import MAX_K, SearchError
+from kubevec.query.request import MAX_CURSOR, MAX_K, SearchError
 
 _RELATIVE: Final = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h|d|w)\s*$")
 _UNITS: Final = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
@@ -245,10 +245,12 @@ def _make_cursor(position: tuple[float, str], *, digest: str) -> str:
 
 def _read_cursor(cursor: str, *, digest: str) -> tuple[float, str]:
     try:
+        if len(cursor) > MAX_CURSOR:
+            raise ValueError("too long")
         raw = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
         position = (float(raw["before"][0]), str(raw["before"][1]))
         of = str(raw["of"])
-    except (ValueError, KeyError, TypeError, IndexError, binascii.Error):
+    except (ValueError, KeyError, TypeError, IndexError, binascii.Error, RecursionError):
         raise SearchError("The cursor is not one list_changes gave; start again without it") from None
     if of != digest:
         raise SearchError("The cursor belongs to another listing (other filters or range); start again without it")

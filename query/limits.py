@@ -13,10 +13,28 @@ import dataclasses
 import math
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Final, NamedTuple
+from typing import Final, Literal, NamedTuple
 
 from prometheus_client.core import CounterMetricFamily
 from prometheus_client.registry import Collector
+
+CallerKind = Literal["static", "user", "token", "anonymous"]
+
+
+class Caller(NamedTuple):
+    """Who is calling, typed: what sessions, limits and logs are keyed on.
+
+    A bare string let an API-server user literally named ``static:team-a`` (or ``token``) own that
+    static token's sessions and spend its caps; a kind beside the name keeps them apart whatever
+    a user is called.
+    """
+
+    kind: CallerKind
+    name: str
+
+    def __str__(self) -> str:
+        return f"{self.kind}:{self.name}"
+
 
 #: Callers whose rate buckets are remembered at once (the oldest go first).
 MAX_CALLERS: Final = 10_000
@@ -96,16 +114,16 @@ class Limiter:
     def __init__(self, limits: Limits, *, clock: Callable[[], float] = time.monotonic) -> None:
         self.limits = limits
         self._clock = clock
-        self._sessions: dict[str, tuple[str, float]] = {}  # id -> (caller, last used)
-        self._in_flight: collections.Counter[str] = collections.Counter()
+        self._sessions: dict[str, tuple[Caller, float]] = {}  # id -> (caller, last used)
+        self._in_flight: collections.Counter[Caller] = collections.Counter()
         self._in_flight_total = 0
-        self._buckets: dict[str, tuple[float, float]] = {}  # caller -> (tokens, at)
+        self._buckets: dict[Caller, tuple[float, float]] = {}  # caller -> (tokens, at)
         self._all: tuple[float, float] = (2 * limits.rate, clock())  # every caller's requests together
         self.refused: collections.Counter[str] = collections.Counter(dict.fromkeys(REASONS, 0))
 
     # -- sessions ----------------------------------------------------------------------------------
 
-    def opening(self, caller: str) -> Refusal | None:
+    def opening(self, caller: Caller) -> Refusal | None:
         """A request without a session id (it may open one): refused when the caller or the server is full."""
         self._expire()
         now = self._clock()
@@ -123,7 +141,7 @@ class Limiter:
             return self._refuse(503, "sessions", oldest + idle - now, "the server has all the sessions it may open")
         return None
 
-    def opened(self, session: str, caller: str) -> None:
+    def opened(self, session: str, caller: Caller) -> None:
         self._sessions[session] = (caller, self._clock())
 
     def used(self, session: str) -> None:
@@ -134,7 +152,7 @@ class Limiter:
     def closed(self, session: str) -> None:
         self._sessions.pop(session, None)
 
-    def sessions_of(self, caller: str) -> int:
+    def sessions_of(self, caller: Caller) -> int:
         self._expire()
         return sum(1 for owner, _ in self._sessions.values() if owner == caller)
 
@@ -145,7 +163,7 @@ class Limiter:
 
     # -- requests ----------------------------------------------------------------------------------
 
-    def admit(self, caller: str, *, hold: bool = True) -> Refusal | None:
+    def admit(self, caller: Caller, *, hold: bool = True) -> Refusal | None:
         """One request in: its caller's rate and in-flight caps, then the server's; None when admitted.
 
         ``hold`` False for a request that stays open while the session lives (the SSE stream a
@@ -185,7 +203,7 @@ class Limiter:
         self._in_flight_total += 1
         return None
 
-    def done(self, caller: str) -> None:
+    def done(self, caller: Caller) -> None:
         self._in_flight_total -= 1
         self._in_flight[caller] -= 1
         if self._in_flight[caller] <= 0:

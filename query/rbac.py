@@ -31,12 +31,13 @@ class Rule:
     urls: frozenset[str] = frozenset()
 
     def allows(self, *, verb: str, group: str, resource: str) -> bool:
-        """A request without a name (``list``): a rule limited to resource names never allows it."""
+        """A request without a name (``list``): the name asked about is ``""``, so a rule limited to resource
+        names allows it only when ``""`` is one of them (Kubernetes' ``ResourceNameMatches``)."""
         return (
             _has(self.verbs, verb)
             and _has(self.api_groups, group)
             and _has(self.resources, resource)
-            and not self.resource_names
+            and (not self.resource_names or "" in self.resource_names)
         )
 
     def allows_path(self, *, verb: str, path: str) -> bool:

@@ -25,6 +25,18 @@ MAX_CONDITIONS: Final = 64
 CountField = Literal["kind", "group", "namespace", "health", "cluster", "labels", "owner"]
 
 
+#: The longest cursor any kubevec answer gives is a few hundred characters; longer ones are not ours.
+MAX_CURSOR: Final = 4096
+#: The longest cluster name asked about (kubevec's own are at most 63 characters).
+MAX_CLUSTER_CHARS: Final = 253
+
+
+def check_cluster(cluster: str | None) -> None:
+    """A ``cluster`` argument no store can hold is one clear error (it was a traceback past 1,024 characters)."""
+    if cluster is not None and len(cluster) > MAX_CLUSTER_CHARS:
+        raise SearchError(f"cluster: at most {MAX_CLUSTER_CHARS} characters (kubevec's cluster names are at most 63)")
+
+
 class SearchError(ValueError):
     """Bad search input; the message says what to change."""
 
@@ -67,7 +79,10 @@ class SearchRequest(BaseModel):
     ] = None
     cluster: Annotated[
         str | None,
-        Field(description="Only this cluster's documents (several controllers can write one store); default: all."),
+        Field(
+            max_length=MAX_CLUSTER_CHARS,
+            description="Only this cluster's documents (several controllers can write one store); default: all.",
+        ),
     ] = None
     labels: Annotated[tuple[str, ...], Field(description="Labels as k=v; all must match (instances).")] = ()
     k: Annotated[int, Field(ge=1, le=MAX_K, description="How many results.")] = 5
@@ -84,8 +99,9 @@ class SearchRequest(BaseModel):
     cursor: Annotated[
         str | None,
         Field(
+            max_length=MAX_CURSOR,
             description="The cursor of a previous answer to a filter-only or keyword search: its next page (same "
-            "filters and keyword). Pages hold every matching document once, also while the cluster changes."
+            "filters and keyword). Pages hold every matching document once, also while the cluster changes.",
         ),
     ] = None
     count_by: Annotated[

@@ -40,14 +40,14 @@ from typing import TYPE_CHECKING, Any, Final
 from kubevec.backends import BackendError, CollectionNotFound, Hit, InvalidFilter, Record, VectorStore
 from kubevec.backends.filters import And, Contains, Eq, Filter, Or, all_of, matches, to_json, words
 from kubevec.inference.documents import CAPABILITIES, INSTANCES
-from kubevec.inference.fleet import is_shared, parts_of, project
+from kubevec.inference.fleet import is_shared, parts_of, project, within
 from kubevec.inference.history import CHANGES
 from kubevec.inference.identity import parse_instance_id, plural_of
 from kubevec.inference.providers.embedders.base import Embedder, EmbedderError
 from kubevec.query.history import Changes, ChangesRequest, list_changes
 from kubevec.query.lexical import LexicalIndex
 from kubevec.query.related import Direction, Related, Relationships
-from kubevec.query.request import SearchError, SearchRequest
+from kubevec.query.request import MAX_CURSOR, SearchError, SearchRequest, check_cluster
 
 logger = logging.getLogger(__name__)
 
@@ -123,9 +123,11 @@ def _make_cursor(after: str, *, name: str, filter: Filter | None) -> str:
 
 def _read_cursor(cursor: str, *, name: str, filter: Filter | None) -> str:
     try:
+        if len(cursor) > MAX_CURSOR:
+            raise ValueError("too long")
         raw = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
         after, of = raw["after"], raw["of"]
-    except (ValueError, TypeError, KeyError):
+    except (ValueError, TypeError, KeyError, RecursionError):
         raise SearchError("cursor: not one kubevec gave; pass back the cursor of the previous answer") from None
     if not isinstance(after, str) or of != _question_of(name=name, filter=filter):
         raise SearchError("cursor: it pages another search (other collection or filters); ask again without it")
@@ -253,7 +255,7 @@ class SearchService:
             raise SearchError(f"Unknown collection {collection!r}; use one of {', '.join(sorted(self.collections))}")
         return self.collections[collection]
 
-    async def search(self, request: SearchRequest, *, view: View | None = None) -> Answer:
+    async def search(self, request: SearchRequest, *, view: View | None = None, keep_parts: bool = False) -> Answer:
         """Run one search by its cheapest path (see the module docstring); at most ``request.k`` results.
 
         With a ``view`` (an MCP caller's), only the documents it may see are ranked, counted or returned."""
@@ -261,25 +263,36 @@ class SearchService:
         if view is not None and not view.sees(request.collection):
             self.collection_name(request.collection)  # an unknown collection is still an error
             return Answer()
+        clusters = _scope_clusters(view, request.collection)
+        if clusters is not None and request.cluster is not None and request.cluster not in clusters:
+            self.collection_name(request.collection)
+            return Answer()  # a cluster outside the caller's scope holds nothing it may read
         conditions = view.restrict(request.collection, request.conditions) if view else request.conditions
         try:
-            answer = await self._search(request, conditions)
+            answer = await self._search(request, conditions, clusters=clusters)
         except CollectionNotFound:
             if self._refresh is None:
                 raise
             await self.fresh(force=True)  # switched generations since the names were read: once more
-            answer = await self._search(request, conditions)
+            answer = await self._search(request, conditions, clusters=clusters)
         if request.collection == CAPABILITIES:  # shared records read as the asked cluster's (kubevec.inference.fleet)
-            answer[:] = [dataclasses.replace(r, metadata=project(r.metadata, cluster=request.cluster)) for r in answer]
+            kept = [(r, _within(r.metadata, clusters)) for r in answer]
+            answer[:] = [
+                dataclasses.replace(r, metadata=metadata if keep_parts else project(metadata, cluster=request.cluster))
+                for r, metadata in kept
+                if metadata is not None
+            ]
         return answer
 
-    async def _search(self, request: SearchRequest, conditions: Filter | None) -> Answer:
+    async def _search(
+        self, request: SearchRequest, conditions: Filter | None, *, clusters: frozenset[str] | None = None
+    ) -> Answer:
         name = self.collection_name(request.collection)
         degraded = None
         total: int | None = None
         try:
             if request.count_by is not None:
-                return await self._counted(name, request, conditions)
+                return await self._counted(name, request, conditions, clusters=clusters)
             if request.query is None and request.keyword is not None:
                 total = await self.store.count(name, all_of(conditions, _any_word(request.keyword)))
                 if total > request.k or request.cursor:
@@ -345,15 +358,21 @@ class SearchService:
         cursor = _make_cursor(last, name=request.collection, filter=bound) if more and last else None
         return Answer.of(results, total=max(total, len(positions)), cursor=cursor)
 
-    async def _counted(self, name: str, request: SearchRequest, combined: Filter | None) -> Answer:
-        """Matches per value of ``count_by`` (a list field counts each element), without a document."""
+    async def _counted(
+        self, name: str, request: SearchRequest, combined: Filter | None, *, clusters: frozenset[str] | None
+    ) -> Answer:
+        """Matches per value of ``count_by`` (a list field counts each element), without a document;
+        with ``clusters``, a shared capability record counts only those clusters' parts."""
         assert request.count_by is not None
         scope = all_of(combined, _any_word(request.keyword) if request.keyword else None)
         counts: dict[str, int] = {}
         total = 0
         async for record in self.store.iter_records(name, filter=scope, page_size=1000):
+            metadata = _within(record.metadata, clusters)
+            if metadata is None:
+                continue
             total += 1
-            value = record.metadata.get(request.count_by)
+            value = metadata.get(request.count_by)
             for item in value if isinstance(value, list) else [value] if value not in (None, "") else ["(none)"]:
                 counts[str(item)] = counts.get(str(item), 0) + 1
         ordered = dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
@@ -519,7 +538,9 @@ class SearchService:
             similarity=similarity,
         )
 
-    async def get_document(self, collection: str, id: str, *, cluster: str | None = None) -> Result | None:
+    async def get_document(
+        self, collection: str, id: str, *, cluster: str | None = None, clusters: frozenset[str] | None = None
+    ) -> Result | None:
         """One document by id; a capability also by its resource name (``certificates.cert-manager.io``), as
         ``cluster`` serves it (without: the record most clusters share), read as that cluster's."""
         await self.fresh()
@@ -532,7 +553,13 @@ class SearchService:
         if not records:
             return None
         record = records[0]
-        metadata = project(record.metadata, cluster=cluster) if collection == CAPABILITIES else record.metadata
+        metadata: Mapping[str, Any] | None = record.metadata
+        if collection == CAPABILITIES:
+            metadata = _within(record.metadata, clusters)
+            if metadata is None or (clusters is not None and cluster is not None and cluster not in clusters):
+                return None
+            metadata = project(metadata, cluster=cluster)
+        assert metadata is not None
         return self._result(record.id, 1.0, record.text, metadata, kind="id")
 
     async def find_document(
@@ -544,6 +571,7 @@ class SearchService:
         With ``cluster``, a document another cluster's controller wrote does not count; with ``view``,
         one the caller may not see is not there.
         """
+        check_cluster(cluster)
 
         def counts(result: Result | None, where: str) -> bool:
             if result is None or (cluster is not None and result.metadata.get("cluster") != cluster):
@@ -551,14 +579,16 @@ class SearchService:
             return view is None or view.allows(where, metadata=result.metadata, text=result.text)
 
         if collection is not None:
-            result = await self.get_document(collection, id, cluster=cluster)
+            result = await self.get_document(
+                collection, id, cluster=cluster, clusters=_scope_clusters(view, collection)
+            )
             return (result, collection) if result is not None and counts(result, collection) else None
         first = "instances" if parse_instance_id(id) is not None else "capabilities"
         for where in (first, "capabilities" if first == "instances" else "instances"):
             if where not in self.collections:
                 continue
             try:
-                result = await self.get_document(where, id, cluster=cluster)
+                result = await self.get_document(where, id, cluster=cluster, clusters=_scope_clusters(view, where))
             except CollectionNotFound:
                 continue  # a store indexed by `kubevec index crds` has no instances collection
             if result is not None and counts(result, where):
@@ -568,6 +598,7 @@ class SearchService:
     async def resolve_kind(
         self, name: str, *, limit: int = 5, cluster: str | None = None, view: View | None = None
     ) -> list[dict[str, Any]]:
+        check_cluster(cluster)
         """What an agent needs to write a manifest for a kind it only knows by name.
 
         Exact first: the kind, plural, short name, ``plural.group`` or ``Kind.group``, case-insensitive,
@@ -582,12 +613,18 @@ class SearchService:
         collection = self.collection_name("capabilities")
         if view is not None and not view.sees("capabilities"):
             return []
+        clusters = _scope_clusters(view, CAPABILITIES)
+        if clusters is not None and cluster is not None and cluster not in clusters:
+            return []
         exact = []
         scope: Filter | None = Eq("cluster", cluster) if cluster else None
         if view is not None:
             scope = view.restrict("capabilities", scope)
         async for record in self.store.iter_records(collection, filter=scope, page_size=1000):
-            metadata = record.metadata
+            visible = _within(record.metadata, clusters)
+            if visible is None:
+                continue
+            metadata = visible
             resource = str(metadata.get("resource", record.id))
             kind, group = str(metadata.get("kind", "")), str(metadata.get("group", ""))
             short_names = metadata.get("short_names", [])
@@ -608,7 +645,7 @@ class SearchService:
         if self.embedder is None:
             return []
         request = SearchRequest.build(collection="capabilities", query=name, k=limit, hybrid=False, cluster=cluster)
-        results = await self.search(request, view=view)
+        results = await self.search(request, view=view, keep_parts=True)  # one answer per cluster's part
         semantic = [
             answer
             for r in results
@@ -629,6 +666,7 @@ class SearchService:
 
         With ``view``, documents the caller may not see are neither edges nor ends: such an object is
         only named where a visible document references it (as its own spec does)."""
+        check_cluster(cluster)
         await self.fresh()
         relationships = Relationships(store=self.store, collection=self.collection_name("instances"), view=view)
         try:
@@ -640,16 +678,24 @@ class SearchService:
         self, collection: str, field: str, *, limit: int = 100, cluster: str | None = None, view: View | None = None
     ) -> dict[str, int]:
         """Distinct values of a metadata field with their counts (lists count each element), of visible documents."""
+        check_cluster(cluster)
         await self.fresh()
         counts: dict[str, int] = {}
         if view is not None and not view.sees(collection):
+            self.collection_name(collection)
+            return counts
+        clusters = _scope_clusters(view, collection)
+        if clusters is not None and cluster is not None and cluster not in clusters:
             self.collection_name(collection)
             return counts
         scope: Filter | None = Eq("cluster", cluster) if cluster else None
         if view is not None:
             scope = view.restrict(collection, scope)
         async for record in self.store.iter_records(self.collection_name(collection), filter=scope, page_size=1000):
-            value = record.metadata.get(field)
+            metadata = _within(record.metadata, clusters)
+            if metadata is None:
+                continue
+            value = metadata.get(field)
             for item in value if isinstance(value, list) else [value] if value is not None else []:
                 counts[str(item)] = counts.get(str(item), 0) + 1
         return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:limit])
@@ -708,6 +754,16 @@ class SearchService:
             if placement is not None:
                 found.add(placement)
         return found
+
+
+def _scope_clusters(view: View | None, collection: str) -> frozenset[str] | None:
+    """The clusters a caller is limited to, where records can be shared by clusters (capabilities); else None."""
+    return view.clusters if view is not None and collection == CAPABILITIES else None
+
+
+def _within(metadata: Mapping[str, Any], clusters: frozenset[str] | None) -> dict[str, Any] | None:
+    """``metadata`` as a caller limited to ``clusters`` sees it (None: not at all); every cluster: as stored."""
+    return dict(metadata) if clusters is None else within(metadata, clusters=clusters)
 
 
 def _cosine(a: Sequence[float], b: Sequence[float]) -> float:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import ipaddress
 import json
 import logging
@@ -24,7 +25,7 @@ from prometheus_client import CollectorRegistry, generate_latest
 from kubevec.backends.filters import json_too_deep
 from kubevec.query.access import Authorizer, ReviewThrottled, ReviewUnavailable, View, everything
 from kubevec.query.discovery import ResourceMetadata
-from kubevec.query.limits import AccessCollector, Count, Limiter, Limits, Refusal
+from kubevec.query.limits import AccessCollector, Caller, Count, Limiter, Limits, Refusal
 from kubevec.query.mcp.jsonrpc import MAX_MESSAGE_DEPTH, clip, echoable, request_id, request_ids, rpc_error
 from kubevec.query.mcp.tools import VIEW_STATE, build_server
 from kubevec.query.search import SearchService
@@ -91,7 +92,7 @@ class HttpGuard:
         if metrics:
             self.metrics = CollectorRegistry()
             self.metrics.register(AccessCollector(self.counts))
-        self._owners: dict[str, str] = {}
+        self._owners: dict[str, Caller] = {}
         self._in_flight: set[tuple[str, str, str | int]] = set()
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -105,10 +106,14 @@ class HttpGuard:
             await _respond(send, 200, generate_latest(self.metrics))
             return
         if self.discovery is not None and self.discovery.serves(str(scope.get("path", ""))):
-            await _respond_json(send, 200, self.discovery.document(scope))  # public: it holds no secret
+            document = self.discovery.document(scope)  # public: it holds no secret
+            if document is None:
+                await _respond(send, 421, b"this Host is not served here; set KUBEVEC_MCP_RESOURCE_URL")
+                return
+            await _respond_json(send, 200, document)
             return
         headers = dict(scope.get("headers") or [])
-        view = everything("anonymous")
+        view = everything(Caller("anonymous", ""))
         if self.authorizer.required:
             given = headers.get(b"authorization", b"").decode("latin-1")
             scheme, _, token = given.partition(" ")
@@ -139,7 +144,7 @@ class HttpGuard:
         hold = method != "GET"
         refusal = refusal or self.limiter.admit(view.caller, hold=hold)
         if refusal is not None:
-            logger.info("Refused an MCP request caller=%s reason=%s", clip(view.caller, 80), refusal.reason)
+            logger.info("Refused an MCP request caller=%s reason=%s", clip(str(view.caller), 80), refusal.reason)
             await _refuse(send, refusal)
             return
         try:
@@ -202,7 +207,7 @@ class HttpGuard:
             ),
         ]
 
-    def _recording(self, send: Any, *, caller: str, session: str, scope: dict[str, Any]) -> Any:
+    def _recording(self, send: Any, *, caller: Caller, session: str, scope: dict[str, Any]) -> Any:
         """``send`` that notes who opened each session (the oldest forgotten past ``MAX_OWNERS``) and which ended."""
 
         async def wrapped(message: dict[str, Any]) -> None:
@@ -331,6 +336,9 @@ def http_app(
         session_idle_timeout=limits.session_idle_seconds,
         max_sessions=limits.sessions,
     )
+    if discovery is not None and discovery.allowed_hosts is None and security.enable_dns_rebinding_protection:
+        # URLs in the RFC 9728 metadata come from the Hosts this endpoint accepts, never any Host sent
+        discovery = dataclasses.replace(discovery, allowed_hosts=tuple(security.allowed_hosts or ()))
     return HttpGuard(app, authorizer=authorizer, limits=limits, metrics=metrics, discovery=discovery)
 
 

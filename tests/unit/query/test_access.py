@@ -22,6 +22,7 @@ from kubevec.query.access import (
     load_static_tokens,
     visible_instances,
 )
+from kubevec.query.limits import Caller
 from kubevec.query.search import SearchService
 from tests.unit.tenants import CLUSTER, ids, index
 
@@ -239,7 +240,8 @@ async def test_static_tokens_have_explicit_scopes(tmp_path: Path) -> None:
     assert auth.required
     team = await auth.view_for(secret)
     assert team is not None
-    assert team.caller == "static:team-a"
+    assert team.caller == Caller("static", "team-a")
+    assert str(team.caller) == "static:team-a"
     seen = await ids(service, team, collection="instances", query="api")
     assert seen
     assert all(i.startswith("prod/team-a/") for i in seen)

@@ -16,13 +16,16 @@ from tests.fakes import CountingEmbedder
 ISSUER = "https://login.example.com/realms/platform"
 
 
-def client(discovery: ResourceMetadata | None) -> httpx.AsyncClient:
+def client(
+    discovery: ResourceMetadata | None, *, allowed_hosts: tuple[str, ...] = ("kubevec.example.com:*",)
+) -> httpx.AsyncClient:
     service = SearchService(store=MemoryStore(), embedder=CountingEmbedder(), collections={})
     app = http_app(
         service,
         host="127.0.0.1",
         authorizer=Authorizer(cluster="prod", full_token="s3cret"),
         discovery=discovery,
+        allowed_hosts=allowed_hosts,
     )
     return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://kubevec.example.com")
 
@@ -46,6 +49,35 @@ async def test_a_401_names_the_metadata_and_the_metadata_names_the_issuer() -> N
         }
         behind_a_proxy = await http.get("/.well-known/oauth-protected-resource", headers={"x-forwarded-proto": "https"})
         assert behind_a_proxy.json()["resource"] == "https://kubevec.example.com/mcp"
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"host": 'x" error="injected'},
+        {"host": "evil.example.net"},
+        {"host": "kubevec.example.com, evil.example.net"},
+        {"host": "kubevec.example.com", "x-forwarded-proto": 'javascript" x="'},
+    ],
+)
+async def test_urls_come_only_from_hosts_the_endpoint_serves(headers: dict[str, str]) -> None:
+    """Without KUBEVEC_MCP_RESOURCE_URL the URLs were rebuilt from any Host: a quote landed inside the header."""
+    async with client(ResourceMetadata(issuer=ISSUER)) as http:
+        refused = await http.post("/mcp", json={}, headers=headers)
+        assert refused.status_code == 401
+        challenge = refused.headers["www-authenticate"]
+        assert "injected" not in challenge
+        assert "evil" not in challenge
+        assert "javascript" not in challenge
+        assert challenge in (
+            "Bearer",
+            'Bearer resource_metadata="http://kubevec.example.com/.well-known/oauth-protected-resource/mcp"',
+        )
+        metadata = await http.get("/.well-known/oauth-protected-resource/mcp", headers=headers)
+        assert metadata.status_code in (200, 421)
+        assert "evil" not in metadata.text
+        assert "injected" not in metadata.text
+        assert "javascript" not in metadata.text
 
 
 async def test_a_configured_public_url_wins_over_the_request() -> None:

@@ -159,3 +159,45 @@ async def test_a_store_from_before_sharing_moves_over_without_embedding() -> Non
     assert all(
         r.vector == embedder.vector(r.text) for r in (await store.get(CAPABILITIES, list(stored), include_vectors=True))
     )
+
+
+async def test_a_token_limited_to_one_cluster_sees_only_its_clusters_parts() -> None:
+    """A static token with ``clusters: [east]`` read west's parts through count_by, facets, resolve_kind,
+    a capabilities search with ``cluster: west`` and get_document; a record both share read whole."""
+    from kubevec.query.access import StaticToken
+    from kubevec.query.request import SearchRequest
+
+    store, embedder, _ = await two_clusters()
+    service = SearchService(
+        store=store, embedder=embedder, collections={CAPABILITIES: CAPABILITIES, INSTANCES: INSTANCES}
+    )
+    east = service.scoped(
+        StaticToken(name="east-only", token="east-only-token-0123", namespaces=("*",), clusters=("east",)).view()
+    )
+    counted = await east.search(
+        SearchRequest.build(collection=CAPABILITIES, group="fleet.example.com", count_by="cluster")
+    )
+    assert counted.counts == {"east": 20}
+    for field in ("served_by", "parts", "cluster", "api_version"):
+        values = await east.facets(CAPABILITIES, field)
+        assert values, field
+        assert not [v for v in values if "west" in v or ("/v2" in v and field != "api_version")], (field, values)
+    assert await east.facets(CAPABILITIES, "cluster", cluster="west") == {}
+    west_search = SearchRequest.build(collection=CAPABILITIES, query="a widget", k=20, cluster="west")
+    assert list(await east.search(west_search)) == []
+    everything = await east.search(SearchRequest.build(collection=CAPABILITIES, query="a widget", k=30))
+    assert len(everything) == 20
+    assert all(r.metadata["cluster"] == "east" for r in everything)
+    assert all("west" not in str(r.metadata.get("served_by", "")) for r in everything)
+    assert await east.resolve_kind("Widget15", cluster="west") == []
+    assert [(a["cluster"], a["apiVersion"]) for a in await east.resolve_kind("Widget15")] == [
+        ("east", "fleet.example.com/v1")
+    ]
+    # by meaning, over records two clusters share (a list apiVersion failed the tool's schema)
+    semantic = await service.scoped(None).resolve_kind("something that keeps widgets", limit=10)
+    assert semantic
+    assert all(isinstance(a["apiVersion"], str) for a in semantic)
+    found = await east.find_document("widget15s.fleet.example.com")
+    assert found is not None
+    assert found[0].metadata["cluster"] == "east"
+    assert await east.find_document("widget15s.fleet.example.com", cluster="west") is None

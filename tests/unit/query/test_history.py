@@ -12,6 +12,7 @@ from kubevec.backends.memory import MemoryStore
 from kubevec.inference.history import CHANGE_FIELDS, CHANGES, change_record
 from kubevec.query.access import View
 from kubevec.query.history import ChangesRequest, parse_time
+from kubevec.query.limits import Caller
 from kubevec.query.request import SearchError
 from kubevec.query.search import SearchService
 from tests.fakes import CountingEmbedder
@@ -90,11 +91,11 @@ async def test_unembedded_summaries_are_found_by_their_words() -> None:
 
 async def test_the_callers_view_of_instances_applies() -> None:
     service, _ = await history()
-    view = View(caller="team-staging", filters={"instances": Eq("namespace", "staging")})
+    view = View(caller=Caller("static", "team-staging"), filters={"instances": Eq("namespace", "staging")})
     answer = await service.changes(ChangesRequest(k=100), view=view)
     assert answer.total == 10
     assert {e.namespace for e in answer.entries} == {"staging"}
-    blind = View(caller="types-only", filters={"capabilities": None})
+    blind = View(caller=Caller("static", "types-only"), filters={"capabilities": None})
     assert (await service.changes(ChangesRequest(k=100), view=blind)).total == 0
 
 
