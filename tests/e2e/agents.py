@@ -65,6 +65,10 @@ class Agent:
     def call(self, name: str, **arguments: Any) -> Any:
         return asyncio.run(self.calls((name, arguments)))[0]
 
+    def calls_one(self, tool: str, arguments: dict[str, Any]) -> Any:
+        """One call whose arguments may hold ``name`` (resolve_kind's)."""
+        return asyncio.run(self.calls((tool, arguments)))[0]
+
     def ids(self, **fields: Any) -> set[str]:
         found = self.call("vector_search", **{"collection": "instances", "k": 100, **fields})
         assert "error" not in found, found

@@ -21,7 +21,8 @@ import pytest
 
 from kubevec.backends.config import StoreSettings
 from kubevec.backends.factory import open_store
-from tests.controlplane.cluster import ControlPlane, running
+from tests.controlplane.cluster import ControlPlane, free_port, running
+from tests.e2e.agents import Agent
 from tests.e2e.controller_harness import RESYNC, Controller, apply, eventually
 from tests.e2e.convergence import wait_converged
 from tests.fleet import GROUP, operator_crd
@@ -76,6 +77,13 @@ def test_two_clusters_share_one_store_without_churn(
     apply(plane, [operator_crd(i, cluster="east") for i in TYPES])
     apply(west_plane, [operator_crd(i, cluster="west") for i in TYPES])
     (tmp_path / "chroma").mkdir()
+    tokens = tmp_path / "tokens.yaml"
+    tokens.write_text(
+        "tokens:\n"
+        f"  - {{name: west-team, token: {WEST_TOKEN}, namespaces: ['*'], clusters: [west]}}\n"
+        f"  - {{name: ops, token: {OPS_TOKEN}, namespaces: ['*']}}\n"
+    )
+    mcp_port = free_port()
     with chroma_server(tmp_path / "chroma") as url:
         controllers = {
             name: Controller(
@@ -83,6 +91,7 @@ def test_two_clusters_share_one_store_without_churn(
             )
             for name, where in (("east", plane), ("west", west_plane))
         }
+        controllers["east"].env.update({"KUBEVEC_MCP_PORT": str(mcp_port), "KUBEVEC_MCP_TOKENS_FILE": str(tokens)})
         try:
             for controller in controllers.values():
                 controller.start()
@@ -113,6 +122,9 @@ def test_two_clusters_share_one_store_without_churn(
             both = json.loads(kubevec(url, "resolve", "Widget10", "-o", "json").stdout)
             assert [(a["cluster"], a["apiVersion"]) for a in both] == [("east", f"{GROUP}/v1"), ("west", f"{GROUP}/v2")]
 
+            # a token limited to west reads west's parts of the shared records, and nothing of east's
+            check_cluster_scope(f"http://127.0.0.1:{mcp_port}/mcp")
+
             listed = kubevec(url, "clusters", "-o", "json")
             assert listed.returncode == 0, listed.stderr
             summary = {c["name"]: c for c in json.loads(listed.stdout)}
@@ -141,3 +153,42 @@ def test_two_clusters_share_one_store_without_churn(
         finally:
             for controller in controllers.values():
                 controller.stop()
+
+
+WEST_TOKEN = "west-team-token-0123456789"
+OPS_TOKEN = "ops-token-0123456789abcdef"
+
+
+def check_cluster_scope(mcp: str) -> None:
+    """Through east's MCP endpoint (one store, both clusters): count_by, facets, resolve_kind and a search
+    naming east showed east's parts to a token limited to west."""
+    west, ops = Agent(mcp, WEST_TOKEN), Agent(mcp, OPS_TOKEN)
+    counted = west.call("vector_search", collection="capabilities", group=GROUP, count_by="cluster")
+    assert "error" not in counted, counted
+    assert counted["counts"] == {"west": 4}
+    assert ops.call("vector_search", collection="capabilities", group=GROUP, count_by="cluster")["counts"] == {
+        "east": 4,
+        "west": 4,
+    }
+    for field in ("cluster", "served_by", "parts"):
+        facets = west.call("list_facets", collection="capabilities", field=field)
+        assert "error" not in facets, facets
+        assert not [value for value in json.dumps(facets).split('"') if value.startswith("east")], (field, facets)
+    assert (
+        "No resource type matches" in west.calls_one("resolve_kind", {"name": "Widget10", "cluster": "east"})["error"]
+    )
+    assert [(a["cluster"], a["apiVersion"]) for a in west.calls_one("resolve_kind", {"name": "Widget10"})["kinds"]] == [
+        ("west", f"{GROUP}/v2")
+    ]
+    assert west.call("vector_search", collection="capabilities", query="widget", cluster="east")["results"] == []
+    found = west.call("vector_search", collection="capabilities", query="widget", k=10)
+    assert found["results"]
+    assert all("east" not in json.dumps(hit["metadata"]) for hit in found["results"])
+    # by meaning, over records both clusters share (a list apiVersion failed the tool's output schema)
+    semantic = ops.calls_one("resolve_kind", {"name": "something that describes widgets"})
+    assert "error" not in semantic, semantic
+    assert semantic["kinds"]
+    assert all(isinstance(a["apiVersion"], str) for a in semantic["kinds"])
+    long = west.call("vector_search", collection="capabilities", query="widget", cluster="c" * 2000)
+    assert "cluster" in long["error"]
+    assert "Traceback" not in long["error"]
