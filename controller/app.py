@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kubevec.backends import BackendUnavailable, VectorStore
+from kubevec.backends import BackendError, BackendUnavailable, VectorStore
 from kubevec.backends.factory import open_store
 from kubevec.controller import serving
 from kubevec.controller.kube.client import ClusterReader, KubeReader
@@ -28,7 +28,7 @@ from kubevec.controller.runtime.metrics import InstrumentedStore, Metrics
 from kubevec.controller.runtime.peering import PeeringIdentity
 from kubevec.controller.runtime.peering import follow as follow_peering
 from kubevec.controller.settings import Settings
-from kubevec.controller.sync.documents import DocumentBuilder
+from kubevec.controller.sync.documents import DocumentBuilder, builder_fingerprint
 from kubevec.controller.sync.engine import SyncEngine
 from kubevec.controller.sync.events import EventRouter
 from kubevec.controller.sync.handover import Handover
@@ -40,6 +40,7 @@ from kubevec.controller.sync.status import (
     STATUS_COLLECTION,
     SyncStatus,
     status_record,
+    status_record_id,
     write_status,
     write_store_status,
 )
@@ -205,6 +206,8 @@ class App:
             try:
                 await self._use_generation()
                 await self.engine.prepare()
+                self.engine.history_gate = builder_fingerprint()
+                self.engine.history_judged_by = await self._history_judged_by()
                 if self.store_directory is not None:
                     self.store_directory.remember()
                     self._tasks.append(asyncio.create_task(self._watch_store_directory(), name="kubevec-store-dir"))
@@ -219,6 +222,23 @@ class App:
             following = follow_peering(kube=self.kube, me=self.peering, on_change=self._set_active)
             self._tasks.append(asyncio.create_task(following, name="kubevec-peering"))
         await self._resync_loop()
+
+    async def _history_judged_by(self) -> str | None:
+        """Which gate last judged this cluster's change records, from its status record in the store.
+
+        None (judge again) for a record from before the field; a store without a status record of this
+        cluster holds none of its change records either, so the current gate counts as having judged them.
+        """
+        try:
+            found = await self.store.get(
+                self.settings.collection(STATUS_COLLECTION), [status_record_id(self.settings.cluster_name)]
+            )
+        except BackendError:
+            found = []
+        if not found:
+            return builder_fingerprint()
+        judged = found[0].metadata.get("history_judged_by")
+        return str(judged) if judged else None
 
     def _stored_built_from(self, collection: Collection, document_id: str) -> str | None:
         stored = self.engine.known[collection].get(document_id)
@@ -313,6 +333,7 @@ class App:
             last_flush=self.engine.last_flush,
             last_full_resync=self.last_full_resync,
             skipped=tuple(f"{name} ({reason})" for name, reason in self.documents.skipped.items()),
+            history_judged_by=self.engine.history_judged_by or "",
         )
         if policies:
             await write_status(kube=self.kube, policies=policies, sync=sync)

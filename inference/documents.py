@@ -12,7 +12,7 @@ import dataclasses
 import hashlib
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Final, Literal
 
 from kubevec.inference.errors import InferenceError as InferenceError
@@ -106,7 +106,13 @@ def text_hash(text: str) -> str:
 
 
 def make_document(
-    *, id: str, collection: Collection, text: str, metadata: Metadata, bookkeeping: Metadata | None = None
+    *,
+    id: str,
+    collection: Collection,
+    text: str,
+    metadata: Metadata,
+    bookkeeping: Metadata | None = None,
+    identity: Sequence[str] = (),
 ) -> Document:
     """Build a :class:`Document`, stamping ``schema_version``, ``content_hash`` and ``text_hash`` into its metadata.
 
@@ -114,10 +120,14 @@ def make_document(
     built it: the last line of defence for credentials in places no builder thought of.
     ``bookkeeping`` is kubevec's own (hashes of other documents, which read as random tokens):
     hashed with the rest, never redacted; its values come from documents that passed here already.
+    ``identity`` is the object's own name, namespace and uid and its owner's name: never redacted
+    where they stand as themselves (a UUID-named object read ``Gizmo <redacted>``; hash-suffixed
+    ReplicaSet names lost their owners), when they are Kubernetes names (what the API server allows).
     """
-    text = redact_text(clean_text(text), raw=False)
+    names = [name for name in identity if is_kubernetes_name(name)]
+    text = _unmasked(redact_text(_masked(clean_text(text), names), raw=False), names)
     stamped: dict[str, MetadataValue] = {
-        **redact_metadata(metadata),
+        **redact_metadata(metadata, identity=names),
         **(bookkeeping or {}),
         "schema_version": SCHEMA_VERSION,
     }
@@ -128,10 +138,16 @@ def make_document(
     return Document(id=id, collection=collection, text=text, metadata=stamped)
 
 
-def redact_metadata(metadata: Metadata) -> dict[str, MetadataValue]:
+def redact_metadata(metadata: Metadata, *, identity: Sequence[str] = ()) -> dict[str, MetadataValue]:
     """Every string of a payload through the value redactor (object keys judged part by part), checked
-    to be scalars or lists of scalars: what :func:`make_document` and the change history store."""
-    out = {key: _redact_value(value, key=key) for key, value in metadata.items()}
+    to be scalars or lists of scalars: what :func:`make_document` and the change history store.
+    Identity fields holding one of ``identity`` are kept as they are."""
+    out = {
+        key: value
+        if key in IDENTITY_FIELDS and isinstance(value, str) and _is_identity(value, identity)
+        else _redact_value(value, key=key)
+        for key, value in metadata.items()
+    }
     for key, value in out.items():
         _check_metadata_value(key, value)
     return out
@@ -144,12 +160,39 @@ def with_built_from(document: Document, built_from: str) -> Document:
 
 #: C0/C1 controls but tab and newline, zero-width characters, and bidirectional overrides: invisible in
 #: an agent's answer, and an RTL override can make ``gpj.exe`` read as ``exe.jpg``.
-_INVISIBLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
+_INVISIBLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
 
 
 def clean_text(value: str) -> str:
     """``value`` without control, zero-width and bidi-override characters."""
     return _INVISIBLE.sub("", value)
+
+
+#: Payload fields naming the object itself or its owner (``owner`` is ``Kind/name``).
+IDENTITY_FIELDS: Final = frozenset({"name", "namespace", "uid", "owner"})
+#: What the API server allows as an object's name (a DNS subdomain) or uid: nothing else is kept unjudged.
+_KUBERNETES_NAME: Final = re.compile(r"[a-z0-9](?:[-a-z0-9.]{0,251}[a-z0-9])?")
+
+
+def is_kubernetes_name(value: str) -> bool:
+    return _KUBERNETES_NAME.fullmatch(value) is not None
+
+
+def _is_identity(value: str, identity: Sequence[str]) -> bool:
+    return value in identity or ("/" in value and value.rpartition("/")[2] in identity)
+
+
+def _masked(text: str, names: Sequence[str]) -> str:
+    """``text`` with each identity name, where it stands whole, replaced by a placeholder no rule reads."""
+    for index, name in enumerate(sorted(names, key=len, reverse=True)):
+        text = re.sub(rf"(?<![\w.-]){re.escape(name)}(?![\w.-])", f"\ue000{index}\ue001", text)
+    return text
+
+
+def _unmasked(text: str, names: Sequence[str]) -> str:
+    for index, name in enumerate(sorted(names, key=len, reverse=True)):
+        text = text.replace(f"\ue000{index}\ue001", name)
+    return text
 
 
 #: Fields holding object keys (``Kind/namespace/name``): identifiers, judged part by part.
@@ -162,8 +205,22 @@ def _redact_value(value: MetadataValue, *, key: str) -> MetadataValue:
     if isinstance(value, list) and all(isinstance(item, str) for item in value):
         if key in OBJECT_KEY_FIELDS:
             return [_redact_object_key(clean_text(str(item))) for item in value]
+        if key in PAIR_FIELDS:
+            return [_redact_pair(clean_text(str(item)), key=key) for item in value]
         return [redact_text(clean_text(str(item)), raw=False, key=key) for item in value]
     return value
+
+
+#: Fields holding ``k=v`` pairs (labels): each value judged under its own key, as the object had it.
+PAIR_FIELDS: Final = frozenset({"labels", "pod_labels"})
+
+
+def _redact_pair(value: str, *, key: str) -> str:
+    """``controller-uid=<uuid>`` judged as the value of ``controller-uid``, not as one run of a ``labels`` list."""
+    name, sep, rest = value.partition("=")
+    if not sep or not name:
+        return redact_text(value, raw=False, key=key)
+    return f"{name}={redact_text(rest, raw=False, key=name)}"
 
 
 def _redact_object_key(value: str) -> str:

@@ -26,7 +26,7 @@ from typing import Any, Final, Literal
 
 from kubevec.inference.documents import MetadataValue, clean_text, redact_metadata
 from kubevec.inference.identity import parse_instance_id
-from kubevec.inference.redaction import REDACTED, redact_text
+from kubevec.inference.redaction import REDACTED, is_credential_name, redact_text
 
 CHANGES: Final = "changes"
 Change = Literal["created", "updated", "deleted"]
@@ -142,7 +142,8 @@ def change_record(
             "labels": [str(label) for label in labels] if isinstance(labels, list) else [],
             "time": round(at, 3),
             "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(at)),
-        }
+        },
+        identity=(parsed.name, parsed.namespace or ""),
     )
     metadata["object"] = object_id  # the instance document's id, as stored there (ids are not redacted)
     metadata["content_hash"] = hashlib.sha256(json.dumps([summary, metadata], sort_keys=True).encode()).hexdigest()
@@ -161,6 +162,8 @@ def _reason(metadata: Mapping[str, Any]) -> str:
 
 
 def _describe(change: FieldChange, *, after: Mapping[str, Any]) -> str:
+    if is_credential_name(change.field):
+        return f"{change.field} changed"  # its values are the credential, whichever version held them
     if change.field == "health":
         return f"health {change.before or '(none)'} -> {change.after or '(none)'}{_reason(after)}"
     if change.field == "images":
@@ -206,3 +209,29 @@ def _short(value: str) -> str:
     if not value:
         return "(none)"
     return value if len(value) <= MAX_VALUE_CHARS else value[: MAX_VALUE_CHARS - 3] + "..."
+
+
+def rejudged(text: str, metadata: Mapping[str, Any]) -> tuple[str, dict[str, MetadataValue]] | None:
+    """A stored record as the current gate would write it, or None when it would write it the same.
+
+    Records written by an older gate may hold what the current one drops: the summary after its head
+    (``Kind namespace/name``, identity, kept) and every payload string are judged again.
+    """
+    kind, namespace, name = (
+        str(metadata.get("kind", "")),
+        str(metadata.get("namespace", "")),
+        str(metadata.get("name", "")),
+    )
+    head = f"{kind} {namespace + '/' if namespace else ''}{name}"
+    if not text.startswith(head):
+        head = ""
+    summary = head + redact_text(clean_text(text[len(head) :]), raw=False)
+    payload = {k: v for k, v in metadata.items() if k not in ("object", "content_hash")}
+    judged = redact_metadata(payload, identity=(name, namespace))
+    judged["object"] = str(metadata.get("object", ""))
+    if summary == text and all(judged.get(k) == v for k, v in payload.items()):
+        return None
+    judged["content_hash"] = hashlib.sha256(
+        json.dumps([summary, {k: v for k, v in judged.items() if k != "content_hash"}], sort_keys=True).encode()
+    ).hexdigest()
+    return summary, judged

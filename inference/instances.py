@@ -89,7 +89,9 @@ class InstanceDoc:
         if self.health is not None:
             metadata.update(self.health.metadata())
         metadata.update(self.links.metadata())
-        return make_document(id=self.id, collection=INSTANCES, text=self.text, metadata=metadata)
+        owner = self.owner.rpartition("/")[2] if self.owner else ""
+        identity = tuple(v for v in (self.name, self.namespace or "", self.uid, owner) if v)
+        return make_document(id=self.id, collection=INSTANCES, text=self.text, metadata=metadata, identity=identity)
 
 
 def build_instance(

@@ -50,6 +50,7 @@ import math
 import re
 import string
 import unicodedata
+import urllib.parse
 from collections import Counter
 from collections.abc import Callable, Mapping
 from typing import Any, Final, TypeAlias, cast
@@ -102,11 +103,26 @@ CREDENTIAL_WORDS: Final = frozenset(
         "connstr",
         "salt",
         "htpasswd",
+        "psk",
+        "bindpw",
+        "bindpassword",
+        "dbpass",
+        "requirepass",
+        "masterauth",
     }
 )
 #: A field name whose *last* word is one of these short forms holds a credential (``dbPass``, ``rootPw``);
 #: elsewhere in a name they mean something else (``passThrough``).
-CREDENTIAL_LAST_WORDS: Final = frozenset({"pass", "pw", "pword", "pin", "otp", "totp", "hotp"})
+CREDENTIAL_LAST_WORDS: Final = frozenset(
+    {"pass", "pw", "pword", "pin", "otp", "totp", "hotp", "cred", "creds", "community", "psk", "auth"}
+)
+#: Run together in one word (``DBPASS``, ``rootpw``, ``PassWord``): a name ending in these holds a credential,
+#: but for the English words that end so.
+CREDENTIAL_RUN_ENDINGS: Final = ("pass", "passwd", "pwd", "pw", "password", "passphrase", "secret", "token")
+NOT_CREDENTIAL_RUNS: Final = frozenset(
+    {"bypass", "compass", "encompass", "overpass", "underpass", "trespass", "surpass", "impass", "multipass",
+     "onepass", "firstpass", "secondpass", "subpass", "renderpass", "highpass", "lowpass", "bandpass"}
+)  # fmt: skip
 #: One unbroken word ending in one of these holds a credential (``PGPASSWORD``, ``csrftoken``).
 CREDENTIAL_SUFFIXES: Final = ("password", "passwd", "passphrase", "secret", "token", "apikey")
 #: A field name containing these adjacent words holds a credential (``secretAccessKey``, ``api_key``).
@@ -314,10 +330,181 @@ def _colon_pair(match: re.Match[str]) -> str:
 
 
 def _userinfo(match: re.Match[str]) -> str:
+    """The userinfo of a URL, up to the last ``@`` of its authority: a password may hold ``@``, ``/`` or
+    ``#`` unencoded (``amqp://guest:p@ss@rabbit``). A path that holds an ``@`` is not userinfo
+    (``https://registry.npmjs.org/@acme/ui``, ``https://host:8080/x@y``)."""
     scheme, userinfo = match.groups()
-    if ":" not in userinfo and re.fullmatch(r"[a-z][a-z0-9._-]{0,31}", userinfo) and not looks_random(userinfo):
+    if userinfo.startswith(REDACTED):
+        return match.group(0)
+    user, colon, _ = userinfo.partition(":")
+    if "/" in user or _HOST_PORT_PATH.match(userinfo):
+        return match.group(0)  # a host and a path, not userinfo
+    if not colon and "/" in userinfo:
+        return match.group(0)
+    if not colon and re.fullmatch(r"[a-z][a-z0-9._-]{0,31}", userinfo) and not looks_random(userinfo):
         return match.group(0)  # ssh://git@github.com: a user name, no password
     return f"{scheme}{REDACTED}@"
+
+
+#: ``host:port/path``: what precedes an ``@`` in a URL's path rather than in its userinfo.
+_HOST_PORT_PATH: Final = re.compile(r"[\w.-]+:\d{1,5}(?:/|$)")
+
+
+#: Programs whose password travels as the value of a short flag: (programs, flags). The flag's value
+#: goes when the program stands earlier in the same command (not after ``|``, ``;`` or ``&``).
+TOOL_PASSWORD_FLAGS: Final = (
+    (("sshpass",), ("-p",)),
+    (
+        (
+            "docker login",
+            "podman login",
+            "nerdctl login",
+            "helm registry login",
+            "oras login",
+            "skopeo login",
+            "buildah login",
+            "crane auth login",
+            "regctl registry login",
+            "cosign login",
+        ),
+        ("-p",),
+    ),
+    (("redis-cli", "keydb-cli", "valkey-cli"), ("-a", "--pass")),
+    (("ldapsearch", "ldapadd", "ldapmodify", "ldapdelete", "ldapwhoami", "ldappasswd", "ldapcompare"), ("-w",)),
+    (("sqlcmd", "bcp", "osql"), ("-P",)),
+    (("mongo", "mongosh", "mongodump", "mongorestore", "mongoexport", "mongoimport"), ("-p",)),
+    (("smbclient", "rpcclient"), ("--password",)),
+    (("rabbitmqctl",), ()),
+)
+
+
+def _spaced(program: str) -> str:
+    """``docker login`` as a pattern: its words escaped, any run of spaces between them."""
+    return r"\s+".join(re.escape(word) for word in program.split())
+
+
+_TOOL_FLAG_RULES: Final = tuple(
+    re.compile(
+        rf"(\b(?:{'|'.join(_spaced(p) for p in programs)})\b[^|;&\n]{{0,256}}?\s(?:{'|'.join(re.escape(f) for f in flags)})"
+        r"(?:\s+|=))(['\"]?)([^\s'\"|;&]+)\2"
+    )
+    for programs, flags in TOOL_PASSWORD_FLAGS
+    if flags
+)
+
+
+def _tool_flag(match: re.Match[str]) -> str:
+    lead, quote, value = match.groups()
+    if value.startswith(REDACTED) or value.startswith("-") or _says_yes_or_no(value):
+        return match.group(0)
+    return f"{lead}{quote}{REDACTED}{quote}"
+
+
+#: A credential word in prose or config text, a connecting word or sign, then the value (``The password
+#: is x``, ``Das Passwort lautet x``, ``requirepass x``, ``password x`` in a .netrc).
+_CUE: Final = (
+    r"password|passwort|kennwort|passwd|passphrase|pwd|mot de passe|contrase[ñn]a|senha|wachtwoord|"
+    r"has[łl]o|l[öo]senord|salasana|adgangskode|passord|пароль|密码|パスワード|비밀번호|requirepass|masterauth"
+)
+_PROSE_SECRET: Final = re.compile(
+    rf"(?i)(?<![\w-])({_CUE})(?![\w-])([ \t]*(?:(?:is|was|lautet|ist|est|es|é|è|e|era|wird|sera|:|=|->)[ \t]+|[ \t]+))"
+    r"(['\"«„]?)([^\s'\"»“<>(\[{][^\s'\"»“<>]{0,255})"
+)
+
+
+def _prose_secret(match: re.Match[str]) -> str:
+    """The value after a credential word: always after a config directive or a connecting word; after a
+    bare space only when it does not read as a plain word (``password rotation is handled`` stays)."""
+    cue, connector, quote, value = match.groups()
+    bare = connector.strip() == ""
+    word = re.fullmatch(r"[^\W\d_]+[.,;:!?)]?", value) is not None and (value[:1].islower() or not bare)
+    directive = cue.lower() in ("requirepass", "masterauth")
+    if value.startswith(REDACTED) or _says_yes_or_no(value.rstrip(".,;:!?")):
+        return match.group(0)
+    if not directive and word and (bare or value.lower().rstrip(".,;:!?") in _PROSE_WORDS or value[:1].islower()):
+        return match.group(0)
+    trail = value[-1] if value[-1] in ".,;:!?)" and len(value) > 1 else ""
+    return f"{cue}{connector}{quote}{REDACTED}{trail}"
+
+
+#: Words that follow "the password is" in documentation rather than a password.
+_PROSE_WORDS: Final = frozenset(
+    {"the", "a", "an", "not", "never", "stored", "required", "optional", "set", "used", "generated", "read",
+     "taken", "kept", "empty", "missing", "invalid", "wrong", "correct", "changed", "rotated", "mounted"}
+)  # fmt: skip
+#: ``login USER / PASSWORD`` and ``user: USER / PASSWORD`` in prose.
+_LOGIN_PAIR: Final = re.compile(
+    r"(?i)(?<![\w-])((?:default\s+)?(?:login|logon|credentials?|user(?:name)?|account)\s*:?\s+[^\s/]{1,64}\s*/\s*)([^\s'\"()]{2,128})"
+)
+#: Scheme-less DSNs: Go's ``user:pass@tcp(host)/db`` and ``user:pass@host``; Oracle's ``user/pass@//host``.
+_DSN_USERINFO: Final = re.compile(
+    r"(?<![\w/:.@%+-])((?!(?:mailto|urn|tel|sip|sips|data|news):)[A-Za-z_][\w.$-]{0,63}:)"
+    r"([^\s@/:'\"]{1,256})@(?!sha\d{1,3}:|sha\d{1,3}-|[\d.]+$)(?=[\w\[(])"
+)
+_ORACLE_USERINFO: Final = re.compile(
+    r"(?<![\w/:.@-])([A-Za-z_][\w$#]{0,29}/)([^\s@/'\"]{1,128})@(?=//|[A-Za-z])(?!sha\d)"
+)
+#: SQL and config text: ``IDENTIFIED BY 'x'``, ``PASSWORD 'x'``, ``<password>x</password>``, a .pgpass line.
+_SQL_PASSWORD: Final = re.compile(
+    r"(?i)\b((?:identified\s+by|(?:with\s+)?(?:encrypted\s+)?password)\s+)(['\"])([^'\"]{1,256})\2"
+)
+_XML_CREDENTIAL: Final = re.compile(r"<([A-Za-z][\w.:-]{0,63})>([^<]{1,512})</\1>")
+_PGPASS_LINE: Final = re.compile(r"(?m)^([^\s:]{1,253}:(?:\d{1,5}|\*):[^\s:]{1,128}:[^\s:]{1,128}:)(\S{1,256})$")
+#: ``openssl ... -passin pass:x`` and ``user:pass`` fed to ``chpasswd``; ``htpasswd -b FILE USER PASS``.
+_OPENSSL_PASS: Final = re.compile(r"(?<![\w-])(pass:)([^\s'\"]{1,256})")
+_CHPASSWD: Final = re.compile(r"(['\"]?)([\w.-]{1,64}:)([^\s'\":]{1,256})\1(\s*\|\s*(?:sudo\s+)?chpasswd\b)")
+_HTPASSWD: Final = re.compile(
+    r"(\bhtpasswd\s+(?:-[A-Za-z]*\s+)*?-[A-Za-z]*b[A-Za-z]*\s+(?:-[A-Za-z]+\s+)*\S+\s+\S+\s+)([^\s|;&]+)"
+)
+#: A URL about a webhook: path segments that look like a key (a digit or mixed case, 6 or more
+#: characters) are its secret, whatever the service.
+_HOOK_URL: Final = re.compile(r"(?i)\bhttps?://\S{1,2048}")
+_SEGMENT: Final = re.compile(r"(?<=/)[^\s/?#]{6,}")
+_PERCENT: Final = re.compile(r"%[0-9A-Fa-f]{2}")
+_SPACES: Final = re.compile(r"(\s+)")
+
+
+def _xml_credential(match: re.Match[str]) -> str:
+    tag, value = match.groups()
+    return f"<{tag}>{REDACTED}</{tag}>" if is_credential_name(tag) and not _says_yes_or_no(value) else match.group(0)
+
+
+def _hook_url(match: re.Match[str]) -> str:
+    url = match.group(0)
+    if "hook" not in url.lower():
+        return url
+    head, _, rest = url.partition("://")
+    host, slash, path = rest.partition("/")
+
+    def segment(part: re.Match[str]) -> str:
+        text = part.group(0)
+        letters = [c for c in text if c.isalpha()]
+        keyish = any(c.isdigit() for c in text) or (
+            letters and not all(c.islower() for c in letters) and any(c.islower() for c in letters[1:])
+        )
+        if not keyish or re.fullmatch(r"[A-Z]?[a-z]+(?:[A-Z][a-z]+)*", text) or text.startswith(REDACTED):
+            return text
+        return REDACTED
+
+    return f"{head}://{host}{slash}{_SEGMENT.sub(segment, '/' + path)[1:] if path else ''}"
+
+
+def _judge_percent(value: str) -> str:
+    """Tokens with percent-encoding, judged decoded too: ``token%3Dx`` hides ``token=x`` from the pair rule."""
+    if "%" not in value or _PERCENT.search(value) is None:
+        return value
+    return "".join(_percent_token(token) if "%" in token else token for token in _SPACES.split(value))
+
+
+def _percent_token(token: str) -> str:
+    try:
+        decoded = urllib.parse.unquote(token, errors="strict")
+    except UnicodeDecodeError:
+        return token
+    if decoded == token:
+        return token
+    judged = _redact_equals_pairs(_apply_rules(decoded, _TEXT_RULES))
+    return judged if judged != decoded else token
 
 
 def _flag_value(match: re.Match[str]) -> str:
@@ -414,6 +601,7 @@ _VALUE_RULES: Final[tuple[tuple[re.Pattern[str], Replacement], ...]] = (
     (re.compile(r"-----BEGIN [A-Z0-9 ]+-----.*?(?:-----END [A-Z0-9 ]+-----|\Z)", re.DOTALL), REDACTED),
     # Userinfo in any URL: scheme://user:password@host, scheme://token@host (a plain user name alone,
     # as in ssh://git@host, is kept: see _userinfo).
+    (re.compile(r"(?i)(?<![a-z0-9+.-])([a-z][a-z0-9+.-]{0,31}://)(\S{1,512}?)@(?=[^\s@]{0,512}(?:\s|$))"), _userinfo),
     (re.compile(r"(?i)(?<![a-z0-9+.-])([a-z][a-z0-9+.-]{0,31}://)([^\s/?#@]{1,512})@"), _userinfo),
     # JWTs (and JWS/JWE compact forms) anywhere.
     (re.compile(r"\beyJ[A-Za-z0-9_-]{2,}\.[A-Za-z0-9_-]{2,}\.[A-Za-z0-9_-]*"), REDACTED),
@@ -455,7 +643,28 @@ _VALUE_RULES: Final[tuple[tuple[re.Pattern[str], Replacement], ...]] = (
     ),
     (re.compile(r"((?<!\S)(?:-u|--user|--proxy-user|-U)[\s=]+[^\s:\"']{1,256}:)([^\s\"']+)"), rf"\1{REDACTED}"),
     (re.compile(r"((?<![^\s\"'])(--?[A-Za-z][\w.-]{0,63})\s+)(?!-)([^\s\"']+)"), _flag_value),
+    # mysql's password glued to -p inside quotes (-p'x', -p"x")
+    (
+        re.compile(
+            r"(\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mariadb|mariadb-dump)\b[^|;&\n]{0,256}?\s-p)(['\"])([^'\"]{1,256})\2"
+        ),
+        rf"\1\2{REDACTED}\2",
+    ),
+    *((rule, _tool_flag) for rule in _TOOL_FLAG_RULES),
+    (_OPENSSL_PASS, rf"\1{REDACTED}"),
+    (_CHPASSWD, rf"\1\2{REDACTED}\1\4"),
+    (_HTPASSWD, rf"\1{REDACTED}"),
+    (_DSN_USERINFO, rf"\1{REDACTED}@"),
+    (_ORACLE_USERINFO, rf"\1{REDACTED}@"),
+    (_SQL_PASSWORD, rf"\1\2{REDACTED}\2"),
+    (_XML_CREDENTIAL, _xml_credential),
+    (_PGPASS_LINE, rf"\1{REDACTED}"),
+    (_LOGIN_PAIR, rf"\1{REDACTED}"),
+    (_PROSE_SECRET, _prose_secret),
+    (_HOOK_URL, _hook_url),
 )
+#: The rules a percent-decoded token is judged by again.
+_TEXT_RULES: Final = _VALUE_RULES
 #: Extra rules for strings taken from objects, which may hold YAML or headers (``Authorization: Basic x``;
 #: ``password: x`` is :data:`_COLON_PAIR`). Not applied to rendered document text, whose own layout is
 #: ``field: words``.
@@ -465,10 +674,30 @@ _RAW_VALUE_RULES: Final[tuple[tuple[re.Pattern[str], Replacement], ...]] = (
 
 
 def name_words(name: str) -> tuple[str, ...]:
-    """``secretAccessKey`` -> (secret, access, key); snake, kebab, dots and digits split too; accents dropped."""
+    """``secretAccessKey`` -> (secret, access, key); snake, kebab, dots and digits split too; accents dropped.
+
+    A name written to slip past the rules reads as it looks: invisible characters (zero-width, soft
+    hyphen) are dropped and letters of other scripts that look Latin (Cyrillic ``а``, Greek ``ο``) read
+    as the Latin ones, so ``pass\u200bword`` and ``p\u0430ssword`` are ``password``.
+    """
     if not name.isascii():
-        name = "".join(_fold(c) for c in name)
+        name = _DISGUISES.sub("", name)
+        if any("a" <= c.lower() <= "z" for c in name):  # Latin mixed with lookalikes; a Cyrillic word stays one
+            name = name.translate(_LOOKALIKES)
+        if not name.isascii():
+            name = "".join(_fold(c) for c in name)
     return tuple(word.lower() for word in _WORD_BOUNDARY.findall(name))
+
+
+#: Characters that show as nothing: a name holding one reads as the name without it.
+_DISGUISES: Final = re.compile(
+    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufe00-\ufe0f]"
+)
+#: Cyrillic and Greek letters drawn like Latin ones.
+_LOOKALIKES: Final = str.maketrans(
+    "аеорсухіјѕԁԛԝВЕКМНОРСТХАІЈЅαεορτυχνκιΑΒΕΖΗΙΚΜΝΟΡΤΥΧ",
+    "aeopcyxijsdqwBEKMHOPCTXAIJSaeoptuxvkiABEZHIKMNOPTYX",
+)
 
 
 #: Latin letters that carry no accent to drop but are written plainly in ASCII names.
@@ -513,9 +742,13 @@ def is_credential_name(name: str) -> bool:
         return False
     if words[-1] in CREDENTIAL_LAST_WORDS:
         return True  # dbPass, smtp_pass, rootPw
+    joined = "".join(words)
+    if joined.endswith(CREDENTIAL_RUN_ENDINGS) and joined not in NOT_CREDENTIAL_RUNS and len(joined) <= 40:
+        return True  # PassWord, DBPASS, rootpw, adminpwd
+    singular = {(a, b[:-1] if b.endswith("s") else b) for a, b in pairs}  # apiKeys, accessKeys
     return (
         any(word in CREDENTIAL_WORDS or word.endswith(CREDENTIAL_SUFFIXES) for word in words)
-        or bool(pairs & CREDENTIAL_PHRASES)
+        or bool((pairs | singular) & CREDENTIAL_PHRASES)
         or _foreign(words)
     )
 
@@ -562,6 +795,14 @@ _HEX: Final = re.compile(r"[0-9a-fA-F]+")
 _UUID: Final = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 #: A Kubernetes-style generated name (``web-7d4f8b9c6-x2k9p``): lowercase parts of at most 10 characters.
 _KUBE_NAME: Final = re.compile(r"[a-z0-9]{1,10}(?:-[a-z0-9]{1,10})+")
+#: ULIDs (Crockford base32, 26 characters): ids, kept under identifying names as UUIDs are.
+_ULID: Final = re.compile(r"[0-9A-HJKMNP-TV-Z]{26}")
+#: AWS ARNs: they name a resource in an account; the account id and names are not secrets.
+_ARN: Final = re.compile(
+    r"arn:aws(?:-cn|-us-gov|-iso[a-z-]*)?:[a-z0-9-]{1,64}:[a-z0-9-]{0,32}:(?:\d{12})?:[\w+=,.@/:*-]{1,1024}"
+)
+#: The key a part stands under inside one run (``app=x,controller-uid=<uuid>``).
+_KEY_IN_RUN: Final = re.compile(r"([A-Za-z_][\w./-]{0,63})[=:]\Z")
 #: The key a value stands under in a string (``uid: x``, ``checksum/config=x``), read just before it.
 _KEY_BEFORE: Final = re.compile(r"([A-Za-z_][\w./-]{0,63})[\"']?[ \t]*[:=][ \t]*[\"']?\Z")
 _WORDY_RUN: Final = re.compile(r"[a-z]{4,}|[A-Z][a-z]{3,}")
@@ -660,12 +901,12 @@ def _deny_generated_in(value: str, identifying: bool) -> str:
 
     def judge(match: re.Match[str]) -> str:
         token = match.group(0)
-        if token == REDACTED or _DIGEST.fullmatch(token):
-            return token
+        if token == REDACTED or _DIGEST.fullmatch(token) or _ARN.fullmatch(token):
+            return token  # digests and ARNs name things; they open nothing
         if _STRUCTURED.search(token) is not None:
             return _judge_parts(token, identifying=near_identifying(match))
         if looks_machine_generated(token):
-            is_id = _UUID.fullmatch(token) or _HEX.fullmatch(token)
+            is_id = _UUID.fullmatch(token) or _HEX.fullmatch(token) or _ULID.fullmatch(token)
             return token if is_id and near_identifying(match) else REDACTED
         return token
 
@@ -673,12 +914,19 @@ def _deny_generated_in(value: str, identifying: bool) -> str:
 
 
 def _judge_parts(token: str, *, identifying: bool) -> str:
-    """A structured run (URL, image, ARN, query) judged part by part: only generated parts go."""
+    """A structured run (URL, image, ARN, query) judged part by part: only generated parts go.
+
+    A part right after ``KEY=`` or ``KEY:`` inside the run stands under that key (a label written as
+    ``controller-uid=<uuid>``, a query's ``revision=<sha>``)."""
     masked = _DIGEST.sub(lambda m: "\0" * len(m.group(0)), token)
     out, at = [], 0
     for part in re.finditer(r"[^:@?&#.,=\0]+", masked):
         text = token[part.start() : part.end()]
-        is_id = identifying and (_UUID.fullmatch(text) or _HEX.fullmatch(text))
+        keyed = identifying
+        if not keyed and part.start() > 0 and token[part.start() - 1] in "=:":
+            before = _KEY_IN_RUN.search(token, max(0, part.start() - 80), part.start())
+            keyed = before is not None and is_identifying_name(before.group(1))
+        is_id = keyed and (_UUID.fullmatch(text) or _HEX.fullmatch(text) or _ULID.fullmatch(text))
         if len(text) >= ENTROPY_MIN_LENGTH and not is_id and looks_machine_generated(text):
             out.append(token[at : part.start()])
             out.append(REDACTED)
@@ -698,12 +946,13 @@ def redact_text(value: str, *, raw: bool = True, key: str | None = None) -> str:
     if len(value) < 8:
         return value
     value = cut_string(value)
+    if not value.isascii():
+        value = _DISGUISES.sub("", value)  # pass\u200bword: x reads as password: x
     if raw and (value.lstrip()[:1] in ("{", "[") or "\n" in value):
         structured = _redact_structured(value)
         if structured is not None:
             value = structured
-    for pattern, replacement in (*_VALUE_RULES, *_RAW_VALUE_RULES) if raw else _VALUE_RULES:
-        value = pattern.sub(replacement, value)
+    value = _judge_percent(_apply_rules(value, (*_VALUE_RULES, *_RAW_VALUE_RULES) if raw else _VALUE_RULES))
     if "=" in value:
         value = _redact_equals_pairs(value)
     if raw and ":" in value:
@@ -711,6 +960,12 @@ def redact_text(value: str, *, raw: bool = True, key: str | None = None) -> str:
             value = _redact_blocks(value)
         value = _COLON_PAIR.sub(_colon_pair, value)
     return _deny_generated(value, key=key)
+
+
+def _apply_rules(value: str, rules: tuple[tuple[re.Pattern[str], Replacement], ...]) -> str:
+    for pattern, replacement in rules:
+        value = pattern.sub(replacement, value)
+    return value
 
 
 def is_credential_value(value: str) -> bool:
@@ -824,6 +1079,11 @@ def scrub(
     return value
 
 
+def _names_a_thing(value: str) -> bool:
+    """An ARN or a content digest under a ``*Key*``/``*Hash*`` name: it names a resource, it opens nothing."""
+    return _ARN.fullmatch(value) is not None or _DIGEST.fullmatch(value) is not None
+
+
 def _scrub_field(key: str, value: Any, *, under_credential: bool, budget: Budget, depth: int) -> Any:
     if is_credential_name(key):
         if _states_a_fact(key, value):
@@ -837,6 +1097,6 @@ def _scrub_field(key: str, value: Any, *, under_credential: bool, budget: Budget
             return scrub(value, under_credential=True, budget=budget, depth=depth)
         words = name_words(key)
         return scrub(value, key=key, budget=budget, depth=depth) if words and words[-1] in REFERENCE_WORDS else REDACTED
-    if isinstance(value, str) and is_suspicious_name(key) and looks_random(value):
+    if isinstance(value, str) and is_suspicious_name(key) and looks_random(value) and not _names_a_thing(value):
         return REDACTED
     return scrub(value, key=key, budget=budget, depth=depth)

@@ -120,6 +120,10 @@ class SyncEngine:
         self._degraded = False
         self._last_error: str | None = None
         self._public_error: str | None = None
+        #: The gate (builder fingerprint) that judged the stored change records (None: unknown), and the
+        #: current one: when they differ, the records are judged again after the next resync.
+        self.history_judged_by: str | None = None
+        self.history_gate = ""
         self.active = True  # False on a standby peer: events queue up, nothing is written
         self.last_flush: float | None = None
         self._wakeup = asyncio.Event()
@@ -518,8 +522,11 @@ class SyncEngine:
         if self.history is None or not self.active:
             return
         try:
+            if self.history_gate and self.history_judged_by != self.history_gate:  # an older gate wrote them
+                await self.history.rejudge()
+                self.history_judged_by = self.history_gate
             await self.history.prune()
-        except BackendError as exc:
+        except (BackendError, EmbedderError) as exc:
             logger.warning("Failed to prune the change history error=%s", exc)
 
     async def _write_instances(self, collection: Collection, documents: list[Document], deletes: list[str]) -> None:

@@ -10,7 +10,7 @@ import time
 from kubevec.backends import Record, VectorStore
 from kubevec.backends.filters import And, Eq, Lt
 from kubevec.controller.runtime.metrics import Metrics
-from kubevec.inference.history import CHANGE_FIELDS, CHANGES, ChangeRecord
+from kubevec.inference.history import CHANGE_FIELDS, CHANGES, ChangeRecord, rejudged
 from kubevec.inference.providers.embedders.base import Embedder
 
 logger = logging.getLogger(__name__)
@@ -67,6 +67,35 @@ class ChangeLog:
         for record in records:
             self.metrics.changes.labels(change=str(record.metadata["change"])).inc()
         logger.info("Recorded changes collection=%s count=%d", CHANGES, len(records))
+
+    async def rejudge(self) -> int:
+        """Rewrite this cluster's records the current gate would not write as they are (an older gate's).
+
+        Judged again: the summary after its head and every payload string
+        (:func:`kubevec.inference.history.rejudged`). Only rewritten summaries are embedded; the
+        others are not touched. Once per process (the engine asks after its first resync).
+        """
+        changed: list[Record] = []
+        async for record in self.store.iter_records(self.collection, filter=Eq("cluster", self.cluster), page_size=500):
+            again = rejudged(record.text, record.metadata)
+            if again is not None:
+                changed.append(Record(id=record.id, vector=[], text=again[0], metadata=again[1]))
+        for start in range(0, len(changed), 256):
+            batch = changed[start : start + 256]
+            if self.embed:
+                vectors = await self.embedder.embed_documents([r.text for r in batch])
+                self.metrics.embeddings.labels(collection=CHANGES).inc(len(batch))
+            else:
+                vectors = [[1.0 / math.sqrt(self.embedder.dimension)] * self.embedder.dimension] * len(batch)
+            batch = [
+                Record(id=r.id, vector=v, text=r.text, metadata=r.metadata) for r, v in zip(batch, vectors, strict=True)
+            ]
+            await self.store.upsert(self.collection, batch)
+        if changed:
+            logger.info(
+                "Rewrote change records the current gate judges otherwise collection=%s count=%d", CHANGES, len(changed)
+            )
+        return len(changed)
 
     async def prune(self, *, now: float | None = None) -> int:
         """Remove this cluster's records older than the maximum age, then the oldest beyond the maximum count."""

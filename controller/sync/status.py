@@ -31,6 +31,8 @@ class SyncStatus:
     last_full_resync: float | None
     #: Objects skipped as malformed or past a bound, ``identity (reason)``, newest last.
     skipped: tuple[str, ...] = ()
+    #: The builder fingerprint whose gate last judged this cluster's change records (``""``: none yet).
+    history_judged_by: str = ""
 
 
 def _timestamp(seconds: float) -> str:
@@ -96,6 +98,7 @@ def status_record(sync: SyncStatus, *, cluster: str, version: str, now: float) -
         "version": version,
         **{f"documents_{collection}": count for collection, count in sync.documents.items()},
         "skipped": len(sync.skipped),
+        "history_judged_by": sync.history_judged_by,
     }
     if sync.skipped:
         metadata["skipped_objects"] = list(sync.skipped[-MAX_SKIPPED_SHOWN:])

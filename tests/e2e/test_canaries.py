@@ -24,6 +24,7 @@ import pytest
 from tests.conftest import SYNCPOLICY_CRD
 from tests.controlplane.cluster import ControlPlane
 from tests.e2e.controller_harness import Controller, apply, eventually, namespaced_crd, stored
+from tests.unit.inference.gate_cases import CANARIES
 
 pytestmark = pytest.mark.e2e
 
@@ -126,6 +127,19 @@ def v4_placements() -> tuple[dict[str, Any], list[str]]:
     return spec, [c(n) for n in range(70, 80)]
 
 
+def v5_placements() -> tuple[dict[str, Any], list[str]]:
+    """Trust v3 (issue 40): credentials as people write them (DSNs, tool flags, nested pairs, config text,
+    short and disguised names, prose, webhook paths, percent-encoding), from tests/unit/inference/gate_cases."""
+    spec: dict[str, Any] = {"region": "eu-north-1"}
+    planted = []
+    for index, (kind, field, value, secret) in enumerate(CANARIES):
+        token = canary(100 + index)
+        planted.append(token)
+        key = field if kind in ("name", "disguised") else f"{field}{index}"
+        spec[key] = value.replace(secret, token)
+    return spec, planted
+
+
 def vault_crd() -> dict[str, Any]:
     schema = {"type": "object", "description": "A vault of settings.", "x-kubernetes-preserve-unknown-fields": True}
     return namespaced_crd(group=GROUP, plural="vaults", kind="Vault", schema=schema)
@@ -148,7 +162,8 @@ def test_no_canary_reaches_the_store_or_the_log(plane: ControlPlane, tmp_path: P
     )
     spec, v3, planted = spec_placements()
     v4, planted_v4 = v4_placements()
-    planted += planted_v4
+    v5, planted_v5 = v5_placements()
+    planted += planted_v4 + planted_v5
     last_applied = json.dumps({"kind": "Secret", "stringData": {"password": c(1)}})
     objects: list[dict[str, Any]] = [
         {
@@ -209,6 +224,7 @@ def test_no_canary_reaches_the_store_or_the_log(plane: ControlPlane, tmp_path: P
         {"apiVersion": f"{GROUP}/v1", "kind": "Vault", "metadata": {"name": "main", "namespace": NS}, "spec": spec},
         {"apiVersion": f"{GROUP}/v1", "kind": "Vault", "metadata": {"name": "v3", "namespace": NS}, "spec": v3},
         {"apiVersion": f"{GROUP}/v1", "kind": "Vault", "metadata": {"name": "v4", "namespace": NS}, "spec": v4},
+        {"apiVersion": f"{GROUP}/v1", "kind": "Vault", "metadata": {"name": "v5", "namespace": NS}, "spec": v5},
         {
             "apiVersion": f"{GROUP}/v1",
             "kind": "Vault",

@@ -132,3 +132,40 @@ async def test_without_embedding_nothing_is_embedded() -> None:
     assert await engine.flush()
     assert len(await changes(store)) == 1
     assert embedder.texts == [document(deployment()).text]  # the instance only
+
+
+async def test_records_an_older_gate_wrote_are_rewritten_once_and_only_they_are_embedded() -> None:
+    """A store upgraded from an older gate keeps the secrets that gate let through until they are judged again."""
+    from kubevec.backends import Record
+
+    store, embedder = MemoryStore(), CountingEmbedder()
+    engine = await engine_with_history(store, embedder)
+    old = "Deployment prod/payments: args --db=appuser:Qz7mapleRiver@tcp(db:3306)/o -> --db=(none)"
+    fine = "Deployment prod/payments: replicas 3 -> 5"
+    meta = {"cluster": "prod-eu", "kind": "Deployment", "namespace": "prod", "name": "payments", "change": "updated"}
+    await store.upsert(
+        CHANGES,
+        [
+            Record(
+                id="a",
+                vector=[0.0] * embedder.dimension,
+                text=old,
+                metadata={**meta, "object": "x", "time": 1.0, "content_hash": "1"},
+            ),
+            Record(
+                id="b",
+                vector=[0.0] * embedder.dimension,
+                text=fine,
+                metadata={**meta, "object": "y", "time": 2.0, "content_hash": "2"},
+            ),
+        ],
+    )
+    embedded = len(embedder.texts)
+    assert engine.history is not None
+    assert await engine.history.rejudge() == 1
+    texts = await changes(store)
+    assert not [t for t in texts if "Qz7mapleRiver" in t]
+    assert fine in texts
+    assert len(embedder.texts) == embedded + 1
+    assert await engine.history.rejudge() == 0  # judged the same now: nothing written, nothing embedded
+    assert len(embedder.texts) == embedded + 1
