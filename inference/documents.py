@@ -184,15 +184,20 @@ def _is_identity(value: str, identity: Sequence[str]) -> bool:
 
 def _masked(text: str, names: Sequence[str]) -> str:
     """``text`` with each identity name, where it stands whole, replaced by a placeholder no rule reads."""
-    for index, name in enumerate(sorted(names, key=len, reverse=True)):
-        text = re.sub(rf"(?<![\w.-]){re.escape(name)}(?![\w.-])", f"\ue000{index}\ue001", text)
-    return text
+    if not names:
+        return text
+    placeholders = {name: f"\ue000{index}\ue001" for index, name in enumerate(names)}
+    return _NAME_RUN.sub(lambda m: placeholders.get(m.group(0), m.group(0)), text)
 
 
 def _unmasked(text: str, names: Sequence[str]) -> str:
-    for index, name in enumerate(sorted(names, key=len, reverse=True)):
+    for index, name in enumerate(names):
         text = text.replace(f"\ue000{index}\ue001", name)
     return text
+
+
+#: A run that could be a whole Kubernetes name (names are made of these characters).
+_NAME_RUN: Final = re.compile(r"[\w.-]+")
 
 
 #: Fields holding object keys (``Kind/namespace/name``): identifiers, judged part by part.

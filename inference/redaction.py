@@ -665,6 +665,27 @@ _VALUE_RULES: Final[tuple[tuple[re.Pattern[str], Replacement], ...]] = (
 )
 #: The rules a percent-decoded token is judged by again.
 _TEXT_RULES: Final = _VALUE_RULES
+#: What a value must hold (lowercased) for each rule of :data:`_VALUE_RULES` to have anything to match,
+#: in the same order: most values hold none of them, and a rule not tried costs nothing (every string
+#: of every object passes here). Empty: always tried.
+_VALUE_NEEDLES: Final[tuple[tuple[str, ...], ...]] = (
+    ("-----begin",), ("://",), ("://",), ("eyj",), ("basic", "bearer", "token", "digest", "negotiate"),
+    ("gh", "github_pat_"), ("glpat-",), ("xox",), ("hooks.slack",), ("discord",),
+    ("akia", "asia", "abia", "acca", "agpa", "aida", "aroa", "anpa", "anva", "aipa"), ("aiza",),
+    ("_live_", "_test_"), ("npm_",), ("sk-",), ("sg.",), ("hf_",), ("hvs.", "hvb.", "hvr."), ("_v1_",),
+    ("dckr_pat_",), ("shp",), ("pypi-age",), ("ya29.",), ("xai-",), ("mysql", "mariadb"),
+    ("-u", "--user", "--proxy-user"), ("-",), ("mysql", "mariadb"),
+    *(tuple(p.split()[0].lower() for p in programs) for programs, flags in TOOL_PASSWORD_FLAGS if flags),
+    ("pass:",), ("chpasswd",), ("htpasswd",), ("@",), ("@",), ("identified", "password"), ("</",), (":",),
+    ("login", "logon", "credential", "user", "account"),
+    ("password", "passwort", "kennwort", "passwd", "passphrase", "pwd", "mot de passe", "contrase", "senha",
+     "wachtwoord", "hasło", "haslo", "lösenord", "losenord", "salasana", "adgangskode", "passord", "пароль",
+     "密码", "パスワード", "비밀번호", "requirepass", "masterauth"),
+    ("hook",),
+)  # fmt: skip
+if len(_VALUE_NEEDLES) != len(_VALUE_RULES):  # pragma: no cover - a rule added without its needles
+    raise AssertionError("each value rule needs its needles")
+_NEEDLES_OF: Final = {id(pattern): needles for (pattern, _), needles in zip(_VALUE_RULES, _VALUE_NEEDLES, strict=True)}
 #: Extra rules for strings taken from objects, which may hold YAML or headers (``Authorization: Basic x``;
 #: ``password: x`` is :data:`_COLON_PAIR`). Not applied to rendered document text, whose own layout is
 #: ``field: words``.
@@ -963,7 +984,11 @@ def redact_text(value: str, *, raw: bool = True, key: str | None = None) -> str:
 
 
 def _apply_rules(value: str, rules: tuple[tuple[re.Pattern[str], Replacement], ...]) -> str:
+    lowered = value.lower()
     for pattern, replacement in rules:
+        needles = _NEEDLES_OF.get(id(pattern), ())
+        if needles and not any(needle in lowered for needle in needles):
+            continue
         value = pattern.sub(replacement, value)
     return value
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import sys
 
-from tests.bench import access, churn, cli, embedder, fleet, history, retrieval, stores
+from tests.bench import access, churn, cli, embedder, fleet, gate, history, retrieval, stores
 
 
 def main() -> None:
@@ -16,6 +16,7 @@ def main() -> None:
             "Stores: 20k records x 384-d, filter kind=Deployment AND namespace in 3 of 10",
             stores.run,
         ),
+        ("The gate: public canaries and real values, document build time on 3,000 objects (30 hostile)", gate.run),
         ("Status churn: 1000 Deployments x 10 status rewrites, 2 of which flip health", churn.run),
         ("Change history: 2,000 Deployments, rollouts, status churn and health flips (embedded Chroma)", history.run),
         ("Fleet: two clusters with different versions of 20 CRDs on one store, 3 resyncs each", fleet.run),
