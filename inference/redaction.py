@@ -114,7 +114,7 @@ CREDENTIAL_WORDS: Final = frozenset(
 #: A field name whose *last* word is one of these short forms holds a credential (``dbPass``, ``rootPw``);
 #: elsewhere in a name they mean something else (``passThrough``).
 CREDENTIAL_LAST_WORDS: Final = frozenset(
-    {"pass", "pw", "pword", "pin", "otp", "totp", "hotp", "cred", "creds", "community", "psk", "auth"}
+    {"pass", "pw", "pword", "pin", "otp", "totp", "hotp", "cred", "creds", "community", "psk"}
 )
 #: Run together in one word (``DBPASS``, ``rootpw``, ``PassWord``): a name ending in these holds a credential,
 #: but for the English words that end so.
@@ -408,7 +408,7 @@ _CUE: Final = (
 )
 _PROSE_SECRET: Final = re.compile(
     rf"(?i)(?<![\w-])({_CUE})(?![\w-])([ \t]*(?:(?:is|was|lautet|ist|est|es|é|è|e|era|wird|sera|:|=|->)[ \t]+|[ \t]+))"
-    r"(['\"«„]?)([^\s'\"»“<>(\[{][^\s'\"»“<>]{0,255})"
+    r"(['\"«„]?)([^\s'\"»“<>(\[{&|;$-][^\s'\"»“<>]{0,255})"
 )
 
 
@@ -425,6 +425,11 @@ def _prose_secret(match: re.Match[str]) -> str:
         return match.group(0)
     trail = value[-1] if value[-1] in ".,;:!?)" and len(value) > 1 else ""
     return f"{cue}{connector}{quote}{REDACTED}{trail}"
+
+
+def _plain_word(value: str) -> bool:
+    """A word as prose has them (``dashboard``, ``Groups``): letters only, no case change inside."""
+    return re.fullmatch(r"[^\W\d_][^\W\d_A-Z]*[.,;:!?]?", value) is not None
 
 
 #: Words that follow "the password is" in documentation rather than a password.
@@ -659,7 +664,7 @@ _VALUE_RULES: Final[tuple[tuple[re.Pattern[str], Replacement], ...]] = (
     (_SQL_PASSWORD, rf"\1\2{REDACTED}\2"),
     (_XML_CREDENTIAL, _xml_credential),
     (_PGPASS_LINE, rf"\1{REDACTED}"),
-    (_LOGIN_PAIR, rf"\1{REDACTED}"),
+    (_LOGIN_PAIR, lambda m: m.group(0) if _plain_word(m.group(2)) else f"{m.group(1)}{REDACTED}"),
     (_PROSE_SECRET, _prose_secret),
     (_HOOK_URL, _hook_url),
 )
@@ -761,8 +766,8 @@ def is_credential_name(name: str) -> bool:
         return True  # ends with the phrase itself: webhookUrl, secretAccessKey
     if words[-1] in REFERENCE_WORDS:
         return False
-    if words[-1] in CREDENTIAL_LAST_WORDS:
-        return True  # dbPass, smtp_pass, rootPw
+    if words[-1] in CREDENTIAL_LAST_WORDS or words == ("auth",):
+        return True  # dbPass, smtp_pass, rootPw; auth alone (clientAuth is a mode)
     joined = "".join(words)
     if joined.endswith(CREDENTIAL_RUN_ENDINGS) and joined not in NOT_CREDENTIAL_RUNS and len(joined) <= 40:
         return True  # PassWord, DBPASS, rootpw, adminpwd
@@ -1104,6 +1109,11 @@ def scrub(
     return value
 
 
+def _made_of_words(value: str) -> bool:
+    """``RequireAndVerifyClientCert`` under ``clientAuth``: an enum spelled in words, not a key."""
+    return sum(len(run) for run in _WORDY_RUN.findall(value)) >= 0.8 * len(value)
+
+
 def _names_a_thing(value: str) -> bool:
     """An ARN or a content digest under a ``*Key*``/``*Hash*`` name: it names a resource, it opens nothing."""
     return _ARN.fullmatch(value) is not None or _DIGEST.fullmatch(value) is not None
@@ -1122,6 +1132,12 @@ def _scrub_field(key: str, value: Any, *, under_credential: bool, budget: Budget
             return scrub(value, under_credential=True, budget=budget, depth=depth)
         words = name_words(key)
         return scrub(value, key=key, budget=budget, depth=depth) if words and words[-1] in REFERENCE_WORDS else REDACTED
-    if isinstance(value, str) and is_suspicious_name(key) and looks_random(value) and not _names_a_thing(value):
+    if (
+        isinstance(value, str)
+        and is_suspicious_name(key)
+        and looks_random(value)
+        and not _names_a_thing(value)
+        and not _made_of_words(value)
+    ):
         return REDACTED
     return scrub(value, key=key, budget=budget, depth=depth)

@@ -112,4 +112,9 @@ KEEP: Final[list[tuple[str, str]]] = [
     ("path", "/var/run/secrets/kubernetes.io/serviceaccount/token"),
     ("secretName", "payments-db-credentials"),
     ("npm", "https://registry.npmjs.org/@acme/ui"),
+    ("description", "Login page / dashboard for the admin user"),
+    ("command", "cd /app && pwd && ls"),
+    ("clientAuth", "RequireAndVerifyClientCert"),
+    ("docs", "https://example.com/webhooks/setup"),
+    ("capacity", "100%"),
 ]
