@@ -549,6 +549,8 @@ class SearchService:
         if not records and collection == CAPABILITIES and not is_shared(id):
             scope: Filter = Eq("resource", id) if cluster is None else And((Eq("resource", id), Eq("cluster", cluster)))
             candidates = [r async for r in self.store.iter_records(name, filter=scope, page_size=100)]
+            if clusters is not None:  # the record the caller's clusters serve, not one only others do
+                candidates = [r for r in candidates if _within(r.metadata, clusters) is not None]
             records = sorted(candidates, key=lambda r: (-len(parts_of(r.metadata)), r.id))[:1]
         if not records:
             return None

@@ -201,3 +201,23 @@ async def test_a_token_limited_to_one_cluster_sees_only_its_clusters_parts() -> 
     assert found is not None
     assert found[0].metadata["cluster"] == "east"
     assert await east.find_document("widget15s.fleet.example.com", cluster="west") is None
+
+
+async def test_a_scoped_caller_gets_its_clusters_record_of_a_type_by_resource_name() -> None:
+    """Two records of one type (each cluster's text): a token limited to west asking by resource name
+    gets west's, not 'not found' because east's record sorted first."""
+    from kubevec.query.access import StaticToken
+
+    store, embedder, _ = await two_clusters()
+    service = SearchService(
+        store=store, embedder=embedder, collections={CAPABILITIES: CAPABILITIES, INSTANCES: INSTANCES}
+    )
+    stored = await records(store)
+    single = sorted({resource_of(i) for i, r in stored.items() if len(parts_of(r.metadata)) == 1})
+    both_alone = [r for r in single if sum(resource_of(i) == r for i in stored) == 2]
+    assert both_alone  # a type whose two clusters have different texts
+    for cluster in ("east", "west"):
+        token = StaticToken(name=cluster, token=f"{cluster}-only-token-0123", namespaces=("*",), clusters=(cluster,))
+        found = await service.scoped(token.view()).find_document(both_alone[0])
+        assert found is not None, cluster
+        assert found[0].metadata["cluster"] == cluster
