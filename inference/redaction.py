@@ -417,7 +417,7 @@ def _prose_secret(match: re.Match[str]) -> str:
     bare space only when it does not read as a plain word (``password rotation is handled`` stays)."""
     cue, connector, quote, value = match.groups()
     bare = connector.strip() == ""
-    word = re.fullmatch(r"[^\W\d_]+[.,;:!?)]?", value) is not None and (value[:1].islower() or not bare)
+    word = re.fullmatch(r"[^\W\d_]+[.,;:!?)]?", value) is not None
     directive = cue.lower() in ("requirepass", "masterauth")
     if value.startswith(REDACTED) or _says_yes_or_no(value.rstrip(".,;:!?")):
         return match.group(0)
@@ -1036,7 +1036,11 @@ def _redact_metadata(metadata: Mapping[str, Any]) -> dict[str, Any]:
     annotations = metadata.get("annotations")
     if isinstance(annotations, Mapping):
         out["annotations"] = {
-            str(k): redact_text(v, key=str(k)) if isinstance(v, str) else v
+            str(k): (
+                REDACTED if looks_chosen_password(v) and not says_what_it_is(str(k)) else redact_text(v, key=str(k))
+            )
+            if isinstance(v, str)
+            else v
             for k, v in annotations.items()
             if k not in DROPPED_ANNOTATIONS and not is_credential_name(str(k).rsplit("/", 1)[-1])
         }
@@ -1044,7 +1048,8 @@ def _redact_metadata(metadata: Mapping[str, Any]) -> dict[str, Any]:
     if isinstance(labels, Mapping):
         out["labels"] = {
             str(k): REDACTED
-            if is_credential_name(str(k).rsplit("/", 1)[-1]) and not _says_yes_or_no(str(v))
+            if (is_credential_name(str(k).rsplit("/", 1)[-1]) and not _says_yes_or_no(str(v)))
+            or (looks_chosen_password(str(v)) and not says_what_it_is(str(k)))
             else redact_text(str(v), key=str(k))
             for k, v in labels.items()
         }
@@ -1105,8 +1110,53 @@ def scrub(
     if under_credential:
         return REDACTED
     if isinstance(value, str):
+        if key is not None and looks_chosen_password(value) and not says_what_it_is(key):
+            return REDACTED  # a list item of a field whose name says nothing (["Sommer2024"])
         return redact_text(value, key=key)
     return value
+
+
+#: A value stands as itself, not as a secret, under a name whose last word says what kind of thing it is
+#: (``osImage: Ubuntu2204``, ``runtime: NodeJS18``, ``sku: Standard2v3``) or that it identifies.
+DESCRIPTIVE_WORDS: Final = frozenset(
+    {"type", "types", "kind", "class", "size", "sku", "tier", "version", "versions", "family", "os", "image",
+     "images", "runtime", "platform", "arch", "architecture", "flavor", "flavour", "edition", "distro",
+     "distribution", "release", "mode", "name", "names", "region", "zone", "location", "model", "generation",
+     "gen", "engine", "plan", "profile", "channel", "product", "format", "protocol", "level", "policy",
+     "strategy", "provider", "instance", "machine", "series", "stage", "environment", "env", "cluster", "app",
+     "component", "tag", "tags", "title", "label", "labels", "template", "category", "variant",
+     "preset", "theme", "locale", "language", "codec", "algorithm", "cipher", "suite", "method", "role",
+     "group", "team", "owner", "project", "account", "subscription", "tenant", "host", "hostname", "domain",
+     "endpoint", "url", "uri", "path", "file", "dir", "ref", "revision", "branch", "commit", "build"}
+)  # fmt: skip
+_CHOSEN: Final = re.compile(r"[^\s/:.@_,;=<>()\[\]{}\"'`|\\]{6,64}")
+
+
+def says_what_it_is(key: str) -> bool:
+    """Whether a field called ``key`` names the kind of thing its value is (or identifies it)."""
+    words = name_words(key.rsplit("/", 1)[-1])
+    return bool(words) and (words[-1] in DESCRIPTIVE_WORDS or words[-1] in IDENTIFYING_WORDS)
+
+
+def looks_chosen_password(value: str) -> bool:
+    """One token as people choose passwords: lower and upper case and digits (``Sommer2024``,
+    ``Qz7mapleRiver``), or a symbol among letters and digits (``hunter2!``), and no separator that
+    would make it a path, host, version, image or identifier. Under a name that does not say what the
+    value is, such a token is dropped: its place and grammar do not say it is safe."""
+    if not _CHOSEN.fullmatch(value) or _says_yes_or_no(value) or value.startswith(REDACTED):
+        return False
+    lower = any(c.islower() for c in value)
+    upper = any(c.isupper() for c in value)
+    digit = any(c.isdigit() for c in value)
+    symbol = any(not c.isalnum() and c != "-" for c in value)
+    letters = lower or upper
+    if symbol and letters and digit:
+        return True
+    if not (lower and upper and digit):
+        return False
+    # CamelCase words with a trailing version or count (EnableHTTP2, Gen2) say what they are; a word and a
+    # year or digits in the middle (Sommer2024, Qz7maple) is how a password is made
+    return re.fullmatch(r"(?:[A-Z][a-z]+|[A-Z]+(?![a-z]))+\d{1,2}", value) is None
 
 
 def _made_of_words(value: str) -> bool:
@@ -1139,5 +1189,7 @@ def _scrub_field(key: str, value: Any, *, under_credential: bool, budget: Budget
         and not _names_a_thing(value)
         and not _made_of_words(value)
     ):
+        return REDACTED
+    if isinstance(value, str) and looks_chosen_password(value) and not says_what_it_is(key):
         return REDACTED
     return scrub(value, key=key, budget=budget, depth=depth)

@@ -57,11 +57,15 @@ def test_a_credential_never_reaches_a_document(kind: str, field: str, value: str
         assert secret not in everything(document), (kind, field, value)
 
 
+BY_TEXT = [c for c in CANARIES if c[0] != "neutral"]
+
+
 @pytest.mark.parametrize(
-    ("kind", "field", "value", "secret"), CANARIES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CANARIES)]
+    ("kind", "field", "value", "secret"), BY_TEXT, ids=[f"{c[0]}-{i}" for i, c in enumerate(BY_TEXT)]
 )
 def test_a_credential_never_reaches_a_log_line_or_a_provider(kind: str, field: str, value: str, secret: str) -> None:
-    """What logs and providers see passes the same gate (``redact_text``), as raw text and as document text."""
+    """What logs and providers see passes the same gate (``redact_text``), as raw text and as document text.
+    (A chosen password under a neutral name is judged by its place, which a log line does not have.)"""
     line = f"{field}: {value}" if kind in ("name", "disguised") else value
     assert secret not in redact_text(line)
     if kind not in ("name", "disguised"):  # document text: a credential's name was judged before rendering

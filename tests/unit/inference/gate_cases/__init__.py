@@ -72,6 +72,10 @@ CANARIES: Final[list[tuple[str, str, str, str]]] = [
     ("webhook", "notify", f"https://mattermost.example.com/hooks/{S}", S),
     ("percent", "callback", f"https://api.example.com/cb?x=1&token%3D{S}", S),
     ("percent", "callback", f"https://api.example.com/cb?access_token={S}%21", S),
+    # a chosen password under a name that says nothing
+    ("neutral", "note", S, S),
+    ("neutral", "initial", "Sommer2024", "Sommer2024"),
+    ("neutral", "admin", "hunter2!x", "hunter2!x"),
 ]
 
 #: Real values that must survive the gate whole: ``(field, value)``.
@@ -117,4 +121,13 @@ KEEP: Final[list[tuple[str, str]]] = [
     ("clientAuth", "RequireAndVerifyClientCert"),
     ("docs", "https://example.com/webhooks/setup"),
     ("capacity", "100%"),
+    ("osImage", "Ubuntu2204"),
+    ("runtime", "NodeJS18"),
+    ("sku", "Standard_D2s_v3"),
+    ("instanceType", "m5.xlarge"),
+    ("feature", "EnableHTTP2"),
+    ("zone", "eu-west-1a"),
+    ("storageClass", "gp3-Encrypted2"),
+    ("note", "Deploy on Fridays only after the 3pm freeze"),
+    ("mode", "ReadWriteOnce"),
 ]
