@@ -292,6 +292,7 @@ _PAIR_NAMES: Final = re.compile(r"(?i)(?:sig|signature|x-amz-signature|accountke
 _PAIR_VALUE: Final = r"(\"[^\"]*\"|'[^']*'|[^\s&;,\"'|}]+)"
 _EQUALS_NAME: Final = re.compile(r"(?<![\w.])([A-Za-z_][\w.-]{0,127})[ \t]*=[ \t]*")
 _PAIR_VALUE_AT: Final = re.compile(_PAIR_VALUE)
+_SHORT_VALUE_AT: Final = re.compile(r"\"[^\"]{0,64}\"|'[^']{0,64}'|[^\s&;,\"'|}]{1,65}")
 _COLON_PAIR: Final = re.compile(
     rf"(?<![\w./@:-])(?:([\"'])([A-Za-z_][\w.-]{{0,127}})\1([ \t]*:[ \t]*)|()([A-Za-z_][\w.-]{{0,127}})([ \t]*:[ \t]+)){_PAIR_VALUE}"
 )
@@ -309,10 +310,16 @@ def _redact_equals_pairs(value: str) -> str:
     out: list[str] = []
     at = 0
     for match in _EQUALS_NAME.finditer(value):
-        if match.start() < at or not _holds_credential(match.group(1)):
+        if match.start() < at:
             continue
-        pair_value = _PAIR_VALUE_AT.match(value, match.end())
+        name = match.group(1)
+        credential = _holds_credential(name)
+        # a credential's value is read whole; any other pair's only as far as a chosen password can reach
+        # (a whole read from every NAME= of a=a=a=... was quadratic)
+        pair_value = (_PAIR_VALUE_AT if credential else _SHORT_VALUE_AT).match(value, match.end())
         if pair_value is None or _says_yes_or_no(pair_value.group(0)) or pair_value.group(0).startswith(REDACTED):
+            continue
+        if not credential and not _chosen_under(pair_value.group(0).strip("\"'"), name):
             continue
         out.append(value[at : match.end()])
         out.append(REDACTED)
@@ -515,9 +522,16 @@ def _percent_token(token: str) -> str:
 def _flag_value(match: re.Match[str]) -> str:
     """``--password SECRET`` inside a string (a shell line): the value after a credential flag."""
     lead, flag, value = match.groups()
-    if not is_credential_name(flag) or _says_yes_or_no(value) or value.startswith(REDACTED):
+    if _says_yes_or_no(value) or value.startswith(REDACTED):
+        return match.group(0)
+    if not is_credential_name(flag) and not _chosen_under(value, flag):
         return match.group(0)
     return f"{lead}{REDACTED}"
+
+
+def _chosen_under(value: str, name: str) -> bool:
+    """A chosen password as the value of a flag or pair whose name does not say what it is (``--admin Sommer2024``)."""
+    return looks_chosen_password(value) and not says_what_it_is(name)
 
 
 def _says_yes_or_no(value: str) -> bool:

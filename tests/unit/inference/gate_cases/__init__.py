@@ -76,6 +76,9 @@ CANARIES: Final[list[tuple[str, str, str, str]]] = [
     ("neutral", "note", S, S),
     ("neutral", "initial", "Sommer2024", "Sommer2024"),
     ("neutral", "admin", "hunter2!x", "hunter2!x"),
+    ("neutral", "command", "bootstrap --admin Sommer2025 --port 8080", "Sommer2025"),
+    ("neutral", "args", "--initial=Winter2026!", "Winter2026!"),
+    ("neutral", "dotenv", "APP_MODE=prod\nBOOTSTRAP_ADMIN=Herbst2027", "Herbst2027"),
 ]
 
 #: Real values that must survive the gate whole: ``(field, value)``.
@@ -130,4 +133,6 @@ KEEP: Final[list[tuple[str, str]]] = [
     ("storageClass", "gp3-Encrypted2"),
     ("note", "Deploy on Fridays only after the 3pm freeze"),
     ("mode", "ReadWriteOnce"),
+    ("command", "server --image Ubuntu2204 --feature EnableHTTP2 --replicas 3"),
+    ("env", "RUNTIME=NodeJS18 LOG_LEVEL=Debug"),
 ]
