@@ -33,6 +33,7 @@ from typing import IO, Any
 
 HERE = Path(__file__).resolve().parent
 READER_USER = "kubevec-reader"
+IMPOSTOR_USER = "static:ops"
 
 _live: list[ControlPlane] = []
 
@@ -75,6 +76,8 @@ class ControlPlane:
     )
     admin_token: str = dataclasses.field(default_factory=lambda: secrets.token_hex(16))
     reader_token: str = dataclasses.field(default_factory=lambda: secrets.token_hex(16))
+    #: A user the API server knows by a name shaped like kubevec's own caller names (``static:ops``).
+    impostor_token: str = dataclasses.field(default_factory=lambda: secrets.token_hex(16))
     port: int = 0
     etcd_port: int = 0
     _procs: list[tuple[str, subprocess.Popen[bytes], IO[bytes]]] = dataclasses.field(default_factory=list)
@@ -317,6 +320,7 @@ class ControlPlane:
             )
         (self.workdir / "tokens.csv").write_text(
             f'{self.admin_token},admin,admin,"system:masters"\n{self.reader_token},{READER_USER},{READER_USER}\n'
+            f"{self.impostor_token},{IMPOSTOR_USER},impostor\n"
         )
 
     def write_kubeconfig(self, path: Path, *, user: str, token: str) -> None:
