@@ -146,7 +146,7 @@ def change_record(
         identity=(parsed.name, parsed.namespace or ""),
     )
     metadata["object"] = object_id  # the instance document's id, as stored there (ids are not redacted)
-    metadata["content_hash"] = hashlib.sha256(json.dumps([summary, metadata], sort_keys=True).encode()).hexdigest()
+    metadata["content_hash"] = _record_hash(summary, metadata)
     return ChangeRecord(id=f"{object_id}@{before_hash}>{after_hash}", text=summary, metadata=metadata)
 
 
@@ -231,7 +231,10 @@ def rejudged(text: str, metadata: Mapping[str, Any]) -> tuple[str, dict[str, Met
     judged["object"] = str(metadata.get("object", ""))
     if summary == text and all(judged.get(k) == v for k, v in payload.items()):
         return None
-    judged["content_hash"] = hashlib.sha256(
-        json.dumps([summary, {k: v for k, v in judged.items() if k != "content_hash"}], sort_keys=True).encode()
-    ).hexdigest()
+    judged["content_hash"] = _record_hash(summary, {k: v for k, v in judged.items() if k != "content_hash"})
     return summary, judged
+
+
+def _record_hash(summary: str, metadata: Mapping[str, Any]) -> str:
+    """A change record's content hash: its line and its payload (``content_hash`` itself left out)."""
+    return hashlib.sha256(json.dumps([summary, metadata], sort_keys=True).encode()).hexdigest()
