@@ -8,7 +8,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PYTEST := $(BIN)/python -m pytest
-PACKAGES := controller backends inference query
+PACKAGES := core controller backends inference query
 export CHROMA_TELEMETRY_IMPL := none
 export ANONYMIZED_TELEMETRY := False
 

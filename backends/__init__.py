@@ -1,7 +1,8 @@
 """Backend-agnostic vector stores: one protocol, portable filters, Chroma / Qdrant / memory."""
 
 from kubevec.backends.base import BaseStore, CollectionInfo, VectorStore
-from kubevec.backends.errors import (
+from kubevec.backends.records import Health, Hit, Record, StoredHashes
+from kubevec.core.errors import (
     BackendError,
     BackendUnavailable,
     CollectionMismatch,
@@ -9,7 +10,6 @@ from kubevec.backends.errors import (
     InvalidFilter,
     InvalidRecord,
 )
-from kubevec.backends.records import Health, Hit, Record, StoredHashes
 
 __all__ = [
     "BackendError",

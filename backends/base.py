@@ -2,7 +2,7 @@
 
 The public methods of :class:`BaseStore` validate input, batch to the backend's limits, run the
 backend's (synchronous) client on one worker thread, and wrap every backend exception into
-:class:`~kubevec.backends.errors.BackendError` / :class:`~kubevec.backends.errors.BackendUnavailable`. Backends
+:class:`~kubevec.core.errors.BackendError` / :class:`~kubevec.core.errors.BackendUnavailable`. Backends
 implement the small ``_hooks``. Retrying is the caller's job: the sync engine retries with backoff,
 the CLI reports once and exits.
 """
@@ -17,9 +17,9 @@ import math
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any, Final, Literal, Protocol, TypeVar
 
-from kubevec.backends.errors import BackendError, CollectionMismatch, CollectionNotFound, InvalidFilter, InvalidRecord
 from kubevec.backends.filters import Contains, Filter, all_of, validate, words
 from kubevec.backends.records import RESERVED_METADATA, Health, Hit, MetadataValue, Record, StoredHashes
+from kubevec.core.errors import BackendError, CollectionMismatch, CollectionNotFound, InvalidFilter, InvalidRecord
 
 Distance = Literal["cosine"]
 Cursor = str | int

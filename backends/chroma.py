@@ -21,9 +21,9 @@ import chromadb.errors
 from chromadb.config import Settings as ChromaSettings
 
 from kubevec.backends.base import BaseStore, CollectionInfo, Cursor
-from kubevec.backends.errors import BackendError, BackendUnavailable, CollectionNotFound, InvalidFilter
 from kubevec.backends.filters import And, Contains, Eq, Filter, Gt, Gte, In, Lt, Lte, Ne, Nin, Or, words
 from kubevec.backends.records import Hit, MetadataValue, Record, cosine_distance_to_score
+from kubevec.core.errors import BackendError, BackendUnavailable, CollectionNotFound, InvalidFilter
 
 WORDS_FIELD: Final = "_words"
 _META_PREFIX: Final = "kubevec_"

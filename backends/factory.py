@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from kubevec.backends.base import VectorStore
 from kubevec.backends.config import StoreSettings
-from kubevec.backends.errors import BackendError
+from kubevec.core.errors import BackendError
 
 
 def open_store(settings: StoreSettings) -> VectorStore:

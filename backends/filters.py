@@ -24,8 +24,8 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final, TypeAlias
 
-from kubevec.backends.errors import InvalidFilter
 from kubevec.backends.records import MetadataValue, Scalar
+from kubevec.core.errors import InvalidFilter
 
 MAX_DEPTH: Final = 8
 MAX_CHILDREN: Final = 64

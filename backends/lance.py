@@ -27,10 +27,10 @@ import lancedb
 import pyarrow as pa
 
 from kubevec.backends.base import DEFAULT_PAGE_SIZE, BaseStore, CollectionInfo, Cursor
-from kubevec.backends.errors import BackendError, BackendUnavailable, CollectionNotFound, InvalidFilter
 from kubevec.backends.filters import And, Contains, Eq, Filter, Gt, Gte, In, Lt, Lte, Ne, Nin, Or, words
 from kubevec.backends.payload import BOOLS, NUMBERS, STRINGS, kind_of, list_fields, typed
 from kubevec.backends.records import Hit, MetadataValue, Record, cosine_distance_to_score
+from kubevec.core.errors import BackendError, BackendUnavailable, CollectionNotFound, InvalidFilter
 
 PAYLOAD: Final = "_payload"
 WORDS: Final = "_words"

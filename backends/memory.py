@@ -7,9 +7,9 @@ import bisect
 import numpy as np
 
 from kubevec.backends.base import BaseStore, CollectionInfo, Cursor
-from kubevec.backends.errors import BackendUnavailable, CollectionNotFound
 from kubevec.backends.filters import Filter, matches
 from kubevec.backends.records import Hit, Record, similarity_to_score
+from kubevec.core.errors import BackendUnavailable, CollectionNotFound
 
 
 class MemoryStore(BaseStore):

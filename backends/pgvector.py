@@ -3,7 +3,7 @@
 Layout (created by kubevec, never by hand):
 
 - ``kubevec_collections``: the catalog, one row per collection (name, table, dimension, distance,
-  embedder), so a mismatch is the same :class:`~kubevec.backends.errors.CollectionMismatch` as elsewhere.
+  embedder), so a mismatch is the same :class:`~kubevec.core.errors.CollectionMismatch` as elsewhere.
 - One table per collection: ``id text primary key``, ``embedding vector(dim)``, ``document text``,
   ``metadata jsonb``, ``words tsvector``; an HNSW index with ``vector_cosine_ops``, GIN on
   ``metadata`` (``jsonb_path_ops``: every exact-value filter is a containment) and GIN on ``words``.
@@ -38,9 +38,9 @@ from psycopg.conninfo import conninfo_to_dict
 from psycopg.types.json import Jsonb
 
 from kubevec.backends.base import BaseStore, CollectionInfo, Cursor
-from kubevec.backends.errors import BackendError, BackendUnavailable, CollectionNotFound, InvalidFilter
 from kubevec.backends.filters import And, Contains, Eq, Filter, Gt, Gte, In, Lt, Lte, Ne, Nin, Or, words
 from kubevec.backends.records import Hit, MetadataValue, Record, similarity_to_score
+from kubevec.core.errors import BackendError, BackendUnavailable, CollectionNotFound, InvalidFilter
 
 CATALOG: Final = "kubevec_collections"
 #: Candidates the HNSW index visits per query (pgvector's default is 40); a filtered query that

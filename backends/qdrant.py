@@ -16,9 +16,9 @@ from qdrant_client import QdrantClient, models
 from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
 
 from kubevec.backends.base import DEFAULT_PAGE_SIZE, BaseStore, CollectionInfo, Cursor, is_transport_error
-from kubevec.backends.errors import BackendError, BackendUnavailable, CollectionNotFound, InvalidFilter
 from kubevec.backends.filters import And, Contains, Eq, Filter, Gt, Gte, In, Lt, Lte, Ne, Nin, Or
 from kubevec.backends.records import Hit, MetadataValue, Record, similarity_to_score
+from kubevec.core.errors import BackendError, BackendUnavailable, CollectionNotFound, InvalidFilter
 
 #: Namespace for point ids: uuid5(NAMESPACE, document id). Never change it: ids would all move.
 POINT_NAMESPACE: Final = uuid.UUID("6f1d9a4e-6a53-5a4b-9b0e-6b75626576ec")

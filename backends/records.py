@@ -6,8 +6,8 @@ import dataclasses
 from collections.abc import Mapping
 from typing import NamedTuple
 
-Scalar = str | int | float | bool
-MetadataValue = Scalar | list[str] | list[int] | list[float] | list[bool]
+from kubevec.core.types import MetadataValue as MetadataValue
+from kubevec.core.types import Scalar as Scalar
 
 #: Payload keys the backends use for themselves (Qdrant keeps id and text in the payload, Chroma
 #: keeps the text's words in ``_words``).

@@ -37,10 +37,10 @@ from weaviate.exceptions import (
 )
 
 from kubevec.backends.base import BaseStore, CollectionInfo, Cursor, is_transport_error
-from kubevec.backends.errors import BackendError, BackendUnavailable, CollectionNotFound, InvalidFilter
 from kubevec.backends.filters import And, Contains, Eq, Filter, Gt, Gte, In, Lt, Lte, Ne, Nin, Or, matches, words
 from kubevec.backends.payload import BOOLS, NUMBERS, STRINGS, kind_of, list_fields, typed
 from kubevec.backends.records import Hit, MetadataValue, Record, cosine_distance_to_score
+from kubevec.core.errors import BackendError, BackendUnavailable, CollectionNotFound, InvalidFilter
 
 #: Namespace for object ids: uuid5(NAMESPACE, document id). Never change it: ids would all move.
 OBJECT_NAMESPACE: Final = uuid.UUID("2b6f7c1e-4f0b-5b8e-9a43-6b7562657677")

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kubevec.backends import BackendError, BackendUnavailable, VectorStore
+from kubevec.backends import VectorStore
 from kubevec.backends.factory import open_store
 from kubevec.controller import serving
 from kubevec.controller.kube.client import ClusterReader, KubeReader
@@ -44,13 +44,14 @@ from kubevec.controller.sync.status import (
     write_status,
     write_store_status,
 )
+from kubevec.core.errors import BackendError, BackendUnavailable
+from kubevec.core.version import kubevec_version
 from kubevec.inference.documents import COLLECTIONS, Collection
 from kubevec.inference.history import CHANGES
 from kubevec.inference.providers.config import make_embedder
 from kubevec.inference.providers.embedders.base import Embedder
 from kubevec.inference.providers.llm import LLMDescriber
 from kubevec.query.search import SearchService
-from kubevec.query.version import kubevec_version
 
 if TYPE_CHECKING:
     from kubevec.query.mcp import EmbeddedHttpServer

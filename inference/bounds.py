@@ -23,7 +23,7 @@ import dataclasses
 import time
 from typing import Final
 
-from kubevec.inference.errors import InferenceError
+from kubevec.core.errors import TooComplex
 
 MAX_DEPTH: Final = 48
 MAX_STRING_CHARS: Final = 32_768
@@ -31,14 +31,6 @@ MAX_NODES: Final = 250_000
 MAX_SECONDS: Final = 2.0
 #: What a value past a bound reads as.
 CUT: Final = "<cut>"
-
-
-class TooComplex(InferenceError):
-    """An object past a hard bound; ``reason`` names which (``nodes`` or ``time``), for metrics."""
-
-    def __init__(self, message: str, *, reason: str) -> None:
-        super().__init__(message)
-        self.reason = reason
 
 
 @dataclasses.dataclass(kw_only=True)

@@ -15,7 +15,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from kubevec.inference.documents import CAPABILITIES, Document, InferenceError, make_document
+from kubevec.core.errors import InferenceError
+from kubevec.inference.documents import CAPABILITIES, Document, make_document
 from kubevec.inference.identity import ResourceRef
 from kubevec.inference.manifests import is_crd, iter_manifest_files, load_manifests
 from kubevec.inference.schema import Field, SchemaView, clean, complexity, first_sentences

@@ -12,10 +12,13 @@ import dataclasses
 import hashlib
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Final, Literal
 
-from kubevec.inference.errors import InferenceError as InferenceError
+from kubevec.core.errors import InferenceError as InferenceError
+from kubevec.core.types import Metadata as Metadata
+from kubevec.core.types import MetadataValue as MetadataValue
+from kubevec.core.types import Scalar as Scalar
 from kubevec.inference.identity import parse_object_key
 from kubevec.inference.redaction import REDACTED, redact_text
 
@@ -27,10 +30,6 @@ INSTANCES: Final = "instances"
 Collection = Literal["capabilities", "instances"]
 COLLECTIONS: Final[tuple[Collection, ...]] = (CAPABILITIES, INSTANCES)
 
-#: The same as ``kubevec.backends.records``: the layers may not import each other, a unit test holds them equal.
-Scalar = str | int | float | bool
-MetadataValue = Scalar | list[str] | list[int] | list[float] | list[bool]
-Metadata = Mapping[str, MetadataValue]
 
 #: Metadata fields agents filter on by exact value; the controller passes them to
 #: ``ensure_collection(indexed=...)`` so a server backend indexes each (a new field here is indexed

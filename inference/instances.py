@@ -15,9 +15,9 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
+from kubevec.core.errors import InferenceError, TooComplex
 from kubevec.inference.bodies import Body
-from kubevec.inference.bounds import TooComplex
-from kubevec.inference.documents import INSTANCES, Document, InferenceError, make_document
+from kubevec.inference.documents import INSTANCES, Document, make_document
 from kubevec.inference.health import Health, health_of
 from kubevec.inference.identity import ResourceRef
 from kubevec.inference.redaction import REDACTED, Redacted, redact_object

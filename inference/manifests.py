@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from kubevec.inference.documents import InferenceError
+from kubevec.core.errors import InferenceError
 
 _Base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 

@@ -57,8 +57,9 @@ from typing import Any, Final, TypeAlias, cast
 
 import yaml
 
+from kubevec.core.errors import TooComplex
 from kubevec.inference.bodies import Body
-from kubevec.inference.bounds import CUT, MAX_DEPTH, Budget, TooComplex, cut_string
+from kubevec.inference.bounds import CUT, MAX_DEPTH, Budget, cut_string
 
 REDACTED: Final = "<redacted>"
 LAST_APPLIED: Final = "kubectl.kubernetes.io/last-applied-configuration"

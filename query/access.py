@@ -46,6 +46,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from kubevec.backends.filters import MAX_CHILDREN, MAX_VALUES, And, Eq, Filter, In, Or, matches
+from kubevec.core.errors import AccessConfigError, ReviewUnavailable
 from kubevec.inference.documents import CAPABILITIES, INSTANCES
 from kubevec.inference.identity import plural_of
 from kubevec.query.limits import Caller
@@ -66,17 +67,6 @@ NEGATIVE_TTL: Final = 5.0
 REVIEW_CONCURRENCY: Final = 8
 #: Callers (and tokens) remembered at once; the oldest go first.
 MAX_CACHED: Final = 10_000
-
-
-class AccessConfigError(ValueError):
-    """The static token file is unusable; the message names the file and the entry."""
-
-
-class ReviewUnavailable(RuntimeError):
-    """The API server could not answer a TokenReview or SubjectAccessReview: refuse, do not guess."""
-
-    #: Seconds after which asking again may succeed (sent as Retry-After); None: unknown.
-    retry_after: float | None = None
 
 
 class ReviewThrottled(ReviewUnavailable):

@@ -15,7 +15,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from kubevec.query.request import SearchError, SearchRequest
+from kubevec.core.errors import SearchError
+from kubevec.query.request import SearchRequest
 from kubevec.query.search import SearchService
 
 

@@ -15,8 +15,9 @@ import logging
 from collections.abc import AsyncIterator, Sequence
 from typing import Final
 
-from kubevec.backends import CollectionNotFound, Record, StoredHashes, VectorStore
+from kubevec.backends import Record, StoredHashes, VectorStore
 from kubevec.backends.filters import MAX_VALUES, Eq, In
+from kubevec.core.errors import CollectionNotFound
 from kubevec.inference.documents import Document
 from kubevec.inference.fleet import Part, is_shared, part_of, parts_of, resource_of, share, shared_id
 from kubevec.inference.providers.embedders.base import Embedder

@@ -25,8 +25,9 @@ from pydantic import BaseModel, ConfigDict
 
 from kubevec.backends import Record, VectorStore
 from kubevec.backends.filters import And, Contains, Eq, Filter, Gte, Lt, to_json
+from kubevec.core.errors import SearchError
 from kubevec.inference.providers.embedders.base import Embedder
-from kubevec.query.request import MAX_CURSOR, MAX_K, SearchError
+from kubevec.query.request import MAX_CURSOR, MAX_K
 
 _RELATIVE: Final = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h|d|w)\s*$")
 _UNITS: Final = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}

@@ -35,7 +35,8 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from kubevec.backends import BackendError, Record, VectorStore
+from kubevec.backends import Record, VectorStore
+from kubevec.core.errors import BackendError
 
 logger = logging.getLogger(__name__)
 

@@ -23,11 +23,11 @@ from typing import Any, Final, Literal
 
 from kubevec.backends import VectorStore
 from kubevec.backends.filters import And, Eq, Filter, In, Or
+from kubevec.core.errors import SearchError
 from kubevec.inference.documents import INSTANCES
 from kubevec.inference.identity import object_key, parse_instance_id, parse_object_key
 from kubevec.inference.references import evidence_of
 from kubevec.query.access import View
-from kubevec.query.request import SearchError
 
 Direction = Literal["out", "in", "both"]
 DIRECTIONS: Final = ("out", "in", "both")

@@ -12,8 +12,8 @@ from typing import Annotated, Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
-from kubevec.backends import InvalidFilter
 from kubevec.backends.filters import And, Eq, Filter, all_of, from_json
+from kubevec.core.errors import InvalidFilter, SearchError
 from kubevec.inference.documents import Collection
 
 #: The most results one search returns; also the most MCP and the CLI accept.
@@ -35,10 +35,6 @@ def check_cluster(cluster: str | None) -> None:
     """A ``cluster`` argument no store can hold is one clear error (it was a traceback past 1,024 characters)."""
     if cluster is not None and len(cluster) > MAX_CLUSTER_CHARS:
         raise SearchError(f"cluster: at most {MAX_CLUSTER_CHARS} characters (kubevec's cluster names are at most 63)")
-
-
-class SearchError(ValueError):
-    """Bad search input; the message says what to change."""
 
 
 class SearchRequest(BaseModel):

@@ -37,17 +37,18 @@ import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
-from kubevec.backends import BackendError, CollectionNotFound, Hit, InvalidFilter, Record, VectorStore
+from kubevec.backends import Hit, Record, VectorStore
 from kubevec.backends.filters import And, Contains, Eq, Filter, Or, all_of, matches, to_json, words
+from kubevec.core.errors import BackendError, CollectionNotFound, EmbedderError, InvalidFilter, SearchError
 from kubevec.inference.documents import CAPABILITIES, INSTANCES
 from kubevec.inference.fleet import is_shared, parts_of, project, within
 from kubevec.inference.history import CHANGES
 from kubevec.inference.identity import parse_instance_id, plural_of
-from kubevec.inference.providers.embedders.base import Embedder, EmbedderError
+from kubevec.inference.providers.embedders.base import Embedder
 from kubevec.query.history import Changes, ChangesRequest, list_changes
 from kubevec.query.lexical import LexicalIndex
 from kubevec.query.related import Direction, Related, Relationships
-from kubevec.query.request import MAX_CURSOR, SearchError, SearchRequest, check_cluster
+from kubevec.query.request import MAX_CURSOR, SearchRequest, check_cluster
 
 logger = logging.getLogger(__name__)
 

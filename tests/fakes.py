@@ -6,7 +6,7 @@ import hashlib
 import math
 from collections.abc import Sequence
 
-from kubevec.inference.providers.embedders.base import EmbedderUnavailable
+from kubevec.core.errors import EmbedderUnavailable
 
 
 class CountingEmbedder:

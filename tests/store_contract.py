@@ -15,17 +15,9 @@ from typing import Any
 
 import pytest
 
-from kubevec.backends import (
-    BackendError,
-    BackendUnavailable,
-    CollectionMismatch,
-    CollectionNotFound,
-    InvalidRecord,
-    Record,
-    StoredHashes,
-    VectorStore,
-)
+from kubevec.backends import Record, StoredHashes, VectorStore
 from kubevec.backends.filters import And, Contains, Eq, Filter, Gt, Gte, In, Lt, Lte, Ne, Nin, Or, matches
+from kubevec.core.errors import BackendError, BackendUnavailable, CollectionMismatch, CollectionNotFound, InvalidRecord
 
 DIM = 8
 KINDS = ["Deployment", "Service", "Certificate", "ConfigMap"]

@@ -12,19 +12,18 @@ import json
 import sys
 import time
 
-from kubevec.controller.cli.common import CommandError, open_embedder
+from kubevec.controller.cli.common import open_embedder
 from kubevec.controller.settings import Settings
+from kubevec.core.errors import CommandError
 
 
 async def bench_retrieval_command(args: argparse.Namespace, settings: Settings) -> int:
     from kubevec.backends.memory import MemoryStore
-    from kubevec.inference.documents import InferenceError
+    from kubevec.core.errors import EmbedderError, InferenceError, SearchError
     from kubevec.inference.fleet import resource_of
-    from kubevec.inference.providers.embedders.base import EmbedderError
     from kubevec.inference.providers.rerank import make_reranker
     from kubevec.query.evaluation import evaluate, read_questions
     from kubevec.query.indexing import index_crds
-    from kubevec.query.request import SearchError
     from kubevec.query.search import SearchService
 
     try:

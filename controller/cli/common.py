@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from kubevec.controller.settings import Settings
-from kubevec.inference.providers.embedders.base import EmbedderError
+from kubevec.core.errors import CommandError, EmbedderError
 
 if TYPE_CHECKING:
     from kubevec.backends import VectorStore
@@ -17,10 +17,6 @@ if TYPE_CHECKING:
     from kubevec.query.search import SearchService
 
 logger = logging.getLogger("kubevec")
-
-
-class CommandError(RuntimeError):
-    """A failure to report on one line, with a non-zero exit and no traceback."""
 
 
 def configuration_errors(exc: ValidationError) -> str:

@@ -6,14 +6,15 @@ import argparse
 import dataclasses
 import sys
 
-from kubevec.controller.cli.common import CommandError, emit, open_store
+from kubevec.controller.cli.common import emit, open_store
 from kubevec.controller.settings import Settings
+from kubevec.core.errors import CommandError
 
 
 async def clusters_command(args: argparse.Namespace, settings: Settings) -> int:
-    from kubevec.backends import BackendError
     from kubevec.controller.sync.migrate import active_collections
     from kubevec.controller.sync.status import STATUS_COLLECTION
+    from kubevec.core.errors import BackendError
     from kubevec.inference.documents import CAPABILITIES, INSTANCES
     from kubevec.query.fleet import list_clusters
 
@@ -42,9 +43,9 @@ async def clusters_command(args: argparse.Namespace, settings: Settings) -> int:
 
 
 async def forget_command(args: argparse.Namespace, settings: Settings) -> int:
-    from kubevec.backends import BackendError
     from kubevec.controller.sync.migrate import active_collections
     from kubevec.controller.sync.status import STATUS_COLLECTION
+    from kubevec.core.errors import BackendError
     from kubevec.inference.documents import CAPABILITIES, INSTANCES
     from kubevec.query.fleet import forget_cluster, list_clusters
 

@@ -8,8 +8,9 @@ import logging
 import sys
 from typing import TYPE_CHECKING
 
-from kubevec.controller.cli.common import CommandError, open_embedder, open_store
+from kubevec.controller.cli.common import open_embedder, open_store
 from kubevec.controller.settings import Settings
+from kubevec.core.errors import CommandError
 
 if TYPE_CHECKING:
     pass
@@ -18,9 +19,9 @@ logger = logging.getLogger("kubevec")
 
 
 async def index_command(args: argparse.Namespace, settings: Settings) -> int:
-    from kubevec.backends import BackendError
     from kubevec.controller.sync.migrate import active_collections
-    from kubevec.inference.documents import CAPABILITIES, InferenceError
+    from kubevec.core.errors import BackendError, InferenceError
+    from kubevec.inference.documents import CAPABILITIES
     from kubevec.query.indexing import index_crds
 
     embedder = open_embedder(settings)
@@ -49,8 +50,8 @@ async def index_command(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def describe(args: argparse.Namespace, settings: Settings) -> int:
+    from kubevec.core.errors import InferenceError
     from kubevec.inference.capabilities import describe_crd_files
-    from kubevec.inference.documents import InferenceError
 
     try:
         report = describe_crd_files(args.paths, cluster=args.cluster or settings.cluster_name)

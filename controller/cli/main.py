@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from pydantic import ValidationError
 
 from kubevec.controller.cli.bench import bench_command
-from kubevec.controller.cli.common import CommandError, configuration_errors
+from kubevec.controller.cli.common import configuration_errors
 from kubevec.controller.cli.fleet import clusters_command, forget_command
 from kubevec.controller.cli.index import describe, index_command
 from kubevec.controller.cli.mcp import mcp_command
@@ -29,7 +29,7 @@ from kubevec.controller.cli.search import (
 )
 from kubevec.controller.cli.status import status_command
 from kubevec.controller.settings import Settings
-from kubevec.inference.providers.embedders.base import EmbedderError
+from kubevec.core.errors import CommandError, EmbedderError
 
 if TYPE_CHECKING:
     pass

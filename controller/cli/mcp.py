@@ -6,8 +6,9 @@ import argparse
 import logging
 from typing import TYPE_CHECKING
 
-from kubevec.controller.cli.common import CommandError, open_embedder, open_store, search_service
+from kubevec.controller.cli.common import open_embedder, open_store, search_service
 from kubevec.controller.settings import Settings
+from kubevec.core.errors import CommandError
 
 if TYPE_CHECKING:
     pass
@@ -17,8 +18,8 @@ logger = logging.getLogger("kubevec")
 
 def mcp_command(args: argparse.Namespace, settings: Settings) -> int:
     from kubevec.controller.kube.reviews import build_authorizer
-    from kubevec.query.access import AccessConfigError
-    from kubevec.query.mcp import UnsafeBind, serve
+    from kubevec.core.errors import AccessConfigError, UnsafeBind
+    from kubevec.query.mcp import serve
 
     store = open_store(settings, existing=True)
     open_embedder(settings)  # a model that cannot load is an error now, not at the first query

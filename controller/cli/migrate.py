@@ -7,8 +7,9 @@ import logging
 import sys
 from typing import TYPE_CHECKING
 
-from kubevec.controller.cli.common import CommandError, open_embedder, open_store
+from kubevec.controller.cli.common import open_embedder, open_store
 from kubevec.controller.settings import Settings
+from kubevec.core.errors import CommandError
 
 if TYPE_CHECKING:
     pass
@@ -17,9 +18,8 @@ logger = logging.getLogger("kubevec")
 
 
 async def migrate_command(args: argparse.Namespace, settings: Settings) -> int:
-    from kubevec.backends import BackendError
     from kubevec.controller.sync.migrate import migrate
-    from kubevec.inference.providers.embedders.base import EmbedderError
+    from kubevec.core.errors import BackendError, EmbedderError
 
     if args.batch_size < 1:
         raise CommandError(f"--batch-size must be at least 1, got {args.batch_size}")

@@ -18,7 +18,7 @@ logger = logging.getLogger("kubevec")
 
 
 def _version() -> str:
-    from kubevec.query.version import kubevec_version
+    from kubevec.core.version import kubevec_version
 
     return kubevec_version()
 

@@ -7,8 +7,8 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING
 
-from kubevec.controller.cli.common import CommandError
 from kubevec.controller.settings import Settings
+from kubevec.core.errors import CommandError
 
 if TYPE_CHECKING:
     from kubevec.controller.app import App
@@ -21,11 +21,10 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
 
     from kubevec.controller.app import App
     from kubevec.controller.kube.client import load_configuration, preflight
-    from kubevec.controller.kube.errors import KubeError
     from kubevec.controller.operator import build_registry, operator_kwargs
     from kubevec.controller.runtime.peering import PeeringIdentity
-    from kubevec.inference.providers.embedders.base import EmbedderError
-    from kubevec.query.mcp import UnsafeBind, check_bind
+    from kubevec.core.errors import EmbedderError, KubeError, UnsafeBind
+    from kubevec.query.mcp import check_bind
 
     authenticated = bool(settings.mcp_token or settings.mcp_tokens_file or settings.mcp_kubernetes_auth)
     if settings.mcp_port:  # before kopf starts: the same check the server makes, as one line

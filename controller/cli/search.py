@@ -7,9 +7,10 @@ import logging
 import sys
 from typing import TYPE_CHECKING
 
-from kubevec.controller.cli.common import CommandError, document_text, emit, open_store, search_service
+from kubevec.controller.cli.common import document_text, emit, open_store, search_service
 from kubevec.controller.cli.parser import label_selector
 from kubevec.controller.settings import Settings
+from kubevec.core.errors import CommandError
 
 if TYPE_CHECKING:
     pass
@@ -18,12 +19,11 @@ logger = logging.getLogger("kubevec")
 
 
 async def search_command(args: argparse.Namespace, settings: Settings) -> int:
-    from kubevec.backends import BackendError, InvalidFilter
     from kubevec.backends.filters import load_json_text
+    from kubevec.core.errors import BackendError, EmbedderError, InvalidFilter, SearchError
     from kubevec.inference.fleet import is_shared
-    from kubevec.inference.providers.embedders.base import EmbedderError
     from kubevec.query.render import DEFAULT_TOKEN_BUDGET, as_json, compact, summary
-    from kubevec.query.request import SearchError, SearchRequest
+    from kubevec.query.request import SearchRequest
 
     try:
         filter_ = load_json_text(args.filter) if args.filter else None
@@ -82,8 +82,7 @@ async def search_command(args: argparse.Namespace, settings: Settings) -> int:
 
 async def get_command(args: argparse.Namespace, settings: Settings) -> int:
     """One document by id, from the collection named or from both (the id says which, but not always to us)."""
-    from kubevec.backends import BackendError
-    from kubevec.query.search import SearchError
+    from kubevec.core.errors import BackendError, SearchError
 
     store = open_store(settings, existing=True)
     service = search_service(settings, store)
@@ -103,9 +102,7 @@ async def get_command(args: argparse.Namespace, settings: Settings) -> int:
 
 
 async def resolve_command(args: argparse.Namespace, settings: Settings) -> int:
-    from kubevec.backends import BackendError
-    from kubevec.inference.providers.embedders.base import EmbedderError
-    from kubevec.query.search import SearchError
+    from kubevec.core.errors import BackendError, EmbedderError, SearchError
 
     store = open_store(settings, existing=True)
     service = search_service(settings, store, embedder=True)
@@ -128,8 +125,7 @@ async def resolve_command(args: argparse.Namespace, settings: Settings) -> int:
 
 
 async def related_command(args: argparse.Namespace, settings: Settings) -> int:
-    from kubevec.backends import BackendError
-    from kubevec.query.search import SearchError
+    from kubevec.core.errors import BackendError, SearchError
 
     store = open_store(settings, existing=True)
     service = search_service(settings, store)
@@ -144,8 +140,7 @@ async def related_command(args: argparse.Namespace, settings: Settings) -> int:
 
 
 async def facets_command(args: argparse.Namespace, settings: Settings) -> int:
-    from kubevec.backends import BackendError
-    from kubevec.query.search import SearchError
+    from kubevec.core.errors import BackendError, SearchError
 
     if args.limit < 1:
         raise CommandError(f"--limit must be at least 1, got {args.limit}")
@@ -165,10 +160,8 @@ async def facets_command(args: argparse.Namespace, settings: Settings) -> int:
 
 async def changes_command(args: argparse.Namespace, settings: Settings) -> int:
     """``kubevec changes``: the change history, newest first."""
-    from kubevec.backends import BackendError
-    from kubevec.inference.providers.embedders.base import EmbedderError
+    from kubevec.core.errors import BackendError, EmbedderError, SearchError
     from kubevec.query.history import ChangesRequest, parse_time
-    from kubevec.query.search import SearchError
 
     store = open_store(settings, existing=True)
     service = search_service(settings, store, embedder=bool(args.query) and settings.history.embed)

@@ -6,9 +6,10 @@ import argparse
 import logging
 from typing import TYPE_CHECKING, Any
 
-from kubevec.controller.cli.common import CommandError, emit, open_store, search_service
+from kubevec.controller.cli.common import emit, open_store, search_service
 from kubevec.controller.kube.resources import api_path
 from kubevec.controller.settings import Settings
+from kubevec.core.errors import CommandError
 from kubevec.inference.documents import COLLECTIONS
 
 if TYPE_CHECKING:
@@ -19,8 +20,8 @@ logger = logging.getLogger("kubevec")
 
 async def status_command(args: argparse.Namespace, settings: Settings) -> int:
     """What an operator checks first: is the store there and healthy, built with which model, how full, in sync?"""
-    from kubevec.backends import BackendError
     from kubevec.controller.sync.status import STATUS_COLLECTION
+    from kubevec.core.errors import BackendError
     from kubevec.inference.history import CHANGES
 
     store = open_store(settings, existing=True)

@@ -19,9 +19,10 @@ from typing import Any, Protocol
 from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
 
-from kubevec.controller.kube.errors import KubeError, KubeForbidden, KubeNotFound, KubeUnauthorized, kube_error
+from kubevec.controller.kube.errors import kube_error
 from kubevec.controller.kube.resources import ApiResource, api_path
 from kubevec.controller.kube.versions import chosen
+from kubevec.core.errors import KubeError, KubeForbidden, KubeNotFound, KubeUnauthorized
 from kubevec.inference.bodies import Body, as_body
 from kubevec.inference.identity import ResourceRef
 

@@ -11,17 +11,10 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any, Final
 
 from kubevec.controller.kube.client import ClusterReader, KubeReader
-from kubevec.controller.kube.errors import KubeError
 from kubevec.controller.kube.resources import api_path
 from kubevec.controller.settings import Settings
-from kubevec.query.access import (
-    Authorizer,
-    Identity,
-    Placement,
-    ReviewBudget,
-    ReviewUnavailable,
-    StaticTokenFile,
-)
+from kubevec.core.errors import KubeError, ReviewUnavailable
+from kubevec.query.access import Authorizer, Identity, Placement, ReviewBudget, StaticTokenFile
 from kubevec.query.rbac import RbacSnapshot
 
 TOKEN_REVIEWS: Final = api_path(group="authentication.k8s.io", version="v1", plural="tokenreviews")

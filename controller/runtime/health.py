@@ -12,8 +12,8 @@ from pathlib import Path
 from aiohttp import web
 
 from kubevec.controller.kube.client import ClusterReader
-from kubevec.controller.kube.errors import KubeError
 from kubevec.controller.runtime.metrics import Metrics
+from kubevec.core.errors import KubeError
 
 logger = logging.getLogger(__name__)
 

@@ -31,10 +31,10 @@ from prometheus_client.registry import Collector
 from kubevec.backends import CollectionInfo, Health, Hit, Record, StoredHashes, VectorStore
 from kubevec.backends.base import DEFAULT_PAGE_SIZE, Distance
 from kubevec.backends.filters import Filter
+from kubevec.core.version import kubevec_version
 from kubevec.inference.documents import COLLECTIONS
 from kubevec.query.limits import AccessCollector, Count
 from kubevec.query.request import TOOLS
-from kubevec.query.version import kubevec_version
 
 _LATENCY_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120)
 _STORE_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30)

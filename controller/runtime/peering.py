@@ -19,8 +19,8 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from kubevec.controller.kube.client import ClusterReader
-from kubevec.controller.kube.errors import KubeError
 from kubevec.controller.kube.resources import api_path
+from kubevec.core.errors import KubeError
 
 logger = logging.getLogger(__name__)
 

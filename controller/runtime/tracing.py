@@ -59,6 +59,6 @@ def configure(*, endpoint: str | None, service_name: str, sample_ratio: float, c
 
 
 def _version() -> str:
-    from kubevec.query.version import kubevec_version
+    from kubevec.core.version import kubevec_version
 
     return kubevec_version()

@@ -28,20 +28,13 @@ from typing import Any
 from kubevec import inference
 from kubevec.controller.kube.resources import ApiResource
 from kubevec.controller.runtime.metrics import DOCUMENT_SKIP_REASONS, Metrics
+from kubevec.core.errors import InferenceError
+from kubevec.core.version import kubevec_version
 from kubevec.inference.bodies import Body, metadata_of
 from kubevec.inference.capabilities import describe_builtin, describe_crd
-from kubevec.inference.documents import (
-    CAPABILITIES,
-    INSTANCES,
-    SCHEMA_VERSION,
-    Collection,
-    Document,
-    InferenceError,
-    with_built_from,
-)
+from kubevec.inference.documents import CAPABILITIES, INSTANCES, SCHEMA_VERSION, Collection, Document, with_built_from
 from kubevec.inference.identity import ResourceRef
 from kubevec.inference.instances import InstancePolicy, build_instance
-from kubevec.query.version import kubevec_version
 
 logger = logging.getLogger(__name__)
 

@@ -31,15 +31,16 @@ from typing import Final
 from opentelemetry import trace
 from opentelemetry.trace import Link, SpanContext
 
-from kubevec.backends import BackendError, InvalidRecord, Record, StoredHashes, VectorStore
+from kubevec.backends import Record, StoredHashes, VectorStore
 from kubevec.backends.filters import And, Eq, Filter, Ne
 from kubevec.controller.runtime.metrics import Metrics
 from kubevec.controller.runtime.tracing import tracer
 from kubevec.controller.sync.history import ChangeLog
+from kubevec.core.errors import BackendError, EmbedderError, InvalidRecord
 from kubevec.inference.documents import CAPABILITIES, COLLECTIONS, INDEXED_FIELDS, INSTANCES, Collection, Document
 from kubevec.inference.history import ChangeRecord, Stored, change_record
 from kubevec.inference.identity import CORE, parse_instance_id
-from kubevec.inference.providers.embedders.base import Embedder, EmbedderError
+from kubevec.inference.providers.embedders.base import Embedder
 from kubevec.query.fleet import CapabilityWriter
 
 logger = logging.getLogger(__name__)

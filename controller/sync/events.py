@@ -14,14 +14,14 @@ import logging
 import time
 from collections.abc import Callable
 
-from kubevec.backends import BackendError
 from kubevec.controller.kube.versions import crd_version, version_priority
 from kubevec.controller.runtime.metrics import Metrics
 from kubevec.controller.runtime.tracing import tracer
 from kubevec.controller.sync.documents import DocumentBuilder
 from kubevec.controller.sync.engine import SyncEngine
-from kubevec.controller.sync.policy import EffectivePolicy, PolicyError, SyncPolicy
+from kubevec.controller.sync.policy import EffectivePolicy, SyncPolicy
 from kubevec.controller.sync.reconcile import CRD_RESOURCE
+from kubevec.core.errors import BackendError, PolicyError
 from kubevec.inference.bodies import Body, metadata_of
 from kubevec.inference.documents import CAPABILITIES, INSTANCES, Document
 from kubevec.inference.identity import ResourceRef, resource_name

@@ -20,6 +20,7 @@ from typing import Any, Final
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from kubevec.core.errors import PolicyError
 from kubevec.inference.bodies import Body, metadata_of
 from kubevec.inference.identity import CORE
 from kubevec.inference.instances import InstancePolicy
@@ -146,10 +147,6 @@ class SyncPolicySpec(BaseModel):
     annotationAllowlist: list[str] = Field(default_factory=list)
     configMapKeys: bool = True
     secrets: bool = Field(default=False, description="index Secret metadata, type and key names (never values)")
-
-
-class PolicyError(ValueError):
-    pass
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

@@ -23,7 +23,6 @@ from typing import Any, Final
 from opentelemetry.trace import Span
 
 from kubevec.controller.kube.client import ClusterReader
-from kubevec.controller.kube.errors import KubeError, KubeForbidden
 from kubevec.controller.kube.resources import ApiResource
 from kubevec.controller.runtime.metrics import Metrics
 from kubevec.controller.runtime.tracing import tracer
@@ -31,17 +30,10 @@ from kubevec.controller.settings import Settings
 from kubevec.controller.sync.documents import DocumentBuilder, Unchanged
 from kubevec.controller.sync.engine import SyncEngine
 from kubevec.controller.sync.handover import Handover
-from kubevec.controller.sync.policy import GROUP, PLURAL, EffectivePolicy, PolicyError, SyncPolicy, listable
+from kubevec.controller.sync.policy import GROUP, PLURAL, EffectivePolicy, SyncPolicy, listable
+from kubevec.core.errors import InferenceError, KubeError, KubeForbidden, PolicyError
 from kubevec.inference.capabilities import describe_crd
-from kubevec.inference.documents import (
-    CAPABILITIES,
-    COLLECTIONS,
-    INSTANCES,
-    Collection,
-    Document,
-    InferenceError,
-    with_built_from,
-)
+from kubevec.inference.documents import CAPABILITIES, COLLECTIONS, INSTANCES, Collection, Document, with_built_from
 from kubevec.inference.identity import CORE, ResourceRef, group_of_resource_id, parse_instance_id
 from kubevec.inference.providers.llm import LLMDescriber
 

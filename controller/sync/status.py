@@ -12,10 +12,10 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-from kubevec.backends import BackendError, Record, VectorStore
+from kubevec.backends import Record, VectorStore
 from kubevec.controller.kube.client import ClusterReader
-from kubevec.controller.kube.errors import KubeError
 from kubevec.controller.sync.policy import GROUP, PLURAL, VERSION, SyncPolicy
+from kubevec.core.errors import BackendError, KubeError
 
 logger = logging.getLogger(__name__)
 

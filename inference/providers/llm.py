@@ -21,6 +21,7 @@ from typing import Any, Final, Literal
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from kubevec.core.errors import LLMError
 from kubevec.inference.capabilities import CapabilityDoc
 from kubevec.inference.tokens import MAX_TOKENS, count_tokens
 
@@ -47,10 +48,6 @@ class Refinement(BaseModel):
     capabilities: list[str] = Field(min_length=1, max_length=8)
     providers: list[Literal["aws", "gcp", "azure"]] = Field(default_factory=list, max_length=3)
     complexity: Literal["low", "medium", "high"]
-
-
-class LLMError(RuntimeError):
-    pass
 
 
 class LLMDescriber:

@@ -10,15 +10,16 @@ ships a small cross-encoder's weights for offline use (nothing may be downloaded
 
 from __future__ import annotations
 
+import contextlib
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal, Protocol
 
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 
-from kubevec.inference.providers.embedders.base import EmbedderError
+from kubevec.core.errors import EmbedderError, RerankError
 
 if TYPE_CHECKING:
     from kubevec.inference.providers.config import EmbedderSettings
@@ -80,7 +81,7 @@ class VoyageReranker:
         timeout: float = 30.0,
     ) -> None:
         if not api_key:
-            raise EmbedderError(
+            raise RerankError(
                 "The Voyage reranker needs an API key: set KUBEVEC_RERANKER__API_KEY or KUBEVEC_EMBEDDER__API_KEY "
                 "(or KUBEVEC_RERANKER__PROVIDER=none)"
             )
@@ -111,10 +112,11 @@ class VoyageReranker:
                 query, list(documents), model=self._model, top_k=min(top_k, len(documents)), truncation=True
             )
 
-        result = await self._calls.call(call)
+        with _as_rerank_errors():
+            result = await self._calls.call(call)
         ranked = [(int(r.index), float(r.relevance_score)) for r in result.results]
         if any(not 0 <= index < len(documents) for index, _ in ranked):
-            raise EmbedderError(f"Voyage returned a rerank index outside the {len(documents)} documents sent")
+            raise RerankError(f"Voyage returned a rerank index outside the {len(documents)} documents sent")
         return sorted(ranked, key=lambda pair: -pair[1])
 
 
@@ -174,7 +176,7 @@ class CohereReranker(_HttpReranker):
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         if not api_key and base_url is None:
-            raise EmbedderError(
+            raise RerankError(
                 "The Cohere reranker needs an API key: set KUBEVEC_RERANKER__API_KEY (a local server: set "
                 "KUBEVEC_RERANKER__BASE_URL, a key is then optional)",
                 reason="config",
@@ -193,11 +195,12 @@ class CohereReranker(_HttpReranker):
         if not documents:
             return []
         body = {"model": self._model, "query": query, "documents": list(documents), "top_n": min(top_k, len(documents))}
-        answer = await self._calls.post("/rerank", body)
+        with _as_rerank_errors():
+            answer = await self._calls.post("/rerank", body)
         try:
             ranked = [(int(r["index"]), float(r["relevance_score"])) for r in answer["results"]]
         except (KeyError, TypeError, ValueError):
-            raise EmbedderError("cohere answered without results[].index/relevance_score", reason="response") from None
+            raise RerankError("cohere answered without results[].index/relevance_score", reason="response") from None
         return _checked(ranked, len(documents), provider="cohere", top_k=top_k)
 
 
@@ -218,7 +221,7 @@ class TeiReranker(_HttpReranker):
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         if not base_url:
-            raise EmbedderError("The tei reranker needs its server: set KUBEVEC_RERANKER__BASE_URL", reason="config")
+            raise RerankError("The tei reranker needs its server: set KUBEVEC_RERANKER__BASE_URL", reason="config")
         super().__init__(
             model=model or "tei",
             base_url=base_url,
@@ -232,18 +235,28 @@ class TeiReranker(_HttpReranker):
     async def rerank(self, query: str, documents: Sequence[str], *, top_k: int) -> list[tuple[int, float]]:
         if not documents:
             return []
-        answer = await self._calls.post("/rerank", {"query": query, "texts": list(documents), "truncate": True})
+        with _as_rerank_errors():
+            answer = await self._calls.post("/rerank", {"query": query, "texts": list(documents), "truncate": True})
         try:
             ranked = [(int(r["index"]), float(r["score"])) for r in answer]
         except (KeyError, TypeError, ValueError):
-            raise EmbedderError("tei answered without [].index/score", reason="response") from None
+            raise RerankError("tei answered without [].index/score", reason="response") from None
         return _checked(ranked, len(documents), provider="tei", top_k=top_k)
+
+
+@contextlib.contextmanager
+def _as_rerank_errors() -> Iterator[None]:
+    """The HTTP client rerankers share with embedders raises embedder errors; the caller is told it was the reranker."""
+    try:
+        yield
+    except EmbedderError as exc:
+        raise RerankError(str(exc), reason=exc.reason, status=exc.status) from exc
 
 
 def _checked(ranked: list[tuple[int, float]], count: int, *, provider: str, top_k: int) -> list[tuple[int, float]]:
     """Indexes inside what was sent; scores in [0, 1] (a logit is squashed), most relevant first, ``top_k``."""
     if any(not 0 <= index < count for index, _ in ranked):
-        raise EmbedderError(f"{provider} returned a rerank index outside the {count} documents sent", reason="response")
+        raise RerankError(f"{provider} returned a rerank index outside the {count} documents sent", reason="response")
     if any(not 0.0 <= score <= 1.0 for _, score in ranked):
         ranked = [(index, 1.0 / (1.0 + math.exp(-score))) for index, score in ranked]
     return sorted(ranked, key=lambda pair: -pair[1])[:top_k]
@@ -270,8 +283,9 @@ def make_reranker(settings: RerankerSettings, *, embedder: EmbedderSettings | No
         from kubevec.inference.providers.cross_encoder import LocalReranker
 
         if settings.model_dir is None or settings.model_sha256 is None:  # the validator refuses it: for mypy
-            raise EmbedderError("provider=local needs model_dir and model_sha256", reason="config")
-        return LocalReranker(
-            model_dir=settings.model_dir, model_sha256=settings.model_sha256, max_length=settings.max_length
-        )
+            raise RerankError("provider=local needs model_dir and model_sha256", reason="config")
+        with _as_rerank_errors():  # the model folder's checks are the local embedder's
+            return LocalReranker(
+                model_dir=settings.model_dir, model_sha256=settings.model_sha256, max_length=settings.max_length
+            )
     return VoyageReranker(api_key=secret, model=settings.model, base_url=url)

@@ -23,7 +23,8 @@ from mcp.server.transport_security import TransportSecuritySettings
 from prometheus_client import CollectorRegistry, generate_latest
 
 from kubevec.backends.filters import json_too_deep
-from kubevec.query.access import Authorizer, ReviewThrottled, ReviewUnavailable, View, everything
+from kubevec.core.errors import ReviewUnavailable, UnsafeBind
+from kubevec.query.access import Authorizer, ReviewThrottled, View, everything
 from kubevec.query.discovery import ResourceMetadata
 from kubevec.query.limits import AccessCollector, Caller, Count, Limiter, Limits, Refusal
 from kubevec.query.mcp.jsonrpc import MAX_MESSAGE_DEPTH, clip, echoable, request_id, request_ids, rpc_error
@@ -34,10 +35,6 @@ logger = logging.getLogger(__name__)
 
 LOOPBACK_HOSTS: Final = ("127.0.0.1:*", "localhost:*", "[::1]:*")
 LOOPBACK_ORIGINS: Final = ("http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*")
-
-
-class UnsafeBind(ValueError):
-    """Serving over HTTP on a non-loopback address without a token, and without saying so."""
 
 
 def check_bind(host: str, *, authenticated: bool, allow_unauthenticated: bool = False, port: int | None = None) -> None:

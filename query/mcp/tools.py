@@ -18,15 +18,14 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError
 
-from kubevec.backends import BackendError
+from kubevec.core.errors import BackendError, EmbedderError, SearchError
+from kubevec.core.version import kubevec_version
 from kubevec.inference.documents import Collection
-from kubevec.inference.providers.embedders.base import EmbedderError
 from kubevec.query.access import View
 from kubevec.query.history import ChangeEntry, ChangesRequest, parse_time
 from kubevec.query.render import as_json, compact
-from kubevec.query.request import MAX_K, SearchError, SearchRequest
+from kubevec.query.request import MAX_K, SearchRequest
 from kubevec.query.search import ScopedSearch
-from kubevec.query.version import kubevec_version
 
 logger = logging.getLogger(__name__)
 

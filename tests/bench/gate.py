@@ -10,7 +10,7 @@ import collections
 import time
 from typing import Any
 
-from kubevec.inference.documents import InferenceError
+from kubevec.core.errors import InferenceError
 from kubevec.inference.instances import build_instance
 from tests.bench.report import percentile, table
 from tests.unit.inference.gate_cases import CANARIES, KEEP

@@ -22,8 +22,9 @@ from kubevec.backends.filters import Eq
 from kubevec.controller.kube.client import KubeReader, load_api_client
 from kubevec.controller.sync.policy import GROUP, PLURAL, VERSION, EffectivePolicy, listable, parse_spec
 from kubevec.controller.sync.reconcile import CRD_RESOURCE
+from kubevec.core.errors import InferenceError
 from kubevec.inference.capabilities import describe_crd
-from kubevec.inference.documents import CAPABILITIES, COLLECTIONS, INSTANCES, Collection, InferenceError
+from kubevec.inference.documents import CAPABILITIES, COLLECTIONS, INSTANCES, Collection
 from kubevec.inference.fleet import is_shared, parts_of, resource_of
 from kubevec.inference.instances import build_instance
 

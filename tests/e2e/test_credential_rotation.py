@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from kubevec.controller.kube.client import KubeReader
-from kubevec.controller.kube.errors import KubeError
+from kubevec.core.errors import KubeError
 from tests.controlplane.cluster import ControlPlane
 from tests.e2e.controller_harness import eventually
 

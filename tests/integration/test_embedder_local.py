@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kubevec.inference.providers.embedders.base import EmbedderError
+from kubevec.core.errors import EmbedderError
 from kubevec.inference.providers.embedders.local import LocalEmbedder, default_model_path
 from tests.conftest import embedding_reference
 

@@ -84,3 +84,19 @@ def test_the_installed_wheel_runs_from_its_own_files(wheel: Path, tmp_path: Path
     assert Path(module).is_relative_to(target)
     assert int(tokens) > 2  # the packaged tokenizer data came along
     assert bare == "None"  # no generic `controller` package anywhere
+
+
+def test_the_controller_imports_no_query_stack_until_it_serves_queries() -> None:
+    """``kubevec run`` without the MCP port never needs the mcp SDK, its web stack or bm25s (~42 MiB)."""
+    code = (
+        "import sys, controller.operator; "
+        "print(sorted(m for m in ('mcp', 'bm25s', 'starlette', 'uvicorn') if m in sys.modules))"
+    )
+    found = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=Path(__file__).resolve().parents[2],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert found.stdout.strip() == "[]"

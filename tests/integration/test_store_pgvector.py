@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from kubevec.backends import BackendError, BackendUnavailable, Record
+from kubevec.backends import Record
 from kubevec.backends.filters import Contains, Eq, In, Or
 from kubevec.backends.pgvector import PgvectorStore, compile_filter, redacted_location, table_name
+from kubevec.core.errors import BackendError, BackendUnavailable
 from tests.controlplane.cluster import free_port
 from tests.services import Postgres, postgres_server
 from tests.store_contract import DIM, LargeStoreContract, StoreContract, make_records

@@ -1,23 +1,14 @@
-"""The payload contract, where the layer wall makes it exist twice: the copies stay equal, indexed fields exist."""
+"""The payload contract between the builders and the stores: reserved keys stay free, indexed fields exist."""
 
 from __future__ import annotations
 
-import typing
 from collections.abc import Sequence
 from typing import Any
 
-from kubevec.backends import records as backend_records
 from kubevec.backends.qdrant import ID_FIELD, TEXT_FIELD, QdrantStore
-from kubevec.inference import documents as inference_documents
 from kubevec.inference.capabilities import describe_crd
 from kubevec.inference.documents import INDEXED_FIELDS
 from kubevec.inference.instances import build_instance
-
-
-def test_metadata_types_are_the_same_on_both_sides_of_the_layer_wall() -> None:
-    assert typing.get_args(inference_documents.Scalar) == typing.get_args(backend_records.Scalar)
-    assert typing.get_args(inference_documents.MetadataValue) == typing.get_args(backend_records.MetadataValue)
-
 
 WIDGET_CRD: dict[str, Any] = {
     "apiVersion": "apiextensions.k8s.io/v1",

@@ -18,7 +18,7 @@ import logging
 from collections.abc import Callable
 from typing import Any, Final
 
-from kubevec.inference.providers.embedders.base import EmbedderError
+from kubevec.core.errors import EmbedderError
 from kubevec.inference.providers.embedders.remote import (
     Kind,
     RemoteEmbedder,

@@ -26,7 +26,7 @@ from typing import Any, Final, Literal
 import numpy as np
 import numpy.typing as npt
 
-from kubevec.inference.providers.embedders.base import EmbedderError
+from kubevec.core.errors import EmbedderError
 
 Pooling = Literal["cls", "mean", "max", "lasttoken"]
 POOLINGS: Final = ("cls", "mean", "max", "lasttoken")

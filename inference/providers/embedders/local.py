@@ -27,7 +27,7 @@ import numpy.typing as npt
 import onnxruntime
 from tokenizers import Tokenizer
 
-from kubevec.inference.providers.embedders.base import EmbedderError
+from kubevec.core.errors import EmbedderError
 from kubevec.inference.providers.embedders.folder import PACKAGED_NAME, ModelFolder, packaged_minilm, pool, unit_rows
 from kubevec.inference.providers.embedders.heap import release_freed
 from kubevec.inference.providers.embedders.remote import prefixes_tag

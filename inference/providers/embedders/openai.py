@@ -13,7 +13,7 @@ from typing import Any, Final, Literal
 
 import httpx
 
-from kubevec.inference.providers.embedders.base import EmbedderError
+from kubevec.core.errors import EmbedderError
 from kubevec.inference.providers.embedders.remote import (
     HttpCalls,
     Kind,

@@ -30,7 +30,7 @@ from typing import Any, ClassVar, Final, Literal, TypeVar
 import httpx
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 
-from kubevec.inference.providers.embedders.base import EmbedderError, EmbedderUnavailable
+from kubevec.core.errors import BatchTooLarge, EmbedderError, EmbedderUnavailable
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -43,13 +43,6 @@ CHARS_PER_TOKEN: Final = 3
 RETRYABLE_STATUS: Final = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
 #: What a server says when a batch is too large for it (TEI, vLLM, LiteLLM wordings).
 TOO_LARGE_WORDS: Final = ("batch size", "too many inputs", "max_client_batch_size", "maximum allowed batch")
-
-
-class BatchTooLarge(EmbedderError):
-    """The server refused the batch for its size: send fewer texts at a time."""
-
-    def __init__(self, message: str, *, status: int | None = None) -> None:
-        super().__init__(message, reason="refused", status=status)
 
 
 class Retryable(Exception):

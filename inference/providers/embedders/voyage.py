@@ -14,7 +14,7 @@ from typing import Any, Final, TypeVar
 import voyageai.error
 from voyageai.client_async import AsyncClient
 
-from kubevec.inference.providers.embedders.base import EmbedderError
+from kubevec.core.errors import EmbedderError
 from kubevec.inference.providers.embedders.remote import Retryable, RetryPolicy, normalised, public_url
 
 logger = logging.getLogger(__name__)

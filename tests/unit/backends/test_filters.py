@@ -9,7 +9,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kubevec.backends.errors import InvalidFilter
 from kubevec.backends.filters import (
     MAX_DEPTH,
     And,
@@ -27,6 +26,7 @@ from kubevec.backends.filters import (
     to_json,
     validate,
 )
+from kubevec.core.errors import InvalidFilter
 
 fields = st.from_regex(r"[a-z_][a-z0-9_.\-]{0,15}", fullmatch=True)
 strings = st.text(max_size=20)

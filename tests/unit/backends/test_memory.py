@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from kubevec.backends import BackendUnavailable
 from kubevec.backends.memory import MemoryStore
+from kubevec.core.errors import BackendUnavailable
 from tests.store_contract import LargeStoreContract, StoreContract
 
 

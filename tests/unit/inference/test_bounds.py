@@ -13,8 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kubevec.inference.bounds import CUT, MAX_DEPTH, MAX_STRING_CHARS, Budget, TooComplex, cut_string
-from kubevec.inference.documents import InferenceError
+from kubevec.core.errors import InferenceError, TooComplex
+from kubevec.inference.bounds import CUT, MAX_DEPTH, MAX_STRING_CHARS, Budget, cut_string
 from kubevec.inference.history import Stored, change_record
 from kubevec.inference.instances import build_instance
 from kubevec.inference.redaction import REDACTED, redact_object, redact_text

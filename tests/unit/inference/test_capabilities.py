@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
+from kubevec.core.errors import InferenceError
 from kubevec.inference.capabilities import describe_builtin, describe_crd
-from kubevec.inference.documents import InferenceError
 from kubevec.inference.identity import ResourceRef
 from kubevec.inference.manifests import is_crd, iter_manifest_files, load_manifests
 from kubevec.inference.tokens import MAX_TOKENS, load_tokenizer

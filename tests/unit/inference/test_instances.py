@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from kubevec.inference.documents import InferenceError
+from kubevec.core.errors import InferenceError
 from kubevec.inference.instances import InstancePolicy, build_instance
 
 SECRET_VALUE = "c3VwZXItc2VjcmV0LXBhc3N3b3Jk"

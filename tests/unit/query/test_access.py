@@ -12,16 +12,8 @@ from typing import Any
 import pytest
 
 from kubevec.backends.filters import MAX_CHILDREN, MAX_VALUES, validate
-from kubevec.query.access import (
-    AccessConfigError,
-    Authorizer,
-    Identity,
-    Placement,
-    ReviewUnavailable,
-    StaticToken,
-    load_static_tokens,
-    visible_instances,
-)
+from kubevec.core.errors import AccessConfigError, ReviewUnavailable
+from kubevec.query.access import Authorizer, Identity, Placement, StaticToken, load_static_tokens, visible_instances
 from kubevec.query.limits import Caller
 from kubevec.query.search import SearchService
 from tests.unit.tenants import CLUSTER, ids, index

@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 
 from kubevec.backends.memory import MemoryStore
+from kubevec.core.errors import SearchError
 from kubevec.query.history import ChangesRequest
-from kubevec.query.request import SearchError, SearchRequest
+from kubevec.query.request import SearchRequest
 from kubevec.query.search import SearchService
 
 

@@ -9,11 +9,11 @@ import pytest
 from kubevec.backends import Record
 from kubevec.backends.filters import Eq
 from kubevec.backends.memory import MemoryStore
+from kubevec.core.errors import SearchError
 from kubevec.inference.history import CHANGE_FIELDS, CHANGES, change_record
 from kubevec.query.access import View
 from kubevec.query.history import ChangesRequest, parse_time
 from kubevec.query.limits import Caller
-from kubevec.query.request import SearchError
 from kubevec.query.search import SearchService
 from tests.fakes import CountingEmbedder
 from tests.unit.inference.test_history import deployment, document, stored

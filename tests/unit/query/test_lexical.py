@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
-from kubevec.backends import BackendUnavailable, Record
+from kubevec.backends import Record
 from kubevec.backends.memory import MemoryStore
+from kubevec.core.errors import BackendUnavailable
 from kubevec.query.lexical import LexicalIndex
 
 

@@ -8,9 +8,10 @@ import pytest
 
 from kubevec.backends import Record
 from kubevec.backends.memory import MemoryStore
+from kubevec.core.errors import SearchError
 from kubevec.inference.instances import build_instance
 from kubevec.query.related import Related
-from kubevec.query.search import SearchError, SearchService
+from kubevec.query.search import SearchService
 from tests.fakes import CountingEmbedder
 
 NS = "shop"

@@ -11,9 +11,10 @@ import pytest
 from kubevec.backends import Record
 from kubevec.backends.filters import to_json
 from kubevec.backends.memory import MemoryStore
+from kubevec.core.errors import SearchError
 from kubevec.query.render import compact
 from kubevec.query.request import MAX_K, SearchRequest
-from kubevec.query.search import Result, SearchError, SearchService, label_for
+from kubevec.query.search import Result, SearchService, label_for
 from tests.fakes import CountingEmbedder
 
 DOCS = [

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from kubevec.controller.kube.client import KubeReader, _aggregated_resources
-from kubevec.controller.kube.errors import KubeError
+from kubevec.core.errors import KubeError
 
 
 def group(name: str, *versions: dict[str, object]) -> dict[str, object]:

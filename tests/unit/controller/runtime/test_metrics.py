@@ -8,10 +8,11 @@ from pathlib import Path
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from kubevec.backends import BackendError, Record
+from kubevec.backends import Record
 from kubevec.backends.memory import MemoryStore
 from kubevec.controller.runtime.metrics import ERROR_STAGES, STORE_OPERATIONS, InstrumentedStore, Metrics
-from kubevec.query.version import kubevec_version
+from kubevec.core.errors import BackendError
+from kubevec.core.version import kubevec_version
 
 REPO = Path(__file__).resolve().parents[4]
 

@@ -16,7 +16,8 @@ from kubevec.controller.app import App
 from kubevec.controller.runtime import tracing
 from kubevec.controller.serving import InstrumentedSearch
 from kubevec.controller.settings import ServerSettings, Settings
-from kubevec.query.request import SearchError, SearchRequest
+from kubevec.core.errors import SearchError
+from kubevec.query.request import SearchRequest
 from tests.fakes import CountingEmbedder
 
 

@@ -12,8 +12,9 @@ from kubevec.backends import Record, VectorStore
 from kubevec.backends.generations import Generation, read_active, resolve
 from kubevec.backends.memory import MemoryStore
 from kubevec.controller.sync.migrate import migrate
+from kubevec.core.errors import EmbedderUnavailable
 from kubevec.inference.providers.config import EmbedderSettings
-from kubevec.inference.providers.embedders.base import Embedder, EmbedderUnavailable
+from kubevec.inference.providers.embedders.base import Embedder
 from kubevec.query.request import SearchRequest
 from kubevec.query.search import SearchService
 from tests.fakes import CountingEmbedder

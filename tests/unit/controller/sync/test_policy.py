@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from kubevec.controller.sync.policy import EffectivePolicy, PolicyError, parse_spec
+from kubevec.controller.sync.policy import EffectivePolicy, parse_spec
+from kubevec.core.errors import PolicyError
 
 
 def policy(*specs: dict[str, object]) -> EffectivePolicy:

@@ -9,8 +9,8 @@ import pytest
 
 from kubevec.backends.memory import MemoryStore
 from kubevec.controller.app import App
-from kubevec.controller.kube.errors import KubeError
 from kubevec.controller.settings import ServerSettings, Settings, SyncSettings
+from kubevec.core.errors import KubeError
 from kubevec.inference.instances import InstancePolicy
 from tests.fakes import CountingEmbedder
 from tests.unit.fake_cluster import (

@@ -8,7 +8,7 @@ import pytest
 
 from kubevec.backends import Record
 from kubevec.backends.memory import MemoryStore
-from kubevec.inference.providers.embedders.base import EmbedderError, EmbedderUnavailable
+from kubevec.core.errors import RerankError
 from kubevec.inference.providers.rerank import RerankerSettings, VoyageReranker, make_reranker
 from kubevec.query.request import SearchRequest
 from kubevec.query.search import SearchService
@@ -41,12 +41,12 @@ async def test_voyage_reranker_retries_what_can_succeed_and_names_what_cannot() 
         assert reranker._calls.retries == 1
     async with running_fake_voyage(FakeVoyage(script=[(503, {})] * 10)) as fake:
         reranker = VoyageReranker(api_key="k", base_url=fake.url, max_attempts=2, max_backoff=0.01)
-        with pytest.raises(EmbedderUnavailable, match="after 2 attempts"):
+        with pytest.raises(RerankError, match="after 2 attempts"):
             await reranker.rerank("postgres", ["postgres"], top_k=1)
     async with running_fake_voyage(FakeVoyage(script=[(401, {})])) as fake:
-        with pytest.raises(EmbedderError, match="rejected the credentials"):
+        with pytest.raises(RerankError, match="rejected the credentials"):
             await VoyageReranker(api_key="bad", base_url=fake.url).rerank("x", ["y"], top_k=1)
-    with pytest.raises(EmbedderError, match="KUBEVEC_RERANKER__API_KEY"):
+    with pytest.raises(RerankError, match="KUBEVEC_RERANKER__API_KEY"):
         make_reranker(RerankerSettings(provider="voyage"))
     assert make_reranker(RerankerSettings()) is None  # off by default
 

@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 import pytest
 
+from kubevec.core.errors import RerankError
 from kubevec.inference.providers.config import EmbedderSettings
-from kubevec.inference.providers.embedders.base import EmbedderError
 from kubevec.inference.providers.rerank import Reranker, RerankerSettings, make_reranker
 from tests.fake_voyage import running_fake_voyage
 from tests.standins import KEY, StandIn, running
@@ -81,7 +81,7 @@ async def test_a_wrong_key_is_one_clear_error_without_the_key(provider: str, cap
     async with running(StandIn(dialect=f"{provider}-rerank")) as standin:
         made = make_reranker(RerankerSettings(provider=provider, api_key=wrong, base_url=standin.url))  # type: ignore[arg-type]
         assert made is not None
-        with caplog.at_level(logging.DEBUG), pytest.raises(EmbedderError) as raised:
+        with caplog.at_level(logging.DEBUG), pytest.raises(RerankError) as raised:
             await made.rerank(QUERY, DOCUMENTS, top_k=2)
     assert raised.value.reason == "auth"
     assert "status=401" in str(raised.value)
@@ -95,7 +95,7 @@ def test_key_and_url_come_from_the_embedder_only_when_both_use_one_provider() ->
     assert made is not None
     assert made._calls.base_url == "http://cohere.internal/v2"  # type: ignore[attr-defined]
     openai = EmbedderSettings(provider="openai", api_key=KEY, base_url="http://tei.internal/v1")
-    with pytest.raises(EmbedderError, match="KUBEVEC_RERANKER__API_KEY"):  # not the OpenAI server's key
+    with pytest.raises(RerankError, match="KUBEVEC_RERANKER__API_KEY"):  # not the OpenAI server's key
         make_reranker(RerankerSettings(provider="cohere"), embedder=openai)
 
 
@@ -103,7 +103,7 @@ def test_a_local_reranker_needs_its_folder_and_checks_its_model(tmp_path: Path) 
     with pytest.raises(ValueError, match="model_dir and model_sha256"):
         RerankerSettings(provider="local")
     directory, _ = write_cross_encoder(tmp_path / "tiny")
-    with pytest.raises(EmbedderError, match="sha256"):
+    with pytest.raises(RerankError, match="sha256"):
         make_reranker(RerankerSettings(provider="local", model_dir=directory, model_sha256="0" * 64))
 
 
@@ -113,5 +113,5 @@ def test_a_logit_from_a_server_is_squashed_into_unit_range() -> None:
     ranked = _checked([(0, -2.0), (1, 3.5)], 2, provider="vllm", top_k=2)
     assert ranked[0][0] == 1
     assert np.allclose([score for _, score in ranked], [1 / (1 + math.exp(-3.5)), 1 / (1 + math.exp(2.0))])
-    with pytest.raises(EmbedderError, match="outside the 2 documents"):
+    with pytest.raises(RerankError, match="outside the 2 documents"):
         _checked([(5, 0.5)], 2, provider="vllm", top_k=1)

@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 import pytest
 
+from kubevec.core.errors import EmbedderError, EmbedderUnavailable
 from kubevec.inference.providers.config import EmbedderSettings, make_embedder
-from kubevec.inference.providers.embedders.base import EmbedderError, EmbedderUnavailable
 from kubevec.inference.providers.embedders.remote import CHARS_PER_TOKEN, RemoteEmbedder
 from tests.standins import AWS_ACCESS_KEY, KEY, StandIn, running
 

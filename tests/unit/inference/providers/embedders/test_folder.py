@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from kubevec.core.errors import EmbedderError
 from kubevec.inference.providers.config import EmbedderSettings, make_embedder
-from kubevec.inference.providers.embedders.base import EmbedderError
 from kubevec.inference.providers.embedders.folder import read_model_folder
 from kubevec.inference.providers.embedders.local import LocalEmbedder
 from tests.tiny_models import DIMENSION, expected, write_folder

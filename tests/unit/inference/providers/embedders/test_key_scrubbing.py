@@ -8,8 +8,8 @@ import urllib.parse
 import httpx
 import pytest
 
+from kubevec.core.errors import EmbedderError
 from kubevec.inference.providers.config import EmbedderSettings, LLMSettings
-from kubevec.inference.providers.embedders.base import EmbedderError
 from kubevec.inference.providers.embedders.remote import HttpCalls, Scrubber
 
 KEY = "sk-live-4f9a2c7e1b3d5f8a0c2e4b6d"

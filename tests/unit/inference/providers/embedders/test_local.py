@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from kubevec.core.errors import EmbedderError
 from kubevec.inference.providers.embedders import local
-from kubevec.inference.providers.embedders.base import EmbedderError
 
 
 @pytest.fixture

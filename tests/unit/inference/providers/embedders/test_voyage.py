@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from kubevec.inference.providers.embedders.base import EmbedderError, EmbedderUnavailable
+from kubevec.core.errors import EmbedderError, EmbedderUnavailable
 from kubevec.inference.providers.embedders.voyage import VoyageEmbedder
 from tests.fake_voyage import FakeVoyage, running_fake_voyage
 
