@@ -4,7 +4,9 @@ The public methods of :class:`BaseStore` validate input, batch to the backend's 
 backend's (synchronous) client on one worker thread, and wrap every backend exception into
 :class:`~kubevec.core.errors.BackendError` / :class:`~kubevec.core.errors.BackendUnavailable`. Backends
 implement the small ``_hooks``. Retrying is the caller's job: the sync engine retries with backoff,
-the CLI reports once and exits.
+the CLI reports once and exits. Every public operation is also where a store is observed: the
+controller sets ``observer`` (its metrics) and is told of each operation's time and failure, so no
+proxy has to forward the protocol method by method and the backends stay free of Prometheus.
 """
 
 from __future__ import annotations
@@ -14,8 +16,9 @@ import concurrent.futures
 import dataclasses
 import functools
 import math
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from typing import Any, Final, Literal, Protocol, TypeVar
+import time
+from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
+from typing import Any, Concatenate, Final, Literal, ParamSpec, Protocol, TypeVar
 
 from kubevec.backends.filters import Contains, Filter, all_of, validate, words
 from kubevec.backends.records import RESERVED_METADATA, Health, Hit, MetadataValue, Record, StoredHashes
@@ -24,6 +27,7 @@ from kubevec.core.errors import BackendError, CollectionMismatch, CollectionNotF
 Distance = Literal["cosine"]
 Cursor = str | int
 T = TypeVar("T")
+P = ParamSpec("P")
 
 DEFAULT_PAGE_SIZE: Final = 1000
 MAX_K: Final = 1000
@@ -36,8 +40,17 @@ class CollectionInfo:
     embedder: str
 
 
+class StoreObserver(Protocol):
+    """Told of every public store operation as it ends: how long it took and whether it failed."""
+
+    def observed(self, *, backend: str, operation: str, seconds: float, failed: bool) -> None: ...
+
+
 class VectorStore(Protocol):
     """What the controller and the query side use; every backend provides exactly this."""
+
+    #: Told of every operation (the controller's metrics); None: nobody is.
+    observer: StoreObserver | None
 
     @property
     def backend(self) -> str: ...
@@ -102,6 +115,64 @@ class VectorStore(Protocol):
     async def close(self) -> None: ...
 
 
+S = TypeVar("S", bound="BaseStore")
+
+
+def _measured(
+    operation: str,
+) -> Callable[
+    [Callable[Concatenate[S, P], Coroutine[Any, Any, T]]], Callable[Concatenate[S, P], Coroutine[Any, Any, T]]
+]:
+    """Tell the store's observer of each call of this public operation: its time, and whether it failed."""
+
+    def wrap(
+        method: Callable[Concatenate[S, P], Coroutine[Any, Any, T]],
+    ) -> Callable[Concatenate[S, P], Coroutine[Any, Any, T]]:
+        @functools.wraps(method)
+        async def measured(self: S, /, *args: P.args, **kwargs: P.kwargs) -> T:
+            observer = self.observer
+            if observer is None:
+                return await method(self, *args, **kwargs)
+            started, failed = time.perf_counter(), True
+            try:
+                result = await method(self, *args, **kwargs)
+                failed = False
+                return result
+            finally:
+                observer.observed(
+                    backend=self._backend, operation=operation, seconds=time.perf_counter() - started, failed=failed
+                )
+
+        return measured
+
+    return wrap
+
+
+def _measured_pages(
+    operation: str,
+) -> Callable[[Callable[Concatenate[S, P], AsyncIterator[T]]], Callable[Concatenate[S, P], AsyncIterator[T]]]:
+    """:func:`_measured` for an operation that yields pages: timed from the first page to the last."""
+
+    def wrap(method: Callable[Concatenate[S, P], AsyncIterator[T]]) -> Callable[Concatenate[S, P], AsyncIterator[T]]:
+        @functools.wraps(method)
+        async def measured(self: S, /, *args: P.args, **kwargs: P.kwargs) -> AsyncIterator[T]:
+            observer = self.observer
+            started, failed = time.perf_counter(), True
+            try:
+                async for item in method(self, *args, **kwargs):
+                    yield item
+                failed = False
+            finally:
+                if observer is not None:
+                    observer.observed(
+                        backend=self._backend, operation=operation, seconds=time.perf_counter() - started, failed=failed
+                    )
+
+        return measured
+
+    return wrap
+
+
 class BaseStore:
     """Template: validation, batching, threading and error wrapping around a backend's hooks."""
 
@@ -113,6 +184,7 @@ class BaseStore:
         self._location = location
         self._executor = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"kubevec-{backend}")
         self._infos: dict[str, CollectionInfo] = {}
+        self.observer: StoreObserver | None = None
 
     @property
     def backend(self) -> str:
@@ -124,6 +196,7 @@ class BaseStore:
 
     # -- public API --------------------------------------------------------------------------------
 
+    @_measured("ensure_collection")
     async def ensure_collection(
         self,
         name: str,
@@ -157,15 +230,18 @@ class BaseStore:
         await self._call(self._ensure_indexes, name, tuple(dict.fromkeys(indexed)))
         self._infos[name] = wanted
 
+    @_measured("drop_collection")
     async def drop_collection(self, name: str) -> None:
         _check_name(name)
         self._infos.pop(name, None)
         await self._call(self._drop, name)
 
+    @_measured("collection_info")
     async def collection_info(self, name: str) -> CollectionInfo | None:
         _check_name(name)
         return await self._call(self._describe, name)
 
+    @_measured("upsert")
     async def upsert(self, name: str, records: Sequence[Record]) -> None:
         """Insert or replace records by id (idempotent); a repeated id in one call keeps the last."""
         info = await self._info(name)
@@ -177,6 +253,7 @@ class BaseStore:
         for start in range(0, len(batch), self.max_batch):
             await self._call(self._upsert, name, batch[start : start + self.max_batch])
 
+    @_measured("delete")
     async def delete(self, name: str, ids: Sequence[str]) -> None:
         """Delete by id; ids that are not stored are ignored."""
         await self._info(name)
@@ -184,12 +261,17 @@ class BaseStore:
         for start in range(0, len(unique), self.max_batch):
             await self._call(self._delete, name, unique[start : start + self.max_batch])
 
+    @_measured("delete_where")
     async def delete_where(self, name: str, filter: Filter) -> None:
         await self._info(name)
         await self._call(self._delete_where, name, validate(filter))
 
+    @_measured("get")
     async def get(self, name: str, ids: Sequence[str], *, include_vectors: bool = False) -> list[Record]:
         """Records for the ids that exist, in the order asked; missing ids are left out."""
+        return await self._get_records(name, ids, include_vectors=include_vectors)
+
+    async def _get_records(self, name: str, ids: Sequence[str], *, include_vectors: bool) -> list[Record]:
         await self._info(name)
         unique = list(dict.fromkeys(ids))
         found: dict[str, Record] = {}
@@ -198,15 +280,18 @@ class BaseStore:
                 found[record.id] = record
         return [found[i] for i in unique if i in found]
 
+    @_measured("count")
     async def count(self, name: str, filter: Filter | None = None) -> int:
         await self._info(name)
         return await self._call(self._count, name, validate(filter) if filter is not None else None)
 
+    @_measured("list_ids")
     async def list_ids(self, name: str) -> list[str]:
         """Every id, without payloads: what tells a cached index whether the collection's members changed."""
         await self._info(name)
         return await self._call(self._ids, name, None)
 
+    @_measured_pages("iter_ids")
     async def iter_ids(
         self, name: str, *, filter: Filter | None = None, page_size: int = DEFAULT_PAGE_SIZE
     ) -> AsyncIterator[tuple[str, str]]:
@@ -214,6 +299,7 @@ class BaseStore:
         async for record in self._scan(name, filter=filter, page_size=page_size, with_text=False):
             yield record.id, str(record.metadata.get("content_hash", ""))
 
+    @_measured_pages("iter_hashes")
     async def iter_hashes(
         self, name: str, *, filter: Filter | None = None, page_size: int = DEFAULT_PAGE_SIZE
     ) -> AsyncIterator[tuple[str, StoredHashes]]:
@@ -230,6 +316,7 @@ class BaseStore:
                 ),
             )
 
+    @_measured_pages("iter_records")
     async def iter_records(
         self, name: str, *, filter: Filter | None = None, page_size: int = DEFAULT_PAGE_SIZE
     ) -> AsyncIterator[Record]:
@@ -237,6 +324,7 @@ class BaseStore:
         async for record in self._scan(name, filter=filter, page_size=page_size, with_text=True):
             yield record
 
+    @_measured_pages("iter_texts")
     async def iter_texts(self, name: str, *, page_size: int = DEFAULT_PAGE_SIZE) -> AsyncIterator[tuple[str, str]]:
         """Every ``(id, text)``, page by page, without metadata: all a lexical index of texts reads.
 
@@ -254,6 +342,7 @@ class BaseStore:
             if cursor is None:
                 return
 
+    @_measured("search")
     async def search(
         self,
         name: str,
@@ -274,6 +363,7 @@ class BaseStore:
         hits = await self._call(self._search, name, [float(x) for x in vector], k, combined)
         return sorted(hits, key=lambda hit: (-hit.score, hit.id))[:k]
 
+    @_measured("keyword_search")
     async def keyword_search(self, name: str, *, text: str, filter: Filter | None = None, k: int) -> list[Hit]:
         """Records containing any word of ``text``, without embedding anything.
 
@@ -297,9 +387,10 @@ class BaseStore:
                 matched[record_id] = matched.get(record_id, 0) + 1
                 rarity[record_id] = rarity.get(record_id, 0.0) + 1.0 / len(ids)
         best = sorted(matched, key=lambda i: (-matched[i], -rarity[i], i))[:k]
-        records = await self.get(name, best)
+        records = await self._get_records(name, best, include_vectors=False)
         return [Hit(id=r.id, score=matched[r.id] / len(query_words), text=r.text, metadata=r.metadata) for r in records]
 
+    @_measured("health")
     async def health(self) -> Health:
         try:
             detail = await self._call(self._health)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from kubevec.backends.base import VectorStore
@@ -81,3 +81,15 @@ async def resolve(
     if generation is None:
         return dict(bases), None
     return {logical: generation.physical(base) for logical, base in bases.items()}, generation
+
+
+async def current_generation(store: VectorStore, *, pointer: str, bases: Sequence[str]) -> Generation | None:
+    """The active generation; for a store that never migrated, generation 0 as its collections say."""
+    active = await read_active(store, pointer=pointer)
+    if active is not None:
+        return active
+    for base in bases:
+        info = await store.collection_info(base)
+        if info is not None:
+            return Generation(number=0, embedder=info.embedder, dimension=info.dimension)
+    return None

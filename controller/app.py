@@ -21,19 +21,21 @@ from typing import TYPE_CHECKING
 
 from kubevec.backends import VectorStore
 from kubevec.backends.factory import open_store
+from kubevec.backends.generations import current_generation
 from kubevec.controller import serving
 from kubevec.controller.kube.client import ClusterReader, KubeReader
 from kubevec.controller.runtime.health import ClusterProbe, HealthServer, StoreDirectory
-from kubevec.controller.runtime.metrics import InstrumentedStore, Metrics
+from kubevec.controller.runtime.metrics import Metrics
 from kubevec.controller.runtime.peering import PeeringIdentity
 from kubevec.controller.runtime.peering import follow as follow_peering
+from kubevec.controller.serving import active_collections
 from kubevec.controller.settings import Settings
+from kubevec.controller.sync.changelog import ChangeLog
 from kubevec.controller.sync.documents import DocumentBuilder, builder_fingerprint
 from kubevec.controller.sync.engine import SyncEngine
 from kubevec.controller.sync.events import EventRouter
 from kubevec.controller.sync.handover import Handover
-from kubevec.controller.sync.history import ChangeLog
-from kubevec.controller.sync.migrate import active_collections, current_generation, migrate
+from kubevec.controller.sync.migrate import migrate
 from kubevec.controller.sync.policy import watchable
 from kubevec.controller.sync.reconcile import CRD_RESOURCE, ClusterState, Reconciler
 from kubevec.controller.sync.status import (
@@ -46,8 +48,8 @@ from kubevec.controller.sync.status import (
 )
 from kubevec.core.errors import BackendError, BackendUnavailable
 from kubevec.core.version import kubevec_version
+from kubevec.inference.change_records import CHANGES
 from kubevec.inference.documents import COLLECTIONS, Collection
-from kubevec.inference.history import CHANGES
 from kubevec.inference.providers.config import make_embedder
 from kubevec.inference.providers.embedders.base import Embedder
 from kubevec.inference.providers.llm import LLMDescriber
@@ -76,7 +78,8 @@ class App:
         self.active = peering is None
         self.metrics = Metrics()
         self.metrics.active.set(1 if peering is None else 0)
-        self.store: VectorStore = InstrumentedStore(store or open_store(settings.store), metrics=self.metrics)
+        self.store: VectorStore = store or open_store(settings.store)
+        self.store.observer = self.metrics  # every store operation timed and its failures counted
         self.embedder = embedder or make_embedder(settings.embedder)
         self.metrics.describe_build(
             embedder=settings.embedder.provider,
@@ -114,7 +117,7 @@ class App:
         #: CRDs (for our ``on.event`` handler) and every kind kopf watches for instances.
         self.handover = Handover(
             shares=lambda group, plural, verbs, preferred: (
-                (group, plural) == (CRD_RESOURCE.group, CRD_RESOURCE.plural)
+                (group, plural) == (CRD_RESOURCE.ref.group, CRD_RESOURCE.ref.plural)
                 or watchable(group=group, plural=plural, verbs=list(verbs), preferred=preferred, groups=groups)
             )
         )

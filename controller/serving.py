@@ -2,7 +2,7 @@
 
 Store, active generation, embedder, reranker, lexical index, search service and authorizer are put
 together here and nowhere else. The active generation is resolved by the one resolver
-(:func:`kubevec.controller.sync.migrate.active_collections`) on every refresh of the service, so a
+(:func:`active_collections`) on every refresh of the service, so a
 reader opened before a ``kubevec migrate`` follows it. Before there was one wiring, the controller's
 endpoint and the CLI each built their own and a command skipped the resolver (issue 31).
 """
@@ -16,11 +16,11 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kubevec.backends.generations import resolve
 from kubevec.controller.runtime.tracing import tracer
 from kubevec.controller.settings import Settings
-from kubevec.controller.sync.migrate import active_collections
 from kubevec.query.access import Authorizer, View
-from kubevec.query.history import Changes, ChangesRequest
+from kubevec.query.changes import Changes, ChangesRequest
 from kubevec.query.lexical import LexicalIndex
 from kubevec.query.related import Direction, Related
 from kubevec.query.search import Answer, Result, SearchRequest, SearchService
@@ -32,6 +32,16 @@ if TYPE_CHECKING:
     from kubevec.controller.runtime.metrics import Metrics
     from kubevec.inference.providers.config import EmbedderSettings
     from kubevec.inference.providers.embedders.base import Embedder
+
+
+async def active_collections(store: VectorStore, *, settings: Settings) -> tuple[dict[str, str], Generation | None]:
+    """The physical collection of each logical one in the active generation, and that generation.
+
+    The one place this is decided: the controller, ``kubevec mcp`` and every CLI command that reads
+    or writes ask here (``kubevec index`` after a migration wrote into the dropped generation's
+    collection when it decided for itself).
+    """
+    return await resolve(store, pointer=settings.pointer, bases=settings.bases())
 
 
 def verified_dir(settings: Settings) -> Path:

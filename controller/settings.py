@@ -13,12 +13,12 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from kubevec.backends.config import StoreSettings
 from kubevec.backends.generations import POINTER_COLLECTION
+from kubevec.inference.change_records import CHANGES
 from kubevec.inference.documents import COLLECTIONS
-from kubevec.inference.history import CHANGES
 from kubevec.inference.providers.config import DescriberSettings, EmbedderSettings
 from kubevec.inference.providers.rerank import RerankerSettings
-from kubevec.query.discovery import ResourceMetadata
 from kubevec.query.limits import Limits
+from kubevec.query.oauth_metadata import ResourceMetadata
 
 
 class HistorySettings(BaseModel):

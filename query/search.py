@@ -40,12 +40,12 @@ from typing import TYPE_CHECKING, Any, Final
 from kubevec.backends import Hit, Record, VectorStore
 from kubevec.backends.filters import And, Contains, Eq, Filter, Or, all_of, matches, to_json, words
 from kubevec.core.errors import BackendError, CollectionNotFound, EmbedderError, InvalidFilter, SearchError
+from kubevec.inference.change_records import CHANGES
 from kubevec.inference.documents import CAPABILITIES, INSTANCES
 from kubevec.inference.fleet import is_shared, parts_of, project, within
-from kubevec.inference.history import CHANGES
 from kubevec.inference.identity import parse_instance_id, plural_of
 from kubevec.inference.providers.embedders.base import Embedder
-from kubevec.query.history import Changes, ChangesRequest, list_changes
+from kubevec.query.changes import Changes, ChangesRequest, list_changes
 from kubevec.query.lexical import LexicalIndex
 from kubevec.query.related import Direction, Related, Relationships
 from kubevec.query.request import MAX_CURSOR, SearchRequest, check_cluster
@@ -704,7 +704,7 @@ class SearchService:
         return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:limit])
 
     async def changes(self, request: ChangesRequest, *, view: View | None = None) -> Changes:
-        """The change history's answer to ``request``, as far as ``view`` sees the objects (see ``query/history.py``)."""
+        """The change history's answer to ``request``, as far as ``view`` sees the objects (see ``query/changes.py``)."""
         await self.fresh()
         if view is not None and not view.sees(INSTANCES):
             return Changes(entries=[], total=0)

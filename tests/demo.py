@@ -239,7 +239,7 @@ async def searches() -> int:
     """Print the example searches; return how many found nothing (the demo fails on any)."""
     from kubevec.backends.chroma import ChromaStore
     from kubevec.inference.providers.embedders.local import LocalEmbedder
-    from kubevec.query.history import ChangesRequest, parse_time
+    from kubevec.query.changes import ChangesRequest, parse_time
     from kubevec.query.render import compact
     from kubevec.query.request import SearchRequest
     from kubevec.query.search import SearchService

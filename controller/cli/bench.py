@@ -19,11 +19,11 @@ from kubevec.core.errors import CommandError
 
 async def bench_retrieval_command(args: argparse.Namespace, settings: Settings) -> int:
     from kubevec.backends.memory import MemoryStore
+    from kubevec.controller.sync.crd_files import index_crds
     from kubevec.core.errors import EmbedderError, InferenceError, SearchError
     from kubevec.inference.fleet import resource_of
     from kubevec.inference.providers.rerank import make_reranker
     from kubevec.query.evaluation import evaluate, read_questions
-    from kubevec.query.indexing import index_crds
     from kubevec.query.search import SearchService
 
     try:

@@ -19,10 +19,10 @@ logger = logging.getLogger("kubevec")
 
 
 async def index_command(args: argparse.Namespace, settings: Settings) -> int:
-    from kubevec.controller.sync.migrate import active_collections
+    from kubevec.controller.serving import active_collections
+    from kubevec.controller.sync.crd_files import index_crds
     from kubevec.core.errors import BackendError, InferenceError
     from kubevec.inference.documents import CAPABILITIES
-    from kubevec.query.indexing import index_crds
 
     embedder = open_embedder(settings)
     store = open_store(settings)

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 from pydantic import ValidationError
 
 from kubevec.controller.cli.bench import bench_command
+from kubevec.controller.cli.clusters import clusters_command, forget_command
 from kubevec.controller.cli.common import configuration_errors
-from kubevec.controller.cli.fleet import clusters_command, forget_command
 from kubevec.controller.cli.index import describe, index_command
 from kubevec.controller.cli.mcp import mcp_command
 from kubevec.controller.cli.migrate import migrate_command

@@ -82,8 +82,8 @@ async def drop_collections(app: App, settings: Settings) -> None:
 
     The change history cannot be rebuilt from the cluster, so it stays (unless a migrated generation
     holds it: generation 0 would not read it)."""
-    from kubevec.controller.sync.migrate import active_collections
-    from kubevec.inference.history import CHANGES
+    from kubevec.controller.serving import active_collections
+    from kubevec.inference.change_records import CHANGES
 
     names, _ = await active_collections(app.store, settings=settings)
     kept = names.get(CHANGES)

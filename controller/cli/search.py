@@ -161,7 +161,7 @@ async def facets_command(args: argparse.Namespace, settings: Settings) -> int:
 async def changes_command(args: argparse.Namespace, settings: Settings) -> int:
     """``kubevec changes``: the change history, newest first."""
     from kubevec.core.errors import BackendError, EmbedderError, SearchError
-    from kubevec.query.history import ChangesRequest, parse_time
+    from kubevec.query.changes import ChangesRequest, parse_time
 
     store = open_store(settings, existing=True)
     service = search_service(settings, store, embedder=bool(args.query) and settings.history.embed)

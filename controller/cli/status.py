@@ -22,7 +22,7 @@ async def status_command(args: argparse.Namespace, settings: Settings) -> int:
     """What an operator checks first: is the store there and healthy, built with which model, how full, in sync?"""
     from kubevec.controller.sync.status import STATUS_COLLECTION
     from kubevec.core.errors import BackendError
-    from kubevec.inference.history import CHANGES
+    from kubevec.inference.change_records import CHANGES
 
     store = open_store(settings, existing=True)
     service = search_service(settings, store)

@@ -47,7 +47,7 @@ def page_size_for(resource: kopf.Resource) -> int:
 
 
 def is_crds(resource: kopf.Resource) -> bool:
-    return resource.group == CRD_RESOURCE.group and resource.plural == CRD_RESOURCE.plural
+    return resource.group == CRD_RESOURCE.ref.group and resource.plural == CRD_RESOURCE.ref.plural
 
 
 def list_in_pages(*, handover: Handover | None = None) -> None:

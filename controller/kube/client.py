@@ -216,8 +216,8 @@ class KubeReader:
             found = await self.get(f"{resource.list_path(namespace)}/{name}")
         except KubeNotFound:
             return None
-        found.setdefault("apiVersion", resource.api_version)
-        found.setdefault("kind", resource.kind)
+        found.setdefault("apiVersion", resource.ref.api_version)
+        found.setdefault("kind", resource.ref.kind)
         return as_body(found)
 
     def _get(self, path: str, query: dict[str, Any], timeout: float = 60, accept: str = "application/json") -> Any:
@@ -448,8 +448,8 @@ class _Unauthorized(Exception):
 def _listed(item: dict[str, Any], resource: ApiResource, *, metadata_only: bool) -> Body:
     """A listed item as a body: list items leave out their ``apiVersion`` and ``kind``."""
     if not metadata_only:
-        item.setdefault("apiVersion", resource.api_version)
-        item.setdefault("kind", resource.kind)
+        item.setdefault("apiVersion", resource.ref.api_version)
+        item.setdefault("kind", resource.ref.kind)
     return as_body(item)
 
 
@@ -457,7 +457,7 @@ def _each_once(resources: list[ApiResource], *, preferred: str) -> list[ApiResou
     """One ApiResource per plural, at the version ``controller/kube/versions.py`` chooses."""
     by_plural: dict[str, list[tuple[str, ApiResource]]] = {}
     for resource in resources:
-        by_plural.setdefault(resource.plural, []).append((resource.ref.version, resource))
+        by_plural.setdefault(resource.ref.plural, []).append((resource.ref.version, resource))
     picked = (chosen(candidates, preferred=preferred) for candidates in by_plural.values())
     return [pair[1] for pair in picked if pair is not None]
 

@@ -9,7 +9,7 @@ from kubevec.inference.identity import ResourceRef
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class ApiResource:
-    """One listable resource at its preferred version: its identity and what discovery says of it."""
+    """One listable resource at its preferred version: its identity (``ref``) and what discovery says of it."""
 
     ref: ResourceRef
     namespaced: bool
@@ -17,34 +17,10 @@ class ApiResource:
     short_names: tuple[str, ...] = ()
     categories: tuple[str, ...] = ()
 
-    @property
-    def group(self) -> str:
-        return self.ref.group
-
-    @property
-    def version(self) -> str:
-        return self.ref.version
-
-    @property
-    def plural(self) -> str:
-        return self.ref.plural
-
-    @property
-    def kind(self) -> str:
-        return self.ref.kind
-
-    @property
-    def name(self) -> str:
-        """``plural.group`` (``plural`` for core), the capability id and the ``resource`` field."""
-        return self.ref.resource_id
-
-    @property
-    def api_version(self) -> str:
-        return self.ref.api_version
-
     def list_path(self, namespace: str | None = None) -> str:
+        ref = self.ref
         return api_path(
-            group=self.group, version=self.version, plural=self.plural, namespace=namespace if self.namespaced else None
+            group=ref.group, version=ref.version, plural=ref.plural, namespace=namespace if self.namespaced else None
         )
 
 

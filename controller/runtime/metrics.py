@@ -10,8 +10,7 @@ event type (3 x the number of CRD versions watched, plus the built-in kinds).
 
 from __future__ import annotations
 
-import time
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from typing import Any, Final
 
 from prometheus_client import (
@@ -28,9 +27,6 @@ from prometheus_client import (
 from prometheus_client.core import CounterMetricFamily
 from prometheus_client.registry import Collector
 
-from kubevec.backends import CollectionInfo, Health, Hit, Record, StoredHashes, VectorStore
-from kubevec.backends.base import DEFAULT_PAGE_SIZE, Distance
-from kubevec.backends.filters import Filter
 from kubevec.core.version import kubevec_version
 from kubevec.inference.documents import COLLECTIONS
 from kubevec.query.limits import AccessCollector, Count
@@ -230,145 +226,14 @@ class Metrics:
         """Export the MCP guard's refusals and the authorizer's review counts (the query side knows no Prometheus)."""
         self.registry.register(AccessCollector(counts))
 
+    def observed(self, *, backend: str, operation: str, seconds: float, failed: bool) -> None:
+        """A store operation ended (``kubevec.backends.base.StoreObserver``): time it, count it if it failed."""
+        if failed:
+            self.store_errors.labels(backend=backend, operation=operation).inc()
+        self.store_seconds.labels(backend=backend, operation=operation).observe(seconds)
+
     def render(self) -> bytes:
         return generate_latest(self.registry)
-
-
-class InstrumentedStore:
-    """A :class:`VectorStore` that times every operation and counts failures, by backend and operation.
-
-    It wraps the store the controller uses, so backends stay free of Prometheus and the query side
-    (CLI, MCP) keeps its own plain store.
-    """
-
-    def __init__(self, store: VectorStore, *, metrics: Metrics) -> None:
-        self._store = store
-        self._seconds = metrics.store_seconds
-        self._errors = metrics.store_errors
-
-    @property
-    def backend(self) -> str:
-        return self._store.backend
-
-    @property
-    def location(self) -> str:
-        return self._store.location
-
-    @property
-    def wrapped(self) -> VectorStore:
-        return self._store
-
-    async def _timed(self, operation: str, call: Any) -> Any:
-        started = time.perf_counter()
-        try:
-            return await call
-        except Exception:
-            self._errors.labels(backend=self.backend, operation=operation).inc()
-            raise
-        finally:
-            self._seconds.labels(backend=self.backend, operation=operation).observe(time.perf_counter() - started)
-
-    async def _timed_iter(self, operation: str, items: AsyncIterator[Any]) -> AsyncIterator[Any]:
-        started = time.perf_counter()
-        try:
-            async for item in items:
-                yield item
-        except Exception:
-            self._errors.labels(backend=self.backend, operation=operation).inc()
-            raise
-        finally:
-            self._seconds.labels(backend=self.backend, operation=operation).observe(time.perf_counter() - started)
-
-    async def ensure_collection(
-        self,
-        name: str,
-        *,
-        dimension: int,
-        distance: Distance = "cosine",
-        embedder: str,
-        indexed: Sequence[str] = (),
-    ) -> None:
-        await self._timed(
-            "ensure_collection",
-            self._store.ensure_collection(
-                name, dimension=dimension, distance=distance, embedder=embedder, indexed=indexed
-            ),
-        )
-
-    async def drop_collection(self, name: str) -> None:
-        await self._timed("drop_collection", self._store.drop_collection(name))
-
-    async def collection_info(self, name: str) -> CollectionInfo | None:
-        info: CollectionInfo | None = await self._timed("collection_info", self._store.collection_info(name))
-        return info
-
-    async def upsert(self, name: str, records: Sequence[Record]) -> None:
-        await self._timed("upsert", self._store.upsert(name, records))
-
-    async def delete(self, name: str, ids: Sequence[str]) -> None:
-        await self._timed("delete", self._store.delete(name, ids))
-
-    async def delete_where(self, name: str, filter: Filter) -> None:
-        await self._timed("delete_where", self._store.delete_where(name, filter))
-
-    async def get(self, name: str, ids: Sequence[str], *, include_vectors: bool = False) -> list[Record]:
-        records: list[Record] = await self._timed("get", self._store.get(name, ids, include_vectors=include_vectors))
-        return records
-
-    async def count(self, name: str, filter: Filter | None = None) -> int:
-        count: int = await self._timed("count", self._store.count(name, filter))
-        return count
-
-    async def list_ids(self, name: str) -> list[str]:
-        ids: list[str] = await self._timed("list_ids", self._store.list_ids(name))
-        return ids
-
-    def iter_ids(
-        self, name: str, *, filter: Filter | None = None, page_size: int = DEFAULT_PAGE_SIZE
-    ) -> AsyncIterator[tuple[str, str]]:
-        return self._timed_iter("iter_ids", self._store.iter_ids(name, filter=filter, page_size=page_size))
-
-    def iter_hashes(
-        self, name: str, *, filter: Filter | None = None, page_size: int = DEFAULT_PAGE_SIZE
-    ) -> AsyncIterator[tuple[str, StoredHashes]]:
-        return self._timed_iter("iter_hashes", self._store.iter_hashes(name, filter=filter, page_size=page_size))
-
-    def iter_records(
-        self, name: str, *, filter: Filter | None = None, page_size: int = DEFAULT_PAGE_SIZE
-    ) -> AsyncIterator[Record]:
-        return self._timed_iter("iter_records", self._store.iter_records(name, filter=filter, page_size=page_size))
-
-    def iter_texts(self, name: str, *, page_size: int = DEFAULT_PAGE_SIZE) -> AsyncIterator[tuple[str, str]]:
-        return self._timed_iter("iter_texts", self._store.iter_texts(name, page_size=page_size))
-
-    async def search(
-        self,
-        name: str,
-        *,
-        vector: Sequence[float],
-        k: int,
-        filter: Filter | None = None,
-        text_contains: str | None = None,
-    ) -> list[Hit]:
-        hits: list[Hit] = await self._timed(
-            "search", self._store.search(name, vector=vector, k=k, filter=filter, text_contains=text_contains)
-        )
-        return hits
-
-    async def keyword_search(self, name: str, *, text: str, filter: Filter | None = None, k: int) -> list[Hit]:
-        hits: list[Hit] = await self._timed(
-            "keyword_search", self._store.keyword_search(name, text=text, filter=filter, k=k)
-        )
-        return hits
-
-    async def health(self) -> Health:
-        health: Health = await self._timed("health", self._store.health())
-        if not health.ok:
-            self._errors.labels(backend=self.backend, operation="health").inc()
-        return health
-
-    async def close(self) -> None:
-        await self._store.close()
 
 
 class _InferenceCounts(Collector):

@@ -165,20 +165,22 @@ class DocumentBuilder:
         return f"{schema_hash}/{hashlib.sha256(facts.encode()).hexdigest()[:12]}/{self._version}"
 
     def builtin_unchanged(self, resource: ApiResource, *, key: str | None) -> Unchanged | None:
-        if key is not None and self.built_from(CAPABILITIES, resource.name) == key:
-            return Unchanged(CAPABILITIES, resource.name)
+        if key is not None and self.built_from(CAPABILITIES, resource.ref.resource_id) == key:
+            return Unchanged(CAPABILITIES, resource.ref.resource_id)
         return None
 
     def builtin(
         self, resource: ApiResource, *, components: Mapping[str, Any], key: str | None = None
     ) -> Document | None:
-        schema = _find_schema(components, group=resource.group, version=resource.version, kind=resource.kind)
+        schema = _find_schema(
+            components, group=resource.ref.group, version=resource.ref.version, kind=resource.ref.kind
+        )
         try:
             document = describe_builtin(
-                kind=resource.kind,
-                group=resource.group,
-                version=resource.version,
-                plural=resource.plural,
+                kind=resource.ref.kind,
+                group=resource.ref.group,
+                version=resource.ref.version,
+                plural=resource.ref.plural,
                 namespaced=resource.namespaced,
                 short_names=resource.short_names,
                 categories=resource.categories,
@@ -187,9 +189,11 @@ class DocumentBuilder:
                 cluster=self.cluster,
             ).to_document()
         except Exception as exc:
-            self._report(f"builtin/{resource.name}", exc)
+            self._report(f"builtin/{resource.ref.resource_id}", exc)
             return None
-        return with_built_from(document, key) if key is not None and document.id == resource.name else document
+        return (
+            with_built_from(document, key) if key is not None and document.id == resource.ref.resource_id else document
+        )
 
     def _report(self, identity: str, exc: Exception) -> None:
         reason = exc.reason if isinstance(exc, InferenceError) else "error"

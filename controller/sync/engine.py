@@ -35,13 +35,13 @@ from kubevec.backends import Record, StoredHashes, VectorStore
 from kubevec.backends.filters import And, Eq, Filter, Ne
 from kubevec.controller.runtime.metrics import Metrics
 from kubevec.controller.runtime.tracing import tracer
-from kubevec.controller.sync.history import ChangeLog
+from kubevec.controller.sync.changelog import ChangeLog
+from kubevec.controller.sync.shared_records import CapabilityWriter
 from kubevec.core.errors import BackendError, EmbedderError, InvalidRecord
+from kubevec.inference.change_records import ChangeRecord, Stored, change_record
 from kubevec.inference.documents import CAPABILITIES, COLLECTIONS, INDEXED_FIELDS, INSTANCES, Collection, Document
-from kubevec.inference.history import ChangeRecord, Stored, change_record
 from kubevec.inference.identity import CORE, parse_instance_id
 from kubevec.inference.providers.embedders.base import Embedder
-from kubevec.query.fleet import CapabilityWriter
 
 logger = logging.getLogger(__name__)
 

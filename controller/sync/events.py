@@ -94,7 +94,7 @@ class EventRouter:
 
     def observe_crd(self, *, event_type: str | None, body: Body) -> None:
         attributes = {
-            "k8s.resource": CRD_RESOURCE.name,
+            "k8s.resource": CRD_RESOURCE.ref.resource_id,
             "k8s.event.type": event_type or "LIST",
             "k8s.name": str(metadata_of(body).get("name", "")),
         }
@@ -103,7 +103,7 @@ class EventRouter:
 
     def _observe_crd(self, *, event_type: str | None, body: Body) -> None:
         received = time.monotonic()
-        self._metrics.events.labels(resource=CRD_RESOURCE.name, type=event_type or "LIST").inc()
+        self._metrics.events.labels(resource=CRD_RESOURCE.ref.resource_id, type=event_type or "LIST").inc()
         name = str(metadata_of(body).get("name", ""))
         spec = body.get("spec") or {}
         key = (str(spec.get("group", "")), str((spec.get("names") or {}).get("kind") or ""))

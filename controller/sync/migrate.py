@@ -17,12 +17,11 @@ from __future__ import annotations
 import dataclasses
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import TextIO
 
 from kubevec.backends import Record, VectorStore
-from kubevec.backends.generations import Generation, read_active, resolve, write_active
-from kubevec.controller.settings import Settings
+from kubevec.backends.generations import Generation, current_generation, write_active
 from kubevec.inference.documents import INDEXED_FIELDS
 from kubevec.inference.providers.config import EmbedderSettings
 from kubevec.inference.providers.embedders.base import Embedder
@@ -43,28 +42,6 @@ class Migration:
     @property
     def changed(self) -> bool:
         return self.previous != self.generation
-
-
-async def active_collections(store: VectorStore, *, settings: Settings) -> tuple[dict[str, str], Generation | None]:
-    """The physical collection of each logical one in the active generation, and that generation.
-
-    The one place this is decided: the controller, ``kubevec mcp`` and every CLI command that reads
-    or writes ask here (``kubevec index`` after a migration wrote into the dropped generation's
-    collection when it decided for itself).
-    """
-    return await resolve(store, pointer=settings.pointer, bases=settings.bases())
-
-
-async def current_generation(store: VectorStore, *, pointer: str, bases: Sequence[str]) -> Generation | None:
-    """The active generation; for a store that never migrated, generation 0 as its collections say."""
-    active = await read_active(store, pointer=pointer)
-    if active is not None:
-        return active
-    for base in bases:
-        info = await store.collection_info(base)
-        if info is not None:
-            return Generation(number=0, embedder=info.embedder, dimension=info.dimension)
-    return None
 
 
 async def migrate(

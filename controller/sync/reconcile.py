@@ -127,7 +127,7 @@ class ClusterState:
         policy = await self._policy(resources)
         services = await self._kube.list_objects(APISERVICES)
         served = {str((s.get("spec") or {}).get("group") or "") for s in services}
-        unseen = Unseen(groups=frozenset(served - {r.group for r in resources}))
+        unseen = Unseen(groups=frozenset(served - {r.ref.group for r in resources}))
         crd_names = set()
         changed: list[str] = []
         await self._before_listing(CRD_RESOURCE)
@@ -157,9 +157,9 @@ class ClusterState:
             self._openapi.clear()  # schemas are held for one resync only: the next one rarely needs any
             hashes = await self._schema_hashes()
             for resource in resources:
-                if resource.name not in crd_names and "list" in resource.verbs:
+                if resource.ref.resource_id not in crd_names and "list" in resource.verbs:
                     key = self._builder.builtin_key(
-                        resource, schema_hash=hashes.get((resource.group, resource.version))
+                        resource, schema_hash=hashes.get((resource.ref.group, resource.ref.version))
                     )
                     unchanged = self._builder.builtin_unchanged(resource, key=key)
                     if unchanged is not None:  # described from this very schema before: no fetch, no describe
@@ -171,9 +171,9 @@ class ClusterState:
             self._openapi.clear()
         groups = self._settings.sync.api_groups
         for resource in resources:
-            if not listable(group=resource.group, plural=resource.plural, verbs=resource.verbs, groups=groups):
+            if not listable(group=resource.ref.group, plural=resource.ref.plural, verbs=resource.verbs, groups=groups):
                 continue
-            if not policy.watches(group=resource.group, kind=resource.kind, plural=resource.plural):
+            if not policy.watches(group=resource.ref.group, kind=resource.ref.kind, plural=resource.ref.plural):
                 continue
             await self._before_listing(resource)
             try:
@@ -181,15 +181,17 @@ class ClusterState:
                     for obj in page:  # built a page at a time: the bodies go, the documents stay
                         if policy.admits(obj):
                             document = self._builder.instance(
-                                obj, plural=resource.plural, policy=policy.instance_policy
+                                obj, plural=resource.ref.plural, policy=policy.instance_policy
                             )
                             if document is not None:
                                 take(document)
                     del page
             except KubeForbidden as exc:  # anything else aborts the resync: never collect from a partial view
-                unseen = unseen.with_kind(resource.group, resource.kind)
+                unseen = unseen.with_kind(resource.ref.group, resource.ref.kind)
                 self._metrics.errors.labels(stage="forbidden").inc()
-                logger.error("Skipped a resource kubevec may not list resource=%s error=%s", resource.name, exc.reason)
+                logger.error(
+                    "Skipped a resource kubevec may not list resource=%s error=%s", resource.ref.resource_id, exc.reason
+                )
                 continue
         return Desired(ids=ids, unseen=unseen)
 
@@ -198,8 +200,8 @@ class ClusterState:
         handover = self._handover
         if handover is None or not handover.open:
             return
-        if handover.shares(group=resource.group, plural=resource.plural, verbs=resource.verbs, preferred=True):
-            await handover.before_listing((resource.group, resource.plural))
+        if handover.shares(group=resource.ref.group, plural=resource.ref.plural, verbs=resource.verbs, preferred=True):
+            await handover.before_listing((resource.ref.group, resource.ref.plural))
 
     async def _policy(self, resources: list[ApiResource]) -> EffectivePolicy:
         """The SyncPolicies as listed now, not as events have delivered them so far.
@@ -208,7 +210,7 @@ class ClusterState:
         event-fed policy it would index what a policy excludes, embed it, and delete it again.
         An invalid policy is skipped here (the event path reports it).
         """
-        resource = next((r for r in resources if (r.group, r.plural) == (GROUP, PLURAL)), None)
+        resource = next((r for r in resources if (r.ref.group, r.ref.plural) == (GROUP, PLURAL)), None)
         if resource is None:
             return EffectivePolicy()  # the SyncPolicy CRD is not installed: the defaults apply
         policies = []
@@ -235,10 +237,10 @@ class ClusterState:
             return {}
 
     async def _components(self, resource: ApiResource) -> Mapping[str, Any]:
-        key = (resource.group, resource.version)
+        key = (resource.ref.group, resource.ref.version)
         if key not in self._openapi:
             try:
-                self._openapi[key] = await self._kube.openapi_components(resource.group, resource.version)
+                self._openapi[key] = await self._kube.openapi_components(resource.ref.group, resource.ref.version)
             except KubeError as exc:
                 logger.warning("Read no OpenAPI schema group=%s version=%s error=%s", *key, exc.reason)
                 self._openapi[key] = {}

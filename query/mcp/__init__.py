@@ -16,11 +16,11 @@ import uvicorn
 
 from kubevec.core.errors import UnsafeBind
 from kubevec.query.access import Authorizer
-from kubevec.query.discovery import ResourceMetadata
 from kubevec.query.limits import Limits
 from kubevec.query.mcp.http import EmbeddedHttpServer, HttpGuard, check_bind, http_app, is_loopback, transport_security
 from kubevec.query.mcp.stdio import run_stdio
 from kubevec.query.mcp.tools import build_server, caller_view
+from kubevec.query.oauth_metadata import ResourceMetadata
 from kubevec.query.request import TOOLS
 from kubevec.query.search import SearchService
 

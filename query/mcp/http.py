@@ -25,10 +25,10 @@ from prometheus_client import CollectorRegistry, generate_latest
 from kubevec.backends.filters import json_too_deep
 from kubevec.core.errors import ReviewUnavailable, UnsafeBind
 from kubevec.query.access import Authorizer, ReviewThrottled, View, everything
-from kubevec.query.discovery import ResourceMetadata
 from kubevec.query.limits import AccessCollector, Caller, Count, Limiter, Limits, Refusal
 from kubevec.query.mcp.jsonrpc import MAX_MESSAGE_DEPTH, clip, echoable, request_id, request_ids, rpc_error
 from kubevec.query.mcp.tools import VIEW_STATE, build_server
+from kubevec.query.oauth_metadata import ResourceMetadata
 from kubevec.query.search import SearchService
 
 logger = logging.getLogger(__name__)

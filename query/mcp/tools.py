@@ -22,7 +22,7 @@ from kubevec.core.errors import BackendError, EmbedderError, SearchError
 from kubevec.core.version import kubevec_version
 from kubevec.inference.documents import Collection
 from kubevec.query.access import View
-from kubevec.query.history import ChangeEntry, ChangesRequest, parse_time
+from kubevec.query.changes import ChangeEntry, ChangesRequest, parse_time
 from kubevec.query.render import as_json, compact
 from kubevec.query.request import MAX_K, SearchRequest
 from kubevec.query.search import ScopedSearch

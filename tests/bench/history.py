@@ -21,9 +21,9 @@ from kubevec.backends import Record
 from kubevec.backends.chroma import ChromaStore
 from kubevec.controller.runtime.metrics import Metrics
 from kubevec.controller.settings import HistorySettings
+from kubevec.controller.sync.changelog import ChangeLog
 from kubevec.controller.sync.engine import SyncEngine
-from kubevec.controller.sync.history import ChangeLog
-from kubevec.inference.history import CHANGE_FIELDS, CHANGES, Stored, change_record
+from kubevec.inference.change_records import CHANGE_FIELDS, CHANGES, Stored, change_record
 from kubevec.inference.instances import build_instance
 from tests.bench.report import table
 from tests.fakes import CountingEmbedder

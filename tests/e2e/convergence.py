@@ -54,12 +54,12 @@ async def expected(*, kubeconfig: Path, cluster: str) -> Hashes:
     try:
         resources = await reader.discover()
         policy = EffectivePolicy()
-        if any(r.group == GROUP and r.plural == PLURAL for r in resources):
-            policy_resource = next(r for r in resources if r.group == GROUP and r.plural == PLURAL)
+        if any(r.ref.group == GROUP and r.ref.plural == PLURAL for r in resources):
+            policy_resource = next(r for r in resources if r.ref.group == GROUP and r.ref.plural == PLURAL)
             policies = await reader.list_objects(policy_resource)
             specs = sorted((str(p["metadata"]["name"]), p.get("spec")) for p in policies)
             policy = EffectivePolicy.merge(parse_spec(name, spec) for name, spec in specs)
-            assert policy_resource.version == VERSION
+            assert policy_resource.ref.version == VERSION
         out: Hashes = {c: {} for c in COLLECTIONS}
         for crd in await reader.list_objects(CRD_RESOURCE):
             try:
@@ -68,16 +68,16 @@ async def expected(*, kubeconfig: Path, cluster: str) -> Hashes:
                 continue
             out[CAPABILITIES][document.id] = document.content_hash
         for resource in resources:
-            if not listable(group=resource.group, plural=resource.plural, verbs=resource.verbs):
+            if not listable(group=resource.ref.group, plural=resource.ref.plural, verbs=resource.verbs):
                 continue
-            if not policy.watches(group=resource.group, kind=resource.kind, plural=resource.plural):
+            if not policy.watches(group=resource.ref.group, kind=resource.ref.kind, plural=resource.ref.plural):
                 continue
             for obj in await reader.list_objects(resource):
                 if not policy.admits(obj):
                     continue
                 try:
                     document = build_instance(
-                        obj, plural=resource.plural, cluster=cluster, policy=policy.instance_policy
+                        obj, plural=resource.ref.plural, cluster=cluster, policy=policy.instance_policy
                     ).to_document()
                 except InferenceError:
                     continue

@@ -85,7 +85,7 @@ async def test_aggregated_discovery_finds_what_one_request_per_group_finds(contr
     assert len(paths) > 10
     assert set(aggregated) == set(per_group)
     assert len(aggregated) == len(per_group)
-    kinds = {(r.group, r.version, r.kind): r for r in aggregated}
+    kinds = {(r.ref.group, r.ref.version, r.ref.kind): r for r in aggregated}
     assert kinds["pki.samples.kubevec.io", "v1", "Certificate"].namespaced
     assert ("apps", "v1", "Deployment") in kinds
     assert ("", "v1", "Namespace") in kinds

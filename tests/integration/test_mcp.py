@@ -28,9 +28,9 @@ from mcp.server.mcpserver import Context
 from kubevec.backends import Record
 from kubevec.backends.chroma import ChromaStore
 from kubevec.backends.filters import Eq
+from kubevec.controller.sync.crd_files import index_crds
 from kubevec.inference.instances import build_instance
 from kubevec.inference.providers.embedders.local import LocalEmbedder
-from kubevec.query.indexing import index_crds
 from kubevec.query.request import MAX_K, TOOLS, SearchRequest
 from tests.conftest import SAMPLE_CRDS
 from tests.controlplane.cluster import free_port
@@ -458,7 +458,7 @@ async def test_a_new_tool_with_no_view_code_sees_only_its_callers_documents() ->
 
 async def test_list_changes_answers_each_caller_with_its_view() -> None:
     """The change history is read under the caller's view of instances: a team sees its namespace's changes."""
-    from kubevec.inference.history import CHANGE_FIELDS, CHANGES, Stored, change_record
+    from kubevec.inference.change_records import CHANGE_FIELDS, CHANGES, Stored, change_record
     from kubevec.query.access import Authorizer, StaticToken
     from kubevec.query.mcp import EmbeddedHttpServer, HttpGuard, build_server, transport_security
     from tests.unit.tenants import CLUSTER, index

@@ -47,21 +47,21 @@ class FakeReader:
         return list(self.resources)
 
     async def list_objects(self, resource: ApiResource, *, namespace: str | None = None) -> list[dict[str, Any]]:
-        if resource.plural in self.failing:
+        if resource.ref.plural in self.failing:
             raise kube_error(
                 f"GET {resource.list_path()} failed: HTTP 500", status=500, reason="HTTP 500 Internal Server Error"
             )
-        if resource.plural == "configmaps" and self.during_list is not None:
+        if resource.ref.plural == "configmaps" and self.during_list is not None:
             await self.during_list()
-        if resource.plural in self.forbidden:
+        if resource.ref.plural in self.forbidden:
             raise kube_error(
                 f"GET {resource.list_path()} failed: HTTP 403 Forbidden", status=403, reason="HTTP 403 Forbidden"
             )
-        if resource.plural == "apiservices":
+        if resource.ref.plural == "apiservices":
             return [
                 {"metadata": {"name": f"v1.{g}"}, "spec": {"group": g} if g else {}} for g in self.apiservice_groups
             ]
-        return [dict(o) for o in self.objects.get(resource.plural, [])]
+        return [dict(o) for o in self.objects.get(resource.ref.plural, [])]
 
     async def iter_pages(
         self,
@@ -78,7 +78,7 @@ class FakeReader:
         else:
             self.bodies.extend(str(o["metadata"]["name"]) for o in listed)
         for start in range(0, max(len(listed), 1), 2):
-            if start and resource.plural in self.failing_later:
+            if start and resource.ref.plural in self.failing_later:
                 raise kube_error(
                     f"GET {resource.list_path()} failed: HTTP 500", status=500, reason="HTTP 500 Internal Server Error"
                 )
@@ -88,7 +88,7 @@ class FakeReader:
         self.bodies.append(name)
         if self.during_get is not None:
             await self.during_get(name)
-        found = [o for o in self.objects.get(resource.plural, []) if o["metadata"]["name"] == name]
+        found = [o for o in self.objects.get(resource.ref.plural, []) if o["metadata"]["name"] == name]
         return dict(found[0]) if found else None
 
     async def openapi_hashes(self) -> dict[tuple[str, str], str]:

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from kubevec.core.errors import InferenceError, TooComplex
 from kubevec.inference.bounds import CUT, MAX_DEPTH, MAX_STRING_CHARS, Budget, cut_string
-from kubevec.inference.history import Stored, change_record
+from kubevec.inference.change_records import Stored, change_record
 from kubevec.inference.instances import build_instance
 from kubevec.inference.redaction import REDACTED, redact_object, redact_text
 

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
+from kubevec.inference.change_records import Stored, change_record
 from kubevec.inference.documents import Document
-from kubevec.inference.history import Stored, change_record
 from kubevec.inference.instances import build_instance
 from kubevec.inference.redaction import REDACTED, is_credential_name, redact_text
 from tests.unit.inference.gate_cases import CANARIES, KEEP

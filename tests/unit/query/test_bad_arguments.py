@@ -10,7 +10,7 @@ import pytest
 
 from kubevec.backends.memory import MemoryStore
 from kubevec.core.errors import SearchError
-from kubevec.query.history import ChangesRequest
+from kubevec.query.changes import ChangesRequest
 from kubevec.query.request import SearchRequest
 from kubevec.query.search import SearchService
 

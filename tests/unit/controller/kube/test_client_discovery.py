@@ -39,7 +39,7 @@ def test_the_first_version_is_the_preferred_one_and_scope_is_read() -> None:
             group("", version("v1", resource("pods", "Pod"))),
         ],
     }
-    found = {(r.group, r.version, r.plural): r for r in _aggregated_resources(listing)}
+    found = {(r.ref.group, r.ref.version, r.ref.plural): r for r in _aggregated_resources(listing)}
     assert set(found) == {
         ("db.example.com", "v2", "clusters"),
         ("db.example.com", "v2", "backups"),
@@ -49,7 +49,7 @@ def test_the_first_version_is_the_preferred_one_and_scope_is_read() -> None:
     assert found["db.example.com", "v2", "clusters"].namespaced
     assert not found["db.example.com", "v2", "backups"].namespaced
     assert found["", "v1", "pods"].verbs == ("get", "list", "watch")
-    assert found["", "v1", "pods"].kind == "Pod"
+    assert found["", "v1", "pods"].ref.kind == "Pod"
 
 
 def test_a_stale_group_is_skipped_with_a_warning(caplog: pytest.LogCaptureFixture) -> None:
@@ -61,7 +61,7 @@ def test_a_stale_group_is_skipped_with_a_warning(caplog: pytest.LogCaptureFixtur
     }
     with caplog.at_level(logging.WARNING):
         found = _aggregated_resources(listing)
-    assert [r.plural for r in found] == ["deployments"]
+    assert [r.ref.plural for r in found] == ["deployments"]
     assert "group=metrics.k8s.io" in caplog.text
 
 
@@ -87,7 +87,7 @@ def test_a_kind_the_preferred_version_lacks_is_read_at_its_highest_priority_vers
             )
         ]
     }
-    found = sorted((r.plural, r.version) for r in _aggregated_resources(listing))
+    found = sorted((r.ref.plural, r.ref.version) for r in _aggregated_resources(listing))
     assert found == [("alertmanagerconfigs", "v1beta1"), ("prometheuses", "v1"), ("scrapeconfigs", "v1alpha1")]
 
 
@@ -138,7 +138,7 @@ async def test_plain_discovery_reads_each_kind_at_its_version_and_survives_a_ver
         down={"v1alpha2"},
     )
     with caplog.at_level(logging.WARNING):
-        found = sorted((r.plural, r.version) for r in await reader.discover(aggregated=False))
+        found = sorted((r.ref.plural, r.ref.version) for r in await reader.discover(aggregated=False))
     assert found == [("alertmanagerconfigs", "v1beta1"), ("prometheuses", "v1"), ("scrapeconfigs", "v1alpha1")]
     assert "version=v1alpha2" in caplog.text
 

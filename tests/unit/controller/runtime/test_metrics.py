@@ -10,7 +10,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from kubevec.backends import Record
 from kubevec.backends.memory import MemoryStore
-from kubevec.controller.runtime.metrics import ERROR_STAGES, STORE_OPERATIONS, InstrumentedStore, Metrics
+from kubevec.controller.runtime.metrics import ERROR_STAGES, STORE_OPERATIONS, Metrics
 from kubevec.core.errors import BackendError
 from kubevec.core.version import kubevec_version
 
@@ -68,10 +68,11 @@ def test_every_error_stage_in_the_sources_is_declared() -> None:
     assert used <= set(ERROR_STAGES), used - set(ERROR_STAGES)
 
 
-async def test_the_instrumented_store_times_operations_and_counts_failures() -> None:
+async def test_an_observed_store_times_operations_and_counts_failures() -> None:
     metrics = Metrics()
     metrics.describe_build(embedder="local", model="m", dimension=2, backend="memory")
-    store = InstrumentedStore(MemoryStore(), metrics=metrics)
+    store = MemoryStore()
+    store.observer = metrics
     await store.ensure_collection("instances", dimension=2, embedder="m")
     await store.upsert("instances", [Record(id="a", vector=[1.0, 0.0], text="t", metadata={"content_hash": "h"})])
     assert [i async for i, _ in store.iter_ids("instances")] == ["a"]
@@ -86,6 +87,11 @@ async def test_the_instrumented_store_times_operations_and_counts_failures() -> 
     )
     assert got[("kubevec_store_operation_errors_total", (("backend", "memory"), ("operation", "count")))] == 1.0
     assert got[("kubevec_store_operation_errors_total", key)] == 0.0
+    # keyword search reads its results itself: one operation, not a get besides
+    await store.keyword_search("instances", text="t", k=1)
+    got = samples(metrics)
+    get = (("backend", "memory"), ("operation", "get"))
+    assert got.get(("kubevec_store_operation_duration_seconds_count", get), 0.0) == 0.0
 
 
 def test_embedder_retries_and_llm_counts_are_exported_by_provider() -> None:
@@ -124,3 +130,9 @@ async def test_mcp_tools_served_by_the_controller_are_timed_and_counted() -> Non
     assert got[("kubevec_mcp_request_duration_seconds_count", (("tool", "get_document"),))] == 1.0
     assert got[("kubevec_mcp_request_errors_total", (("tool", "list_facets"),))] == 1.0
     assert got[("kubevec_mcp_request_errors_total", (("tool", "get_document"),))] == 0.0
+
+
+def test_every_observed_store_operation_has_its_zero_series() -> None:
+    """The store tells of the operations it decorates; each needs its declared series for alerts."""
+    text = (REPO / "backends" / "base.py").read_text()
+    assert set(re.findall(r'@_measured(?:_pages)?\("(\w+)"\)', text)) == set(STORE_OPERATIONS)

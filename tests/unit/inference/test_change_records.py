@@ -5,8 +5,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from kubevec.inference.change_records import Stored, change_record, changed_fields
 from kubevec.inference.documents import Document
-from kubevec.inference.history import Stored, change_record, changed_fields
 from kubevec.inference.instances import build_instance
 
 CLUSTER = "prod-eu"

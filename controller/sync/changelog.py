@@ -1,5 +1,5 @@
 """The change history's writer: records batched per flush, embedded in one call (or not at all), pruned
-by age and count after each resync. What a record says is decided in ``kubevec.inference.history``."""
+by age and count after each resync. What a record says is decided in ``kubevec.inference.change_records``."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import time
 from kubevec.backends import Record, VectorStore
 from kubevec.backends.filters import And, Eq, Lt
 from kubevec.controller.runtime.metrics import Metrics
-from kubevec.inference.history import CHANGE_FIELDS, CHANGES, ChangeRecord, rejudged
+from kubevec.inference.change_records import CHANGE_FIELDS, CHANGES, ChangeRecord, rejudged
 from kubevec.inference.providers.embedders.base import Embedder
 
 logger = logging.getLogger(__name__)
@@ -72,7 +72,7 @@ class ChangeLog:
         """Rewrite this cluster's records the current gate would not write as they are (an older gate's).
 
         Judged again: the summary after its head and every payload string
-        (:func:`kubevec.inference.history.rejudged`). Only rewritten summaries are embedded; the
+        (:func:`kubevec.inference.change_records.rejudged`). Only rewritten summaries are embedded; the
         others are not touched. Once per process (the engine asks after its first resync).
         """
         changed: list[Record] = []

@@ -8,8 +8,8 @@ import pytest
 from kubevec.backends.memory import MemoryStore
 from kubevec.controller.settings import Settings
 from kubevec.query.access import Authorizer
-from kubevec.query.discovery import ResourceMetadata
 from kubevec.query.mcp import http_app
+from kubevec.query.oauth_metadata import ResourceMetadata
 from kubevec.query.search import SearchService
 from tests.fakes import CountingEmbedder
 

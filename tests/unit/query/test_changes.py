@@ -10,13 +10,13 @@ from kubevec.backends import Record
 from kubevec.backends.filters import Eq
 from kubevec.backends.memory import MemoryStore
 from kubevec.core.errors import SearchError
-from kubevec.inference.history import CHANGE_FIELDS, CHANGES, change_record
+from kubevec.inference.change_records import CHANGE_FIELDS, CHANGES, change_record
 from kubevec.query.access import View
-from kubevec.query.history import ChangesRequest, parse_time
+from kubevec.query.changes import ChangesRequest, parse_time
 from kubevec.query.limits import Caller
 from kubevec.query.search import SearchService
 from tests.fakes import CountingEmbedder
-from tests.unit.inference.test_history import deployment, document, stored
+from tests.unit.inference.test_change_records import deployment, document, stored
 
 NOW = 1_790_000_000.0
 

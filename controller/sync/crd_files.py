@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import TextIO
 
 from kubevec.backends import VectorStore
+from kubevec.controller.sync.shared_records import CapabilityWriter
 from kubevec.inference.capabilities import describe_crd_files
 from kubevec.inference.documents import INDEXED_FIELDS
 from kubevec.inference.providers.embedders.base import Embedder
-from kubevec.query.fleet import CapabilityWriter
 
 
 @dataclasses.dataclass

@@ -12,11 +12,11 @@ from kubevec.core.errors import CommandError
 
 
 async def clusters_command(args: argparse.Namespace, settings: Settings) -> int:
-    from kubevec.controller.sync.migrate import active_collections
+    from kubevec.controller.serving import active_collections
     from kubevec.controller.sync.status import STATUS_COLLECTION
     from kubevec.core.errors import BackendError
     from kubevec.inference.documents import CAPABILITIES, INSTANCES
-    from kubevec.query.fleet import list_clusters
+    from kubevec.query.clusters import list_clusters
 
     store = open_store(settings, existing=True)
     try:
@@ -43,11 +43,12 @@ async def clusters_command(args: argparse.Namespace, settings: Settings) -> int:
 
 
 async def forget_command(args: argparse.Namespace, settings: Settings) -> int:
-    from kubevec.controller.sync.migrate import active_collections
+    from kubevec.controller.serving import active_collections
+    from kubevec.controller.sync.forget import forget_cluster
     from kubevec.controller.sync.status import STATUS_COLLECTION
     from kubevec.core.errors import BackendError
     from kubevec.inference.documents import CAPABILITIES, INSTANCES
-    from kubevec.query.fleet import forget_cluster, list_clusters
+    from kubevec.query.clusters import list_clusters
 
     store = open_store(settings, existing=True)
     try:

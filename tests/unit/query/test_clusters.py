@@ -5,10 +5,11 @@ from __future__ import annotations
 from kubevec.backends import Record
 from kubevec.backends.memory import MemoryStore
 from kubevec.controller.runtime.metrics import Metrics
+from kubevec.controller.sync.forget import forget_cluster
 from kubevec.inference.capabilities import describe_crd
 from kubevec.inference.documents import CAPABILITIES, INDEXED_FIELDS, INSTANCES
 from kubevec.inference.fleet import parts_of, resource_of
-from kubevec.query.fleet import forget_cluster, list_clusters
+from kubevec.query.clusters import list_clusters
 from kubevec.query.search import SearchService
 from tests.fakes import CountingEmbedder
 from tests.fleet import fleet_engine, operator_crd, operator_crds, resync

@@ -1,23 +1,22 @@
-"""One store, several clusters: writing shared capability records, listing the clusters, forgetting one.
+"""A cluster's parts of the shared capability records: how the controller writes capabilities.
 
 :class:`CapabilityWriter` turns a cluster's own capability documents (id ``plural.group``) into its
-parts of the shared records (``kubevec.inference.fleet``): the controller's sync engine and
-``kubevec index crds`` write capabilities through it, so both share records the same way. It reads
-the records of the types in a batch before writing them (capability writes are rare and few), so
-a part another cluster's controller added a moment ago is kept; two controllers writing the same
-record in the same instant can still lose one part, which that cluster's next resync puts back.
+parts of the shared records (``kubevec.inference.fleet``): the sync engine and ``kubevec index crds``
+write capabilities through it, so both share records the same way. It reads the records of the types
+in a batch before writing them (capability writes are rare and few), so a part another cluster's
+controller added a moment ago is kept; two controllers writing the same record in the same instant can
+still lose one part, which that cluster's next resync puts back.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from typing import Final
 
 from kubevec.backends import Record, StoredHashes, VectorStore
-from kubevec.backends.filters import MAX_VALUES, Eq, In
-from kubevec.core.errors import CollectionNotFound
+from kubevec.backends.filters import MAX_VALUES, In
 from kubevec.inference.documents import Document
 from kubevec.inference.fleet import Part, is_shared, part_of, parts_of, resource_of, share, shared_id
 from kubevec.inference.providers.embedders.base import Embedder
@@ -164,126 +163,3 @@ class CapabilityWriter:
 
 def _target(document: Document) -> str:
     return shared_id(document.id, document.text_hash)
-
-
-@dataclasses.dataclass(frozen=True, kw_only=True)
-class ClusterSummary:
-    """One cluster a store holds documents of (``kubevec clusters``)."""
-
-    name: str
-    instances: int
-    capabilities: int  # records it has a part of
-    shared: int  # of those, records other clusters have a part of too
-    last_resync: str  # from its controller's status record ("" when none: `index crds`, or never reported)
-    reported_at: str
-    version: str
-    ready: bool | None
-
-
-async def list_clusters(*, store: VectorStore, capabilities: str, instances: str, status: str) -> list[ClusterSummary]:
-    """Every cluster with a document or a status record in the store, with counts (one scan of each collection)."""
-    parts: dict[str, list[int]] = {}  # cluster -> [capabilities, shared]
-    async for record in _records_of(store, capabilities):
-        members = [p.cluster for p in parts_of(record.metadata)] or [str(record.metadata.get("cluster") or "")]
-        for member in members:
-            counts = parts.setdefault(member, [0, 0])
-            counts[0] += 1
-            counts[1] += len(members) > 1
-    objects: dict[str, int] = {}
-    try:
-        async for _, hashes in store.iter_hashes(instances, page_size=1000):
-            objects[hashes.cluster] = objects.get(hashes.cluster, 0) + 1
-    except CollectionNotFound:
-        pass
-    reports = {str(r.metadata.get("cluster")): r async for r in _records_of(store, status)}
-    out = []
-    for name in sorted(set(parts) | set(objects) | set(reports)):
-        report = reports[name].metadata if name in reports else {}
-        counts = parts.get(name, [0, 0])
-        out.append(
-            ClusterSummary(
-                name=name,
-                instances=objects.get(name, 0),
-                capabilities=counts[0],
-                shared=counts[1],
-                last_resync=str(report.get("last_full_resync_time", "")),
-                reported_at=str(report.get("reported_at", "")),
-                version=str(report.get("version", "")),
-                ready=bool(report["ready"]) if "ready" in report else None,
-            )
-        )
-    return out
-
-
-@dataclasses.dataclass(frozen=True, kw_only=True)
-class Forgotten:
-    """What ``kubevec forget-cluster`` removed (or would remove, on a dry run)."""
-
-    instances: int
-    capabilities_deleted: int  # records only this cluster had a part of
-    capabilities_kept: int  # shared records it left (other clusters' parts stay, vectors kept)
-    status: int
-
-
-async def forget_cluster(
-    *, store: VectorStore, capabilities: str, instances: str, status: str, cluster: str, dry_run: bool
-) -> Forgotten:
-    """Remove one cluster's documents and its parts of shared records; re-embeds nothing."""
-    deleted: list[str] = []
-    kept: list[Record] = []
-    async for record in _records_of(store, capabilities):
-        parts = parts_of(record.metadata)
-        if not is_shared(record.id):
-            if record.metadata.get("cluster") == cluster:
-                deleted.append(record.id)
-            continue
-        if all(p.cluster != cluster for p in parts):
-            continue
-        rest = [p for p in parts if p.cluster != cluster]
-        if not rest:
-            deleted.append(record.id)
-            continue
-        kept.append(record)
-    try:
-        objects = await store.count(instances, Eq("cluster", cluster))
-    except CollectionNotFound:
-        objects = 0
-    reports = [r.id async for r in _records_of(store, status) if r.metadata.get("cluster") == cluster]
-    if not dry_run:
-        if kept:
-            vectors = {
-                r.id: r.vector for r in await store.get(capabilities, [r.id for r in kept], include_vectors=True)
-            }
-            records = []
-            for record in kept:
-                rest = [p for p in parts_of(record.metadata) if p.cluster != cluster]
-                document = share(resource=resource_of(record.id), text=record.text, base=record.metadata, parts=rest)
-                records.append(
-                    Record(id=document.id, vector=vectors[record.id], text=document.text, metadata=document.metadata)
-                )
-            await store.upsert(capabilities, records)
-        if deleted:
-            await store.delete(capabilities, deleted)
-        if objects:
-            await store.delete_where(instances, Eq("cluster", cluster))
-        if reports:
-            await store.delete(status, reports)
-        logger.info(
-            "Forgot a cluster cluster=%s instances=%d capabilities_deleted=%d capabilities_kept=%d",
-            cluster,
-            objects,
-            len(deleted),
-            len(kept),
-        )
-    return Forgotten(
-        instances=objects, capabilities_deleted=len(deleted), capabilities_kept=len(kept), status=len(reports)
-    )
-
-
-async def _records_of(store: VectorStore, collection: str) -> AsyncIterator[Record]:
-    """Every record of a collection; none if it does not exist (a store `kubevec index crds` wrote)."""
-    try:
-        async for record in store.iter_records(collection, page_size=1000):
-            yield record
-    except CollectionNotFound:
-        return

@@ -8,12 +8,12 @@ from typing import Any
 
 from kubevec.backends.memory import MemoryStore
 from kubevec.controller.runtime.metrics import Metrics
+from kubevec.controller.sync.changelog import ChangeLog
 from kubevec.controller.sync.engine import SyncEngine
-from kubevec.controller.sync.history import ChangeLog
+from kubevec.inference.change_records import CHANGES
 from kubevec.inference.documents import Document
-from kubevec.inference.history import CHANGES
 from tests.fakes import CountingEmbedder
-from tests.unit.inference.test_history import deployment, document
+from tests.unit.inference.test_change_records import deployment, document
 
 NAMES = {"capabilities": "capabilities", "instances": "instances"}
 
