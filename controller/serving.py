@@ -9,21 +9,16 @@ endpoint and the CLI each built their own and a command skipped the resolver (is
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kubevec.backends.generations import resolve
-from kubevec.controller.runtime.tracing import tracer
 from kubevec.controller.settings import Settings
-from kubevec.query.access import Authorizer, View
-from kubevec.query.changes import Changes, ChangesRequest
+from kubevec.query.access import Authorizer
 from kubevec.query.lexical import LexicalIndex
-from kubevec.query.related import Direction, Related
-from kubevec.query.search import Answer, Result, SearchRequest, SearchService
+from kubevec.query.search import SearchService
 
 if TYPE_CHECKING:
     from kubevec.backends import VectorStore
@@ -101,19 +96,17 @@ def search_service(
     if lexical_cache:
         place = hashlib.sha256(f"{store.backend}:{store.location}".encode()).hexdigest()[:16]
         lexical = LexicalIndex(store=store, cache_dir=settings.cache_dir / "lexical" / place)
-    parts: dict[str, Any] = {
-        "store": store,
-        "embedder": embedder,
-        "collections": settings.bases(),
-        "lexical": lexical,
-        "refresh": refresh,
-        "reranker": reranker,
-        "rerank_candidates": settings.reranker.candidates,
-        "history_embedded": settings.history.embed,
-    }
-    if metrics is not None:
-        return InstrumentedSearch(metrics=metrics, **parts)
-    return SearchService(**parts)
+    return SearchService(
+        store=store,
+        embedder=embedder,
+        collections=settings.bases(),
+        lexical=lexical,
+        refresh=refresh,
+        reranker=reranker,
+        rerank_candidates=settings.reranker.candidates,
+        history_embedded=settings.history.embed,
+        observer=metrics,
+    )
 
 
 def authorizer(settings: Settings, service: SearchService, *, kube: ClusterReader | None = None) -> Authorizer:
@@ -154,67 +147,3 @@ class LazyEmbedder:
 
     async def embed_query(self, text: str) -> list[float]:
         return await self._load().embed_query(text)
-
-
-class InstrumentedSearch(SearchService):
-    """A search service whose tools are timed, counted and traced (the controller's metrics registry)."""
-
-    def __init__(self, *, metrics: Metrics, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self._metrics = metrics
-
-    @contextlib.contextmanager
-    def _measured(self, tool: str) -> Iterator[None]:
-        started = time.perf_counter()
-        try:
-            with tracer().start_as_current_span(f"kubevec.mcp.{tool}"):
-                yield
-        except Exception:
-            self._metrics.search_errors.labels(tool=tool).inc()
-            raise
-        finally:
-            self._metrics.search_seconds.labels(tool=tool).observe(time.perf_counter() - started)
-
-    async def search(self, request: SearchRequest, *, view: View | None = None, keep_parts: bool = False) -> Answer:
-        with self._measured("vector_search"):
-            answer = await super().search(request, view=view, keep_parts=keep_parts)
-        if answer.degraded:
-            self._metrics.degraded_answers.labels(tool="vector_search").inc()
-        return answer
-
-    async def find_document(
-        self, id: str, *, collection: str | None = None, cluster: str | None = None, view: View | None = None
-    ) -> tuple[Result, str] | None:
-        with self._measured("get_document"):
-            return await super().find_document(id, collection=collection, cluster=cluster, view=view)
-
-    async def resolve_kind(
-        self, name: str, *, limit: int = 5, cluster: str | None = None, view: View | None = None
-    ) -> list[dict[str, Any]]:
-        with self._measured("resolve_kind"):
-            return await super().resolve_kind(name, limit=limit, cluster=cluster, view=view)
-
-    async def facets(
-        self, collection: str, field: str, *, limit: int = 100, cluster: str | None = None, view: View | None = None
-    ) -> dict[str, int]:
-        with self._measured("list_facets"):
-            return await super().facets(collection, field, limit=limit, cluster=cluster, view=view)
-
-    async def related(
-        self,
-        subject: str,
-        *,
-        hops: int = 1,
-        direction: Direction = "both",
-        cluster: str | None = None,
-        view: View | None = None,
-    ) -> Related:
-        with self._measured("related"):
-            return await super().related(subject, hops=hops, direction=direction, cluster=cluster, view=view)
-
-    async def changes(self, request: ChangesRequest, *, view: View | None = None) -> Changes:
-        with self._measured("list_changes"):
-            answer = await super().changes(request, view=view)
-        if answer.degraded:
-            self._metrics.degraded_answers.labels(tool="list_changes").inc()
-        return answer

@@ -6,7 +6,7 @@ import json
 import sys
 from collections.abc import Sequence
 
-from kubevec.query.search import Result
+from kubevec.query.answers import Result
 
 #: Rough characters per token for English text; only used to stay inside a budget.
 CHARS_PER_TOKEN = 4

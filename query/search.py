@@ -26,29 +26,31 @@ or more, ``somewhat related`` below (all-MiniLM-L6-v2 puts good matches of a sho
 from __future__ import annotations
 
 import asyncio
-import base64
 import bisect
 import dataclasses
-import hashlib
-import json
 import logging
 import math
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from kubevec.backends import Hit, Record, VectorStore
-from kubevec.backends.filters import And, Contains, Eq, Filter, Or, all_of, matches, to_json, words
+from kubevec.backends.filters import And, Contains, Eq, Filter, all_of, matches, words
 from kubevec.core.errors import BackendError, CollectionNotFound, EmbedderError, InvalidFilter, SearchError
 from kubevec.inference.change_records import CHANGES
 from kubevec.inference.documents import CAPABILITIES, INSTANCES
-from kubevec.inference.fleet import is_shared, parts_of, project, within
+from kubevec.inference.fleet import is_shared, parts_of, project
 from kubevec.inference.identity import parse_instance_id, plural_of
 from kubevec.inference.providers.embedders.base import Embedder
+from kubevec.query.answers import Answer, Result, make_result
 from kubevec.query.changes import Changes, ChangesRequest, list_changes
+from kubevec.query.cursors import any_word, make_cursor, read_cursor
+from kubevec.query.kinds import kind_answers
 from kubevec.query.lexical import LexicalIndex
+from kubevec.query.ranking import LEXICAL_WEIGHT, RRF_K, fuse, mmr
 from kubevec.query.related import Direction, Related, Relationships
-from kubevec.query.request import MAX_CURSOR, SearchRequest, check_cluster
+from kubevec.query.request import SearchRequest, check_cluster
+from kubevec.query.scoped import ScopedSearch, ToolObserver, scope_clusters, within_clusters
 
 logger = logging.getLogger(__name__)
 
@@ -56,134 +58,12 @@ if TYPE_CHECKING:
     from kubevec.inference.providers.rerank import Reranker
     from kubevec.query.access import Placement, View
 
-#: RRF constant and the weight of the BM25 ranking (dense counts 1). The textbook k=60 suits
-#: fusing many deep runs; fusing two short rankings, it flattens the top so much that BM25's
-#: noise costs the dense ranking its first places (on the shared CRD queries, k=60 with weight
-#: 0.3 loses MRR to dense alone: 0.641 vs 0.655). Chosen by 2-fold cross-validation over
-#: k in {5..60} and weight in {0.1..1}: each half picked k 5-10, weight 0.3-0.5, and those
-#: beat dense alone on the other half in 5 of 6 splits. Whole set: recall@5 0.875 vs 0.795,
-#: MRR 0.677 vs 0.641; the textbook setting 0.841 / 0.637 (``make bench`` prints both).
-RRF_K: Final = 10
-LEXICAL_WEIGHT: Final = 0.5
 #: How long collection names (and the query embedder) from a ``refresh`` are trusted before re-reading.
 REFRESH_SECONDS: Final = 5.0
 #: How long a query may wait for its vector (the embedder's own retries can take a minute).
 QUERY_EMBED_TIMEOUT: Final = 10.0
 #: After the embedder failed, queries go straight to keywords for this long, then try it again.
 EMBEDDER_DOWN_SECONDS: Final = 30.0
-VERY_SIMILAR: Final = 0.70
-SIMILAR: Final = 0.50
-
-__all__ = ["Result", "SearchError", "SearchRequest", "SearchService", "label_for"]
-
-
-@dataclasses.dataclass(frozen=True, kw_only=True)
-class Result:
-    id: str
-    score: float
-    label: str
-    metadata: Mapping[str, Any]
-    text: str
-    score_kind: str = "cosine"
-    similarity: float | None = None
-
-    @property
-    def relevance(self) -> float:
-        """What labels and ``min_score`` use: the similarity to the query, else the score."""
-        return self.score if self.similarity is None else self.similarity
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "score": round(self.score, 4),
-            "score_kind": self.score_kind,
-            "similarity": None if self.similarity is None else round(self.similarity, 4),
-            "label": self.label,
-            "metadata": dict(self.metadata),
-            "text": self.text,
-        }
-
-
-def _any_word(keyword: str | None) -> Filter | None:
-    """Documents holding any word of ``keyword``: what keyword search ranks, so what its total counts."""
-    found = [Contains(word) for word in dict.fromkeys(words(keyword or ""))]
-    return Or(tuple(found)) if len(found) > 1 else (found[0] if found else None)
-
-
-def _question_of(*, name: str, filter: Filter | None) -> str:
-    return hashlib.sha256(json.dumps([name, to_json(filter) if filter else None], sort_keys=True).encode()).hexdigest()[
-        :16
-    ]
-
-
-def _make_cursor(after: str, *, name: str, filter: Filter | None) -> str:
-    """Opaque to callers: the last id shown, bound to the question it pages."""
-    raw = json.dumps({"after": after, "of": _question_of(name=name, filter=filter)}).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-
-def _read_cursor(cursor: str, *, name: str, filter: Filter | None) -> str:
-    try:
-        if len(cursor) > MAX_CURSOR:
-            raise ValueError("too long")
-        raw = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
-        after, of = raw["after"], raw["of"]
-    except (ValueError, TypeError, KeyError, RecursionError):
-        raise SearchError("cursor: not one kubevec gave; pass back the cursor of the previous answer") from None
-    if not isinstance(after, str) or of != _question_of(name=name, filter=filter):
-        raise SearchError("cursor: it pages another search (other collection or filters); ask again without it")
-    return after
-
-
-def label_for(score: float) -> str:
-    if score >= VERY_SIMILAR:
-        return "very similar"
-    return "similar" if score >= SIMILAR else "somewhat related"
-
-
-class Answer(list[Result]):
-    """A search's results, and ``degraded``: why they are not what was asked for (None when they are).
-
-    When the embedder cannot answer, a question is answered from its words alone (BM25 over the same
-    view and filters) rather than not at all; ``degraded`` says so, for the CLI's warning and the
-    MCP tool's ``degraded`` field.
-    """
-
-    degraded: str | None = None
-    #: What matched and the caller may see: exact for filters and keywords, the candidates ranked for a question.
-    total: int | None = None
-    #: The next page of a filter-only listing (pass it back as ``cursor``); None on the last page.
-    cursor: str | None = None
-    #: ``count_by``: matches per value of the field (no documents are returned then).
-    counts: dict[str, int] | None = None
-
-    @property
-    def truncated(self) -> bool:
-        """More matched than this answer shows."""
-        return self.total is not None and self.total > len(self)
-
-    @classmethod
-    def of(
-        cls,
-        results: Iterable[Result],
-        *,
-        degraded: str | None = None,
-        total: int | None = None,
-        cursor: str | None = None,
-        counts: dict[str, int] | None = None,
-    ) -> Answer:
-        answer = cls(results)
-        answer.degraded, answer.total, answer.cursor, answer.counts = degraded, total, cursor, counts
-        return answer
-
-    def meta(self) -> dict[str, Any]:
-        """What a JSON answer carries besides its results."""
-        out: dict[str, Any] = {"total": self.total, "truncated": self.truncated, "cursor": self.cursor}
-        if self.counts is not None:
-            out["counts"] = self.counts
-        if self.degraded is not None:
-            out["degraded"] = self.degraded
-        return out
 
 
 class SearchService:
@@ -201,6 +81,7 @@ class SearchService:
         rerank_candidates: int = 20,
         query_embed_timeout: float = QUERY_EMBED_TIMEOUT,
         history_embedded: bool = True,
+        observer: ToolObserver | None = None,
     ) -> None:
         """``refresh``, when given, says which physical collections (and query embedder) are active now:
         read at most every ``REFRESH_SECONDS``, and again at once when a collection has gone (a
@@ -219,6 +100,8 @@ class SearchService:
         self.query_embed_timeout = query_embed_timeout
         #: Whether change summaries were embedded (``KUBEVEC_HISTORY__EMBED``): else found by words.
         self.history_embedded = history_embedded
+        #: Told of each tool call made through :meth:`scoped` (the controller's metrics); None: nobody is.
+        self.observer = observer
         #: Until when queries skip the embedder after it failed (monotonic): each would wait its retries.
         self._embedder_down_until = -math.inf
         self._embedder_down_reason = ""
@@ -264,7 +147,7 @@ class SearchService:
         if view is not None and not view.sees(request.collection):
             self.collection_name(request.collection)  # an unknown collection is still an error
             return Answer()
-        clusters = _scope_clusters(view, request.collection)
+        clusters = scope_clusters(view, request.collection)
         if clusters is not None and request.cluster is not None and request.cluster not in clusters:
             self.collection_name(request.collection)
             return Answer()  # a cluster outside the caller's scope holds nothing it may read
@@ -277,7 +160,7 @@ class SearchService:
             await self.fresh(force=True)  # switched generations since the names were read: once more
             answer = await self._search(request, conditions, clusters=clusters)
         if request.collection == CAPABILITIES:  # shared records read as the asked cluster's (kubevec.inference.fleet)
-            kept = [(r, _within(r.metadata, clusters)) for r in answer]
+            kept = [(r, within_clusters(r.metadata, clusters)) for r in answer]
             answer[:] = [
                 dataclasses.replace(r, metadata=metadata if keep_parts else project(metadata, cluster=request.cluster))
                 for r, metadata in kept
@@ -295,11 +178,11 @@ class SearchService:
             if request.count_by is not None:
                 return await self._counted(name, request, conditions, clusters=clusters)
             if request.query is None and request.keyword is not None:
-                total = await self.store.count(name, all_of(conditions, _any_word(request.keyword)))
+                total = await self.store.count(name, all_of(conditions, any_word(request.keyword)))
                 if total > request.k or request.cursor:
                     return await self._keyword_pages(name, conditions, request, total=total)
                 hits = await self.store.keyword_search(name, text=request.keyword, filter=conditions, k=request.k)
-                results = [self._result(h.id, h.score, h.text, h.metadata, kind="keyword") for h in hits]
+                results = [make_result(h.id, h.score, h.text, h.metadata, kind="keyword") for h in hits]
             elif request.query is None:
                 return await self._filtered(name, conditions, request)
             else:
@@ -319,14 +202,14 @@ class SearchService:
         """A filter-only listing in id order, ``k`` at a time: the total is exact, and the cursor (the last id
         shown) makes every page hold each matching document once while writes go on: one that did not
         change is never skipped or repeated, a new one shows if its id sorts after the cursor."""
-        after = _read_cursor(request.cursor, name=request.collection, filter=combined) if request.cursor else None
+        after = read_cursor(request.cursor, name=request.collection, filter=combined) if request.cursor else None
         ids = sorted({i async for i, _ in self.store.iter_ids(name, filter=combined, page_size=1000)})
         start = bisect.bisect_right(ids, after) if after is not None else 0
         page = ids[start : start + request.k]
         found = {r.id: r for r in await self.store.get(name, page)}  # gone since listed: left out
-        results = [self._result(i, 1.0, found[i].text, found[i].metadata, kind="filter") for i in page if i in found]
+        results = [make_result(i, 1.0, found[i].text, found[i].metadata, kind="filter") for i in page if i in found]
         more = start + request.k < len(ids)
-        cursor = _make_cursor(page[-1], name=request.collection, filter=combined) if more and page else None
+        cursor = make_cursor(page[-1], name=request.collection, filter=combined) if more and page else None
         return Answer.of(results, total=len(ids), cursor=cursor)
 
     async def _keyword_pages(self, name: str, combined: Filter | None, request: SearchRequest, *, total: int) -> Answer:
@@ -337,7 +220,7 @@ class SearchService:
         while writes go on, as a filter-only listing does."""
         keyword = request.keyword or ""
         wanted = list(dict.fromkeys(words(keyword)))
-        bound = all_of(combined, _any_word(keyword))
+        bound = all_of(combined, any_word(keyword))
         matched: dict[str, int] = {}
         for word in wanted:
             async for record_id, _ in self.store.iter_ids(
@@ -345,18 +228,18 @@ class SearchService:
             ):
                 matched[record_id] = matched.get(record_id, 0) + 1
         positions = sorted(f"{len(wanted) - count:04d}/{record_id}" for record_id, count in matched.items())
-        after = _read_cursor(request.cursor, name=request.collection, filter=bound) if request.cursor else None
+        after = read_cursor(request.cursor, name=request.collection, filter=bound) if request.cursor else None
         start = bisect.bisect_right(positions, after) if after is not None else 0
         page = [position.split("/", 1)[1] for position in positions[start : start + request.k]]
         found = {r.id: r for r in await self.store.get(name, page)}
         results = [
-            self._result(i, matched[i] / len(wanted), found[i].text, found[i].metadata, kind="keyword")
+            make_result(i, matched[i] / len(wanted), found[i].text, found[i].metadata, kind="keyword")
             for i in page
             if i in found
         ]
         more = start + request.k < len(positions)
         last = positions[start + len(page) - 1] if page else None
-        cursor = _make_cursor(last, name=request.collection, filter=bound) if more and last else None
+        cursor = make_cursor(last, name=request.collection, filter=bound) if more and last else None
         return Answer.of(results, total=max(total, len(positions)), cursor=cursor)
 
     async def _counted(
@@ -365,11 +248,11 @@ class SearchService:
         """Matches per value of ``count_by`` (a list field counts each element), without a document;
         with ``clusters``, a shared capability record counts only those clusters' parts."""
         assert request.count_by is not None
-        scope = all_of(combined, _any_word(request.keyword) if request.keyword else None)
+        scope = all_of(combined, any_word(request.keyword) if request.keyword else None)
         counts: dict[str, int] = {}
         total = 0
         async for record in self.store.iter_records(name, filter=scope, page_size=1000):
-            metadata = _within(record.metadata, clusters)
+            metadata = within_clusters(record.metadata, clusters)
             if metadata is None:
                 continue
             total += 1
@@ -409,15 +292,29 @@ class SearchService:
                 k=pool,
                 with_metadata=request.collection != INSTANCES,
             )
-            ranked, kind = await self._fuse(name, vector=vector, dense=dense, lexical=lexical), "fused"
+            ranked, kind = (
+                await fuse(
+                    self.store,
+                    name,
+                    vector=vector,
+                    dense=dense,
+                    lexical=lexical,
+                    rrf_k=self.rrf_k,
+                    lexical_weight=self.lexical_weight,
+                ),
+                "fused",
+            )
         if request.mmr:
             hits = [hit for hit, _ in ranked[:pool]]
-            ranked, kind = await self._mmr(name, vector=vector, hits=hits, k=k, mmr_lambda=request.mmr_lambda), "mmr"
+            ranked, kind = (
+                await mmr(self.store, name, vector=vector, hits=hits, k=k, mmr_lambda=request.mmr_lambda),
+                "mmr",
+            )
         elif self.reranker is not None and request.rerank and len(ranked) > 1:
             ranked, kind = await self._rerank(query, ranked[: max(k, self.rerank_candidates)], k=k), "rerank"
         return Answer.of(
             [
-                self._result(h.id, order_score, h.text, h.metadata, kind=kind, similarity=h.score)
+                make_result(h.id, order_score, h.text, h.metadata, kind=kind, similarity=h.score)
                 for h, order_score in ranked[:k]
             ],
             total=len(ranked),
@@ -453,7 +350,7 @@ class SearchService:
             with_metadata=request.collection != INSTANCES,
         )
         top = max((h.score for h in hits), default=0.0) or 1.0
-        results = [self._result(h.id, h.score / top, h.text, h.metadata, kind="keyword") for h in hits]
+        results = [make_result(h.id, h.score / top, h.text, h.metadata, kind="keyword") for h in hits]
         return Answer.of(
             results,
             degraded=f"the embedder is unavailable ({self._embedder_down_reason}): answered from keywords alone",
@@ -474,70 +371,13 @@ class SearchService:
         )
         return [Hit(id=r.id, score=score, text=r.text, metadata=r.metadata) for r, score in ranked]
 
-    async def _fuse(
-        self, name: str, *, vector: list[float], dense: list[Hit], lexical: list[Hit]
-    ) -> list[tuple[Hit, float]]:
-        """Weighted reciprocal rank fusion: (hit carrying its cosine similarity, fused score in [0, 1])."""
-        rrf: dict[str, float] = {}
-        for weight, ranking in ((1.0, dense), (self.lexical_weight, lexical)):
-            for rank, hit in enumerate(ranking):
-                rrf[hit.id] = rrf.get(hit.id, 0.0) + weight / (self.rrf_k + rank + 1)
-        by_id = {h.id: h for h in lexical} | {h.id: h for h in dense}
-        missing = [i for i in rrf if i not in {h.id for h in dense}]
-        similarity = {h.id: h.score for h in dense}
-        if missing:  # lexical-only hits: compute their cosine so every score means the same thing
-            for record in await self.store.get(name, missing, include_vectors=True):
-                similarity[record.id] = max(0.0, _cosine(vector, record.vector))
-        ordered = sorted(rrf, key=lambda i: (-rrf[i], i))
-        best = (1.0 + self.lexical_weight) / (self.rrf_k + 1)  # first in both rankings
-        return [
-            (dataclasses.replace(by_id[i], score=min(1.0, similarity.get(i, 0.0))), min(1.0, rrf[i] / best))
-            for i in ordered
-        ]
-
     async def _rerank(self, query: str, ranked: list[tuple[Hit, float]], *, k: int) -> list[tuple[Hit, float]]:
         """The reranker's order and relevance over the top candidates (the rest are dropped: k <= candidates)."""
         assert self.reranker is not None
         order = await self.reranker.rerank(query, [hit.text for hit, _ in ranked], top_k=k)
         return [(ranked[index][0], min(1.0, max(0.0, relevance))) for index, relevance in order]
 
-    async def _mmr(
-        self, name: str, *, vector: list[float], hits: list[Hit], k: int, mmr_lambda: float
-    ) -> list[tuple[Hit, float]]:
-        """Greedy maximal marginal relevance; each pick's gain, rescaled from [-1, 1] to [0, 1].
-
-        The gains never increase: a candidate's redundancy can only grow as more are chosen.
-        """
-        vectors = {r.id: r.vector for r in await self.store.get(name, [h.id for h in hits], include_vectors=True)}
-        candidates = [h for h in hits if vectors.get(h.id)]
-        chosen: list[tuple[Hit, float]] = []
-        while candidates and len(chosen) < k:
-
-            def gain(hit: Hit) -> float:
-                relevance = _cosine(vector, vectors[hit.id])
-                redundancy = max((_cosine(vectors[hit.id], vectors[c.id]) for c, _ in chosen), default=0.0)
-                return mmr_lambda * relevance - (1 - mmr_lambda) * redundancy
-
-            best = max(candidates, key=gain)
-            chosen.append((best, min(1.0, max(0.0, (gain(best) + 1) / 2))))
-            candidates.remove(best)
-        return chosen
-
     # -- helpers -----------------------------------------------------------------------------------
-
-    @staticmethod
-    def _result(
-        id: str, score: float, text: str, metadata: Mapping[str, Any], *, kind: str, similarity: float | None = None
-    ) -> Result:
-        return Result(
-            id=id,
-            score=score,
-            label=label_for(score if similarity is None else similarity),
-            metadata=metadata,
-            text=text,
-            score_kind=kind,
-            similarity=similarity,
-        )
 
     async def get_document(
         self, collection: str, id: str, *, cluster: str | None = None, clusters: frozenset[str] | None = None
@@ -551,19 +391,19 @@ class SearchService:
             scope: Filter = Eq("resource", id) if cluster is None else And((Eq("resource", id), Eq("cluster", cluster)))
             candidates = [r async for r in self.store.iter_records(name, filter=scope, page_size=100)]
             if clusters is not None:  # the record the caller's clusters serve, not one only others do
-                candidates = [r for r in candidates if _within(r.metadata, clusters) is not None]
+                candidates = [r for r in candidates if within_clusters(r.metadata, clusters) is not None]
             records = sorted(candidates, key=lambda r: (-len(parts_of(r.metadata)), r.id))[:1]
         if not records:
             return None
         record = records[0]
         metadata: Mapping[str, Any] | None = record.metadata
         if collection == CAPABILITIES:
-            metadata = _within(record.metadata, clusters)
+            metadata = within_clusters(record.metadata, clusters)
             if metadata is None or (clusters is not None and cluster is not None and cluster not in clusters):
                 return None
             metadata = project(metadata, cluster=cluster)
         assert metadata is not None
-        return self._result(record.id, 1.0, record.text, metadata, kind="id")
+        return make_result(record.id, 1.0, record.text, metadata, kind="id")
 
     async def find_document(
         self, id: str, *, collection: str | None = None, cluster: str | None = None, view: View | None = None
@@ -582,16 +422,14 @@ class SearchService:
             return view is None or view.allows(where, metadata=result.metadata, text=result.text)
 
         if collection is not None:
-            result = await self.get_document(
-                collection, id, cluster=cluster, clusters=_scope_clusters(view, collection)
-            )
+            result = await self.get_document(collection, id, cluster=cluster, clusters=scope_clusters(view, collection))
             return (result, collection) if result is not None and counts(result, collection) else None
         first = "instances" if parse_instance_id(id) is not None else "capabilities"
         for where in (first, "capabilities" if first == "instances" else "instances"):
             if where not in self.collections:
                 continue
             try:
-                result = await self.get_document(where, id, cluster=cluster, clusters=_scope_clusters(view, where))
+                result = await self.get_document(where, id, cluster=cluster, clusters=scope_clusters(view, where))
             except CollectionNotFound:
                 continue  # a store indexed by `kubevec index crds` has no instances collection
             if result is not None and counts(result, where):
@@ -616,7 +454,7 @@ class SearchService:
         collection = self.collection_name("capabilities")
         if view is not None and not view.sees("capabilities"):
             return []
-        clusters = _scope_clusters(view, CAPABILITIES)
+        clusters = scope_clusters(view, CAPABILITIES)
         if clusters is not None and cluster is not None and cluster not in clusters:
             return []
         exact = []
@@ -624,7 +462,7 @@ class SearchService:
         if view is not None:
             scope = view.restrict("capabilities", scope)
         async for record in self.store.iter_records(collection, filter=scope, page_size=1000):
-            visible = _within(record.metadata, clusters)
+            visible = within_clusters(record.metadata, clusters)
             if visible is None:
                 continue
             metadata = visible
@@ -639,7 +477,7 @@ class SearchService:
                 *(str(n).lower() for n in (short_names if isinstance(short_names, list) else [short_names])),
             }
             if wanted in names:
-                exact += _kind_answers(record.id, metadata, cluster=cluster, match="exact", similarity=None)
+                exact += kind_answers(record.id, metadata, cluster=cluster, match="exact", similarity=None)
         if exact:
             order = sorted(
                 exact, key=lambda a: (a["group"] not in ("", "core"), a["group"], a["kind"], str(a["cluster"] or ""))
@@ -652,7 +490,7 @@ class SearchService:
         semantic = [
             answer
             for r in results
-            for answer in _kind_answers(r.id, r.metadata, cluster=cluster, match="semantic", similarity=r.similarity)
+            for answer in kind_answers(r.id, r.metadata, cluster=cluster, match="semantic", similarity=r.similarity)
         ]
         return semantic[:limit]
 
@@ -687,7 +525,7 @@ class SearchService:
         if view is not None and not view.sees(collection):
             self.collection_name(collection)
             return counts
-        clusters = _scope_clusters(view, collection)
+        clusters = scope_clusters(view, collection)
         if clusters is not None and cluster is not None and cluster not in clusters:
             self.collection_name(collection)
             return counts
@@ -695,7 +533,7 @@ class SearchService:
         if view is not None:
             scope = view.restrict(collection, scope)
         async for record in self.store.iter_records(self.collection_name(collection), filter=scope, page_size=1000):
-            metadata = _within(record.metadata, clusters)
+            metadata = within_clusters(record.metadata, clusters)
             if metadata is None:
                 continue
             value = metadata.get(field)
@@ -757,93 +595,3 @@ class SearchService:
             if placement is not None:
                 found.add(placement)
         return found
-
-
-def _scope_clusters(view: View | None, collection: str) -> frozenset[str] | None:
-    """The clusters a caller is limited to, where records can be shared by clusters (capabilities); else None."""
-    return view.clusters if view is not None and collection == CAPABILITIES else None
-
-
-def _within(metadata: Mapping[str, Any], clusters: frozenset[str] | None) -> dict[str, Any] | None:
-    """``metadata`` as a caller limited to ``clusters`` sees it (None: not at all); every cluster: as stored."""
-    return dict(metadata) if clusters is None else within(metadata, clusters=clusters)
-
-
-def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
-    dot = sum(x * y for x, y in zip(a, b, strict=False))
-    na = math.sqrt(sum(x * x for x in a)) or 1.0
-    nb = math.sqrt(sum(y * y for y in b)) or 1.0
-    return dot / (na * nb)
-
-
-def _kind_answers(
-    id: str, metadata: Mapping[str, Any], *, cluster: str | None, match: str, similarity: float | None
-) -> list[dict[str, Any]]:
-    """One answer per cluster serving the type (only ``cluster``'s when asked), each with that cluster's
-    apiVersion: one cluster may serve a version another does not."""
-    clusters = [p.cluster for p in parts_of(metadata)]
-    if not clusters:  # a record from before sharing: one cluster's, as it is
-        return [_kind_answer(id, metadata, match=match, similarity=similarity)]
-    return [
-        _kind_answer(id, project(metadata, cluster=c), match=match, similarity=similarity)
-        for c in clusters
-        if cluster is None or c == cluster
-    ]
-
-
-def _kind_answer(id: str, metadata: Mapping[str, Any], *, match: str, similarity: float | None) -> dict[str, Any]:
-    resource = str(metadata.get("resource", id))
-    fields = metadata.get("fields", [])
-    answer = {
-        "kind": metadata.get("kind"),
-        "group": metadata.get("group", ""),
-        "apiVersion": metadata.get("api_version"),
-        "resource": plural_of(resource),
-        "scope": metadata.get("scope"),
-        "servedVersions": metadata.get("served_versions", []),
-        "storageVersion": metadata.get("version"),
-        "shortNames": metadata.get("short_names", []),
-        "topFields": list(fields[:8]) if isinstance(fields, list) else [],
-        "cluster": metadata.get("cluster"),
-        "id": id,
-        "match": match,
-    }
-    if similarity is not None:
-        answer["similarity"] = round(similarity, 4)
-    return answer
-
-
-@dataclasses.dataclass(frozen=True)
-class ScopedSearch:
-    """What one caller may read, and only that: the view is bound here once, not passed by each tool.
-
-    The MCP tools are given a way to make these for the caller of each call and never the service
-    itself, so a new tool cannot forget the view: without it there is nothing to read.
-    """
-
-    service: SearchService = dataclasses.field(repr=False)
-    view: View | None
-
-    async def search(self, request: SearchRequest) -> Answer:
-        return await self.service.search(request, view=self.view)
-
-    async def find_document(
-        self, id: str, *, collection: str | None = None, cluster: str | None = None
-    ) -> tuple[Result, str] | None:
-        return await self.service.find_document(id, collection=collection, cluster=cluster, view=self.view)
-
-    async def resolve_kind(self, name: str, *, limit: int = 5, cluster: str | None = None) -> list[dict[str, Any]]:
-        return await self.service.resolve_kind(name, limit=limit, cluster=cluster, view=self.view)
-
-    async def changes(self, request: ChangesRequest) -> Changes:
-        return await self.service.changes(request, view=self.view)
-
-    async def related(
-        self, subject: str, *, hops: int = 1, direction: Direction = "both", cluster: str | None = None
-    ) -> Related:
-        return await self.service.related(subject, hops=hops, direction=direction, cluster=cluster, view=self.view)
-
-    async def facets(
-        self, collection: str, field: str, *, limit: int = 100, cluster: str | None = None
-    ) -> dict[str, int]:
-        return await self.service.facets(collection, field, limit=limit, cluster=cluster, view=self.view)

@@ -10,7 +10,9 @@ event type (3 x the number of CRD versions watched, plus the built-in kinds).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import contextlib
+import time
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Final
 
 from prometheus_client import (
@@ -225,6 +227,25 @@ class Metrics:
     def watch_access(self, counts: Callable[[], Iterable[Count]]) -> None:
         """Export the MCP guard's refusals and the authorizer's review counts (the query side knows no Prometheus)."""
         self.registry.register(AccessCollector(counts))
+
+    @contextlib.contextmanager
+    def tool_call(self, tool: str) -> Iterator[None]:
+        """One MCP tool call (``kubevec.query.scoped.ToolObserver``): a span, its time, and its failure."""
+        from kubevec.controller.runtime.tracing import tracer
+
+        started = time.perf_counter()
+        try:
+            with tracer().start_as_current_span(f"kubevec.mcp.{tool}"):
+                yield
+        except Exception:
+            self.search_errors.labels(tool=tool).inc()
+            raise
+        finally:
+            self.search_seconds.labels(tool=tool).observe(time.perf_counter() - started)
+
+    def answered_degraded(self, tool: str) -> None:
+        """A tool answered, but not as asked (the embedder is down: words alone)."""
+        self.degraded_answers.labels(tool=tool).inc()
 
     def observed(self, *, backend: str, operation: str, seconds: float, failed: bool) -> None:
         """A store operation ended (``kubevec.backends.base.StoreObserver``): time it, count it if it failed."""

@@ -25,7 +25,7 @@ from kubevec.query.access import View
 from kubevec.query.changes import ChangeEntry, ChangesRequest, parse_time
 from kubevec.query.render import as_json, compact
 from kubevec.query.request import MAX_K, SearchRequest
-from kubevec.query.search import ScopedSearch
+from kubevec.query.scoped import ScopedSearch
 
 logger = logging.getLogger(__name__)
 

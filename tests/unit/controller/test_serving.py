@@ -9,7 +9,7 @@ import pytest
 from kubevec.backends import Record
 from kubevec.backends.memory import MemoryStore
 from kubevec.controller.runtime.metrics import Metrics
-from kubevec.controller.serving import InstrumentedSearch, LazyEmbedder, search_service
+from kubevec.controller.serving import LazyEmbedder, search_service
 from kubevec.controller.settings import Settings
 from kubevec.controller.sync.migrate import migrate
 from kubevec.inference.providers.config import EmbedderSettings
@@ -48,11 +48,11 @@ async def test_the_controllers_endpoint_follows_a_migration_and_measures_each_to
     old, new = Model("old-model", 8), Model("new-model", 12)
     store, metrics = await stored(settings, old), Metrics()
     service = search_service(settings, store, embedder=new, lexical_cache=False, metrics=metrics)
-    assert isinstance(service, InstrumentedSearch)
+    assert service.observer is metrics
     await migrate(
         store=store, embedder=new, settings=EmbedderSettings(), bases=settings.bases(), pointer=settings.pointer
     )
-    found = await service.search(SearchRequest(query="managed postgres", collection="capabilities", k=1))
+    found = await service.scoped(None).search(SearchRequest(query="managed postgres", collection="capabilities", k=1))
     assert [result.id for result in found] == [f"{settings.collection('capabilities')}-1"]
     assert service.collections["capabilities"] == f"{settings.collection('capabilities')}__g1"
     assert service.embedder is new  # its own model: never swapped for a generation's
@@ -70,7 +70,7 @@ async def test_a_command_embeds_queries_with_the_model_that_built_the_active_gen
         pointer=settings.pointer,
     )
     service = search_service(settings, store, queries=True)
-    assert not isinstance(service, InstrumentedSearch)
+    assert service.observer is None
     await service.fresh(force=True)
     assert isinstance(service.embedder, LazyEmbedder)  # not loaded: an exact lookup may need no model
     assert service.embedder._settings.model == "BAAI/bge-small-en-v1.5"
@@ -92,6 +92,6 @@ async def test_an_answer_from_keywords_alone_is_counted(settings: Settings) -> N
     store, metrics = await stored(settings, model), Metrics()
     service = search_service(settings, store, embedder=model, lexical_cache=False, metrics=metrics)
     model.failing = True
-    found = await service.search(SearchRequest(query="managed postgres", collection="capabilities", k=1))
+    found = await service.scoped(None).search(SearchRequest(query="managed postgres", collection="capabilities", k=1))
     assert found.degraded is not None
     assert metrics.registry.get_sample_value("kubevec_search_degraded_total", {"tool": "vector_search"}) == 1

@@ -12,9 +12,10 @@ from kubevec.backends import Record
 from kubevec.backends.filters import to_json
 from kubevec.backends.memory import MemoryStore
 from kubevec.core.errors import SearchError
+from kubevec.query.answers import Result, label_for
 from kubevec.query.render import compact
 from kubevec.query.request import MAX_K, SearchRequest
-from kubevec.query.search import Result, SearchService, label_for
+from kubevec.query.search import SearchService
 from tests.fakes import CountingEmbedder
 
 DOCS = [

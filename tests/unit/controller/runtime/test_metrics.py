@@ -114,15 +114,15 @@ def test_embedder_retries_and_llm_counts_are_exported_by_provider() -> None:
 
 
 async def test_mcp_tools_served_by_the_controller_are_timed_and_counted() -> None:
-    from kubevec.controller.serving import InstrumentedSearch
+    from kubevec.query.search import SearchService
 
     metrics = Metrics()
     store = MemoryStore()
     await store.ensure_collection("instances", dimension=2, embedder="m")
     await store.upsert("instances", [Record(id="a", vector=[1.0, 0.0], text="t", metadata={"content_hash": "h"})])
-    service = InstrumentedSearch(
-        metrics=metrics, store=store, embedder=None, collections={"instances": "instances", "capabilities": "caps"}
-    )
+    service = SearchService(
+        store=store, embedder=None, collections={"instances": "instances", "capabilities": "caps"}, observer=metrics
+    ).scoped(None)
     assert (await service.find_document("a", collection="instances")) is not None
     with pytest.raises(BackendError):
         await service.facets("capabilities", "kind")  # that collection was never created

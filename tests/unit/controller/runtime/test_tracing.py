@@ -14,10 +14,10 @@ from kubevec.backends import Record
 from kubevec.backends.memory import MemoryStore
 from kubevec.controller.app import App
 from kubevec.controller.runtime import tracing
-from kubevec.controller.serving import InstrumentedSearch
 from kubevec.controller.settings import ServerSettings, Settings
 from kubevec.core.errors import SearchError
 from kubevec.query.request import SearchRequest
+from kubevec.query.search import SearchService
 from tests.fakes import CountingEmbedder
 
 
@@ -85,9 +85,9 @@ async def test_mcp_tool_calls_are_spans(spans: InMemorySpanExporter) -> None:
         "capabilities", [Record(id="c", vector=embedder.vector(text), text=text, metadata={"content_hash": "h"})]
     )
     metrics = Metrics()
-    service = InstrumentedSearch(
-        metrics=metrics, store=store, embedder=embedder, collections={"capabilities": "capabilities"}
-    )
+    service = SearchService(
+        store=store, embedder=embedder, collections={"capabilities": "capabilities"}, observer=metrics
+    ).scoped(None)
     await service.search(SearchRequest.build(collection="capabilities", query="tls certificate"))
     (tool,) = by_name(spans.get_finished_spans(), "kubevec.mcp.vector_search")
     assert tool.status.is_ok

@@ -1,0 +1,46 @@
+"""``resolve_kind``'s answers: a resource type's API as an agent writing a manifest needs it, per cluster."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from kubevec.inference.fleet import parts_of, project
+from kubevec.inference.identity import plural_of
+
+
+def kind_answers(
+    id: str, metadata: Mapping[str, Any], *, cluster: str | None, match: str, similarity: float | None
+) -> list[dict[str, Any]]:
+    """One answer per cluster serving the type (only ``cluster``'s when asked), each with that cluster's
+    apiVersion: one cluster may serve a version another does not."""
+    clusters = [p.cluster for p in parts_of(metadata)]
+    if not clusters:  # a record from before sharing: one cluster's, as it is
+        return [kind_answer(id, metadata, match=match, similarity=similarity)]
+    return [
+        kind_answer(id, project(metadata, cluster=c), match=match, similarity=similarity)
+        for c in clusters
+        if cluster is None or c == cluster
+    ]
+
+
+def kind_answer(id: str, metadata: Mapping[str, Any], *, match: str, similarity: float | None) -> dict[str, Any]:
+    resource = str(metadata.get("resource", id))
+    fields = metadata.get("fields", [])
+    answer = {
+        "kind": metadata.get("kind"),
+        "group": metadata.get("group", ""),
+        "apiVersion": metadata.get("api_version"),
+        "resource": plural_of(resource),
+        "scope": metadata.get("scope"),
+        "servedVersions": metadata.get("served_versions", []),
+        "storageVersion": metadata.get("version"),
+        "shortNames": metadata.get("short_names", []),
+        "topFields": list(fields[:8]) if isinstance(fields, list) else [],
+        "cluster": metadata.get("cluster"),
+        "id": id,
+        "match": match,
+    }
+    if similarity is not None:
+        answer["similarity"] = round(similarity, 4)
+    return answer
