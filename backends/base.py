@@ -30,7 +30,8 @@ T = TypeVar("T")
 P = ParamSpec("P")
 
 DEFAULT_PAGE_SIZE: Final = 1000
-MAX_K: Final = 1000
+#: The most neighbours one store search returns (a store limit; agents ask for at most ``kubevec.query.request.MAX_K``).
+MAX_NEIGHBOURS: Final = 1000
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -531,8 +532,8 @@ def _check_field(field: str) -> None:
 
 
 def _check_k(k: int) -> None:
-    if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_K:
-        raise BackendError(f"k must be an integer from 1 to {MAX_K}, got {k!r}")
+    if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_NEIGHBOURS:
+        raise BackendError(f"k must be an integer from 1 to {MAX_NEIGHBOURS}, got {k!r}")
 
 
 def _check_same(*, name: str, existing: CollectionInfo, wanted: CollectionInfo, location: str) -> None:

@@ -1,11 +1,11 @@
 """``kubevec``: the command line. One entry point; heavy imports happen inside each command.
 
-``main.py`` dispatches, ``parser.py`` defines every command and flag, ``common.py`` is what the commands
-share (the store, the embedder, the search service over the active generation), and each other module is
-one command or a family of them.
+``main.py`` runs a command and maps its errors, ``parser.py`` lists the command modules, each of which
+registers its own commands and flags (``register``), ``common.py`` is what they share, and
+``request_flags.py`` derives ``kubevec search``'s flags from the search request.
 """
 
 from kubevec.controller.cli.main import main
-from kubevec.controller.cli.parser import build_parser, label_selector
+from kubevec.controller.cli.parser import build_parser
 
-__all__ = ["build_parser", "label_selector", "main"]
+__all__ = ["build_parser", "main"]

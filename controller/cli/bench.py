@@ -7,47 +7,56 @@ would store them, so nothing configured is touched; the questions are asked as a
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
 import time
+from pathlib import Path
 
-from kubevec.controller.cli.common import open_embedder
+from kubevec.controller.cli.common import Commands, open_embedder
 from kubevec.controller.settings import Settings
 from kubevec.core.errors import CommandError
+
+
+def register(commands: Commands) -> None:
+    bench = commands.add("bench", None, help="measure what the configured models give, before switching to them")
+    retrieval = commands.nested(bench, dest="what", required=True).add(
+        "retrieval",
+        bench_retrieval_command,
+        help="recall@1/@5, MRR and latency of the configured embedder and reranker on judged questions",
+    )
+    retrieval.add_argument("--crds", nargs="+", type=Path, required=True, help="CRD YAML files or folders")
+    retrieval.add_argument(
+        "--queries", type=Path, required=True, help='JSON Lines: {"query": "...", "expected": ["<crd name>", ...]}'
+    )
+    retrieval.add_argument("--no-hybrid", action="store_true", help="dense only (no BM25 fusion)")
+    retrieval.add_argument("--no-rerank", action="store_true", help="leave the configured reranker out")
+    retrieval.add_argument(
+        "--show-misses", type=int, default=5, metavar="N", help="print N questions missed (default 5)"
+    )
+    retrieval.add_argument("-o", "--output", choices=["text", "json"], default="text", help="text (default) or json")
 
 
 async def bench_retrieval_command(args: argparse.Namespace, settings: Settings) -> int:
     from kubevec.backends.memory import MemoryStore
     from kubevec.controller.sync.crd_files import index_crds
-    from kubevec.core.errors import EmbedderError, InferenceError, SearchError
     from kubevec.inference.fleet import resource_of
     from kubevec.inference.providers.rerank import make_reranker
     from kubevec.query.evaluation import evaluate, read_questions
     from kubevec.query.search import SearchService
 
-    try:
-        questions = read_questions(args.queries)
-    except SearchError as exc:
-        raise CommandError(str(exc)) from exc
+    questions = read_questions(args.queries)
     embedder = open_embedder(settings)
-    try:
-        reranker = None if args.no_rerank else make_reranker(settings.reranker, embedder=settings.embedder)
-    except EmbedderError as exc:
-        raise CommandError(str(exc)) from exc
+    reranker = None if args.no_rerank else make_reranker(settings.reranker, embedder=settings.embedder)
     store = MemoryStore()
     started = time.perf_counter()
-    try:
-        report = await index_crds(
-            paths=args.crds,
-            store=store,
-            embedder=embedder,
-            collection="capabilities",
-            cluster=settings.cluster_name,
-            batch_size=settings.embedder.batch_size,
-        )
-    except (InferenceError, EmbedderError) as exc:
-        raise CommandError(str(exc)) from exc
+    report = await index_crds(
+        paths=args.crds,
+        store=store,
+        embedder=embedder,
+        collection="capabilities",
+        cluster=settings.cluster_name,
+        batch_size=settings.embedder.batch_size,
+    )
     indexed = time.perf_counter() - started
     for error in report.errors:
         print(f"kubevec bench: {error}", file=sys.stderr)
@@ -73,12 +82,7 @@ async def bench_retrieval_command(args: argparse.Namespace, settings: Settings) 
         elif done == total or done % 20 == 0:  # a log: a line now and then
             print(f"Asked {done}/{total} questions", file=sys.stderr, flush=True)
 
-    try:
-        scores = await evaluate(
-            service, questions, hybrid=not args.no_hybrid, rerank=not args.no_rerank, progress=progress
-        )
-    except (SearchError, EmbedderError) as exc:
-        raise CommandError(str(exc)) from exc
+    scores = await evaluate(service, questions, hybrid=not args.no_hybrid, rerank=not args.no_rerank, progress=progress)
     setup = {
         "embedder": embedder.name,
         "dimension": embedder.dimension,
@@ -107,7 +111,3 @@ async def bench_retrieval_command(args: argparse.Namespace, settings: Settings) 
     for query, top in scores.misses[: args.show_misses]:
         print(f"miss       {query!r} -> {', '.join(top) or 'nothing'}")
     return 0
-
-
-def bench_command(args: argparse.Namespace, settings: Settings) -> int:
-    return asyncio.run(bench_retrieval_command(args, settings))

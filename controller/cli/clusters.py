@@ -6,15 +6,30 @@ import argparse
 import dataclasses
 import sys
 
-from kubevec.controller.cli.common import emit, open_store
+from kubevec.controller.cli.common import Commands, emit, open_store, output_flag
 from kubevec.controller.settings import Settings
 from kubevec.core.errors import CommandError
+
+
+def register(commands: Commands) -> None:
+    clusters = commands.add(
+        "clusters",
+        clusters_command,
+        help="the clusters whose documents the store holds: documents, last resync, controller version",
+    )
+    output_flag(clusters)
+    forget = commands.add(
+        "forget-cluster",
+        forget_command,
+        help="remove one cluster's documents and its part of shared ones (a decommissioned cluster)",
+    )
+    forget.add_argument("name", help="the cluster name, as `kubevec clusters` lists it")
+    forget.add_argument("--yes", action="store_true", help="remove them (without it: only say what would go)")
 
 
 async def clusters_command(args: argparse.Namespace, settings: Settings) -> int:
     from kubevec.controller.serving import active_collections
     from kubevec.controller.sync.status import STATUS_COLLECTION
-    from kubevec.core.errors import BackendError
     from kubevec.inference.documents import CAPABILITIES, INSTANCES
     from kubevec.query.clusters import list_clusters
 
@@ -27,8 +42,6 @@ async def clusters_command(args: argparse.Namespace, settings: Settings) -> int:
             instances=names[INSTANCES],
             status=settings.collection(STATUS_COLLECTION),
         )
-    except BackendError as exc:
-        raise CommandError(str(exc).splitlines()[0]) from exc
     finally:
         await store.close()
     rows = [dataclasses.asdict(c) for c in found]
@@ -46,7 +59,6 @@ async def forget_command(args: argparse.Namespace, settings: Settings) -> int:
     from kubevec.controller.serving import active_collections
     from kubevec.controller.sync.forget import forget_cluster
     from kubevec.controller.sync.status import STATUS_COLLECTION
-    from kubevec.core.errors import BackendError
     from kubevec.inference.documents import CAPABILITIES, INSTANCES
     from kubevec.query.clusters import list_clusters
 
@@ -63,8 +75,6 @@ async def forget_command(args: argparse.Namespace, settings: Settings) -> int:
             listed = ", ".join(sorted(known)) or "none"
             raise CommandError(f"the store holds no documents of cluster {args.name!r} (it holds: {listed})")
         gone = await forget_cluster(store=store, cluster=args.name, dry_run=not args.yes, **where)
-    except BackendError as exc:
-        raise CommandError(str(exc).splitlines()[0]) from exc
     finally:
         await store.close()
     what = (

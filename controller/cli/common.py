@@ -1,15 +1,19 @@
-"""What the commands share: one-line errors, the store, the embedder, the search service (see ``serving``)."""
+"""What the commands share: how they register, the store, the embedder, the search service (see ``serving``)."""
 
 from __future__ import annotations
 
+import argparse
+import contextlib
 import json
 import logging
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncIterator, Callable, Coroutine
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
 
 from pydantic import ValidationError
 
 from kubevec.controller.settings import Settings
-from kubevec.core.errors import CommandError, EmbedderError
+from kubevec.core.errors import CommandError
 
 if TYPE_CHECKING:
     from kubevec.backends import VectorStore
@@ -17,6 +21,60 @@ if TYPE_CHECKING:
     from kubevec.query.search import SearchService
 
 logger = logging.getLogger("kubevec")
+
+#: What a command runs: given its arguments and the settings, an exit code (or a coroutine of one).
+Handler = Callable[[argparse.Namespace, Settings], int | Coroutine[Any, Any, int]]
+#: The ``-o`` formats of the reading commands.
+FORMATS: Final = ("text", "json", "yaml")
+
+
+def _global_flags(parser: argparse.ArgumentParser, *, default: Any) -> None:
+    parser.add_argument(
+        "--kubeconfig",
+        type=Path,
+        default=default,
+        help="kubeconfig file (default: KUBECONFIG, in-cluster, ~/.kube/config)",
+    )
+    parser.add_argument("--context", default=default, help="kubeconfig context to use (default: its current-context)")
+
+
+class Commands:
+    """Where each command module registers itself: ``commands.add("status", status, help=...)``.
+
+    Every parser made here (nested ones too) also takes the global flags, after the command as before
+    it (``kubevec status --kubeconfig x``), as kubectl's do; with no default of their own, so one given
+    before the command is not overwritten.
+    """
+
+    def __init__(self, action: Any, common: argparse.ArgumentParser) -> None:
+        self._action, self._common = action, common
+
+    @classmethod
+    def of(cls, parser: argparse.ArgumentParser) -> Commands:
+        _global_flags(parser, default=None)
+        common = argparse.ArgumentParser(add_help=False)
+        _global_flags(common, default=argparse.SUPPRESS)
+        return cls(parser.add_subparsers(dest="command", required=True), common)
+
+    def add(
+        self, name: str, handler: Handler | None, *, settings: bool = True, **kwargs: Any
+    ) -> argparse.ArgumentParser:
+        """A command's parser; ``handler`` runs it (None: it has subcommands, which have their own).
+
+        ``settings=False``: the command needs no configuration (a shell's start-up must not fail on it).
+        """
+        parser: argparse.ArgumentParser = self._action.add_parser(name, parents=[self._common], **kwargs)
+        if handler is not None:
+            parser.set_defaults(handler=handler, needs_settings=settings)
+        return parser
+
+    def nested(self, parser: argparse.ArgumentParser, **options: Any) -> Commands:
+        """Subcommands of a command (``index crds``), taking the global flags as well."""
+        return Commands(parser.add_subparsers(**options), self._common)
+
+
+def output_flag(parser: argparse.ArgumentParser, *, formats: tuple[str, ...] = FORMATS) -> None:
+    parser.add_argument("-o", "--output", choices=formats, default=formats[0], help="output format")
 
 
 def configuration_errors(exc: ValidationError) -> str:
@@ -49,10 +107,7 @@ def open_embedder(settings: Settings) -> Embedder:
     from kubevec.controller.serving import verified_dir
     from kubevec.inference.providers.config import make_embedder
 
-    try:
-        return make_embedder(settings.embedder, verified_dir=verified_dir(settings))
-    except EmbedderError as exc:
-        raise CommandError(str(exc)) from exc
+    return make_embedder(settings.embedder, verified_dir=verified_dir(settings))
 
 
 def search_service(
@@ -61,10 +116,7 @@ def search_service(
     """:func:`kubevec.controller.serving.search_service` for a command; ``embedder``: it embeds queries."""
     from kubevec.controller.serving import search_service
 
-    try:
-        return search_service(settings, store, queries=embedder, one_shot=one_shot)
-    except EmbedderError as exc:  # a reranker that cannot be built: one line, as every command's errors
-        raise CommandError(str(exc)) from exc
+    return search_service(settings, store, queries=embedder, one_shot=one_shot)
 
 
 def document_text(document: dict[str, Any], text: str) -> str:
@@ -85,3 +137,13 @@ def emit(output: str, data: Any, *, text: str) -> None:
         print(yaml.safe_dump(data, sort_keys=True, allow_unicode=True), end="")
     else:
         print(text)
+
+
+@contextlib.asynccontextmanager
+async def reading(settings: Settings, *, embedder: bool = False) -> AsyncIterator[SearchService]:
+    """The search service over the configured store, closed after the command: what reading commands use."""
+    store = open_store(settings, existing=True)
+    try:
+        yield search_service(settings, store, embedder=embedder)
+    finally:
+        await store.close()

@@ -9,7 +9,8 @@ from __future__ import annotations
 import argparse
 import shlex
 
-from kubevec.controller.cli.parser import build_parser
+from kubevec.controller.cli.common import Commands
+from kubevec.controller.settings import Settings
 
 _TEMPLATE = """# kubevec shell completion: source <(kubevec completion {shell})
 {preamble}_kubevec() {{
@@ -29,7 +30,24 @@ complete -o default -F _kubevec kubevec
 """
 
 
+def register(commands: Commands) -> None:
+    completion = commands.add(
+        "completion",
+        completion_command,
+        settings=False,
+        help="print a shell completion script: source <(kubevec completion bash)",
+    )
+    completion.add_argument("shell", choices=["bash", "zsh"], help="the shell to complete in")
+
+
+def completion_command(args: argparse.Namespace, settings: Settings | None) -> int:
+    print(script(args.shell), end="")
+    return 0
+
+
 def script(shell: str) -> str:
+    from kubevec.controller.cli.parser import build_parser  # the parser lists this module
+
     parser = build_parser()
     top_flags = _flags(parser)
     subcommands: dict[str, argparse.ArgumentParser] = {}

@@ -6,9 +6,10 @@ import argparse
 import json
 import logging
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kubevec.controller.cli.common import open_embedder, open_store
+from kubevec.controller.cli.common import Commands, open_embedder, open_store
 from kubevec.controller.settings import Settings
 from kubevec.core.errors import CommandError
 
@@ -18,10 +19,21 @@ if TYPE_CHECKING:
 logger = logging.getLogger("kubevec")
 
 
+def register(commands: Commands) -> None:
+    index = commands.add("index", None, help="index resources without a cluster")
+    crds = commands.nested(index, dest="what", required=True).add(
+        "crds", index_command, help="describe, embed and store CRD YAML files or folders"
+    )
+    crds.add_argument("paths", nargs="+", type=Path, help="CRD YAML files or folders (multi-document OK)")
+    describe = commands.add("describe", describe_command, help="print the capability documents for CRD YAML files")
+    describe.add_argument("paths", nargs="+", type=Path, help="CRD YAML files or folders (multi-document OK)")
+    describe.add_argument("--json", action="store_true", help="print JSON instead of text")
+    describe.add_argument("--cluster", default=None, help="cluster name (default: KUBEVEC_CLUSTER_NAME)")
+
+
 async def index_command(args: argparse.Namespace, settings: Settings) -> int:
     from kubevec.controller.serving import active_collections
     from kubevec.controller.sync.crd_files import index_crds
-    from kubevec.core.errors import BackendError, InferenceError
     from kubevec.inference.documents import CAPABILITIES
 
     embedder = open_embedder(settings)
@@ -36,8 +48,6 @@ async def index_command(args: argparse.Namespace, settings: Settings) -> int:
             cluster=settings.cluster_name,
             batch_size=settings.embedder.batch_size,
         )
-    except (BackendError, InferenceError) as exc:
-        raise CommandError(str(exc)) from exc
     finally:
         await store.close()
     for error in report.errors:
@@ -49,14 +59,10 @@ async def index_command(args: argparse.Namespace, settings: Settings) -> int:
     return 1 if report.errors else 0
 
 
-def describe(args: argparse.Namespace, settings: Settings) -> int:
-    from kubevec.core.errors import InferenceError
+def describe_command(args: argparse.Namespace, settings: Settings) -> int:
     from kubevec.inference.capabilities import describe_crd_files
 
-    try:
-        report = describe_crd_files(args.paths, cluster=args.cluster or settings.cluster_name)
-    except InferenceError as exc:
-        raise CommandError(str(exc)) from exc
+    report = describe_crd_files(args.paths, cluster=args.cluster or settings.cluster_name)
     for error in report.errors:
         print(f"kubevec describe: {error}", file=sys.stderr)
     out, failures = report.documents, len(report.errors)

@@ -6,9 +6,8 @@ import argparse
 import logging
 from typing import TYPE_CHECKING
 
-from kubevec.controller.cli.common import open_embedder, open_store, search_service
+from kubevec.controller.cli.common import Commands, open_embedder, open_store, search_service
 from kubevec.controller.settings import Settings
-from kubevec.core.errors import CommandError
 
 if TYPE_CHECKING:
     pass
@@ -16,28 +15,45 @@ if TYPE_CHECKING:
 logger = logging.getLogger("kubevec")
 
 
+def register(commands: Commands) -> None:
+    mcp = commands.add("mcp", mcp_command, help="serve the search tools over the Model Context Protocol")
+    mcp.add_argument(
+        "--transport", choices=["stdio", "http"], default="stdio", help="stdio (default) or streamable HTTP at /mcp"
+    )
+    mcp.add_argument("--host", default="127.0.0.1", help="HTTP bind address (default loopback)")
+    mcp.add_argument("--port", type=int, default=8765, help="HTTP port (default 8765)")
+    mcp.add_argument(
+        "--allowed-host",
+        action="append",
+        default=None,
+        help="Host header to accept besides loopback, e.g. kubevec.tools.svc:* (repeatable; '*' accepts any)",
+    )
+    mcp.add_argument("--allowed-origin", action="append", default=None, help="Origin header to accept (repeatable)")
+    mcp.add_argument(
+        "--allow-unauthenticated",
+        action="store_true",
+        help="serve HTTP on a non-loopback address without KUBEVEC_MCP_TOKEN (logged as a warning)",
+    )
+
+
 def mcp_command(args: argparse.Namespace, settings: Settings) -> int:
     from kubevec.controller.kube.reviews import build_authorizer
-    from kubevec.core.errors import AccessConfigError, UnsafeBind
     from kubevec.query.mcp import serve
 
     store = open_store(settings, existing=True)
     open_embedder(settings)  # a model that cannot load is an error now, not at the first query
     service = search_service(settings, store, embedder=True, one_shot=False)
-    try:
-        authorizer = build_authorizer(settings, placements=lambda: service.placements(settings.cluster_name))
-        serve(
-            service,
-            transport=args.transport,
-            host=args.host,
-            port=args.port,
-            authorizer=authorizer,
-            allowed_hosts=args.allowed_host or settings.mcp_allowed_hosts,
-            allowed_origins=args.allowed_origin or settings.mcp_allowed_origins,
-            allow_unauthenticated=args.allow_unauthenticated,
-            limits=settings.mcp_limits(),
-            discovery=settings.mcp_discovery(),
-        )
-    except (UnsafeBind, AccessConfigError) as exc:
-        raise CommandError(str(exc)) from exc
+    authorizer = build_authorizer(settings, placements=lambda: service.placements(settings.cluster_name))
+    serve(
+        service,
+        transport=args.transport,
+        host=args.host,
+        port=args.port,
+        authorizer=authorizer,
+        allowed_hosts=args.allowed_host or settings.mcp_allowed_hosts,
+        allowed_origins=args.allowed_origin or settings.mcp_allowed_origins,
+        allow_unauthenticated=args.allow_unauthenticated,
+        limits=settings.mcp_limits(),
+        discovery=settings.mcp_discovery(),
+    )
     return 0

@@ -7,7 +7,7 @@ import logging
 import sys
 from typing import TYPE_CHECKING
 
-from kubevec.controller.cli.common import open_embedder, open_store
+from kubevec.controller.cli.common import Commands, open_embedder, open_store
 from kubevec.controller.settings import Settings
 from kubevec.core.errors import CommandError
 
@@ -17,9 +17,19 @@ if TYPE_CHECKING:
 logger = logging.getLogger("kubevec")
 
 
+def register(commands: Commands) -> None:
+    migrate = commands.add(
+        "migrate",
+        migrate_command,
+        help="move the store to the configured embedding model: new collections from the stored texts, "
+        "then an atomic switch (stop the controller first, or set KUBEVEC_SYNC__MIGRATE=true)",
+    )
+    migrate.add_argument("--batch-size", type=int, default=64, help="texts per embedding call (default 64)")
+
+
 async def migrate_command(args: argparse.Namespace, settings: Settings) -> int:
     from kubevec.controller.sync.migrate import migrate
-    from kubevec.core.errors import BackendError, EmbedderError
+    from kubevec.core.errors import BackendError, ModelError
 
     if args.batch_size < 1:
         raise CommandError(f"--batch-size must be at least 1, got {args.batch_size}")
@@ -35,8 +45,8 @@ async def migrate_command(args: argparse.Namespace, settings: Settings) -> int:
             batch_size=args.batch_size,
             progress=sys.stderr,
         )
-    except (BackendError, EmbedderError) as exc:
-        raise CommandError(f"{str(exc).splitlines()[0]} (run it again to resume)") from exc
+    except (BackendError, ModelError) as exc:
+        raise CommandError(f"{exc.first_line()} (run it again to resume)") from exc
     finally:
         await store.close()
     if done.generation is None:

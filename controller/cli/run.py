@@ -7,8 +7,8 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING
 
+from kubevec.controller.cli.common import Commands
 from kubevec.controller.settings import Settings
-from kubevec.core.errors import CommandError
 
 if TYPE_CHECKING:
     from kubevec.controller.app import App
@@ -16,26 +16,30 @@ if TYPE_CHECKING:
 logger = logging.getLogger("kubevec")
 
 
-def run(args: argparse.Namespace, settings: Settings) -> int:
+def register(commands: Commands) -> None:
+    run = commands.add(
+        "run", run_command, help="run the controller against the current cluster (KUBECONFIG or in-cluster)"
+    )
+    run.add_argument("--reindex", action="store_true", help="drop both collections first and rebuild them")
+    run.add_argument("-n", "--namespace", help="watch this namespace only (default: all, as KUBEVEC_NAMESPACE)")
+
+
+def run_command(args: argparse.Namespace, settings: Settings) -> int:
+    if args.namespace is not None:
+        settings = settings.model_copy(update={"namespace": args.namespace})
     import kopf
 
     from kubevec.controller.app import App
     from kubevec.controller.kube.client import load_configuration, preflight
     from kubevec.controller.operator import build_registry, operator_kwargs
     from kubevec.controller.runtime.peering import PeeringIdentity
-    from kubevec.core.errors import EmbedderError, KubeError, UnsafeBind
     from kubevec.query.mcp import check_bind
 
     authenticated = bool(settings.mcp_token or settings.mcp_tokens_file or settings.mcp_kubernetes_auth)
     if settings.mcp_port:  # before kopf starts: the same check the server makes, as one line
-        try:
-            check_bind(settings.server.host, authenticated=authenticated, port=settings.mcp_port)
-        except UnsafeBind as exc:
-            raise CommandError(str(exc)) from exc
-    try:  # one clear line for a missing kubeconfig or an unreachable API server, before kopf starts
-        server_version = preflight(load_configuration(settings.kubeconfig, context=settings.kube_context))
-    except KubeError as exc:
-        raise CommandError(str(exc)) from exc
+        check_bind(settings.server.host, authenticated=authenticated, port=settings.mcp_port)
+    # one clear line (a KubeError) for a missing kubeconfig or an unreachable API server, before kopf starts
+    server_version = preflight(load_configuration(settings.kubeconfig, context=settings.kube_context))
 
     peering = (
         PeeringIdentity.create(
@@ -44,10 +48,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         if settings.peering
         else None
     )
-    try:
-        app = App(settings=settings, peering=peering)
-    except (EmbedderError, UnsafeBind) as exc:
-        raise CommandError(str(exc)) from exc
+    app = App(settings=settings, peering=peering)
     if args.reindex:
         asyncio.run(drop_collections(app, settings))
     logger.info(

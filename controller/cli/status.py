@@ -6,10 +6,9 @@ import argparse
 import logging
 from typing import TYPE_CHECKING, Any
 
-from kubevec.controller.cli.common import emit, open_store, search_service
+from kubevec.controller.cli.common import Commands, emit, open_store, output_flag, search_service
 from kubevec.controller.kube.resources import api_path
 from kubevec.controller.settings import Settings
-from kubevec.core.errors import CommandError
 from kubevec.inference.documents import COLLECTIONS
 
 if TYPE_CHECKING:
@@ -18,10 +17,16 @@ if TYPE_CHECKING:
 logger = logging.getLogger("kubevec")
 
 
+def register(commands: Commands) -> None:
+    status = commands.add(
+        "status", status_command, help="store, embedder, document counts per collection and kind, SyncPolicy status"
+    )
+    output_flag(status)
+
+
 async def status_command(args: argparse.Namespace, settings: Settings) -> int:
     """What an operator checks first: is the store there and healthy, built with which model, how full, in sync?"""
     from kubevec.controller.sync.status import STATUS_COLLECTION
-    from kubevec.core.errors import BackendError
     from kubevec.inference.change_records import CHANGES
 
     store = open_store(settings, existing=True)
@@ -57,8 +62,6 @@ async def status_command(args: argparse.Namespace, settings: Settings) -> int:
             report["history"] = {"name": name, "exists": exists, "records": await store.count(name) if exists else 0}
         if health.ok:
             report["controllers"] = await _reported_status(store, settings.collection(STATUS_COLLECTION))
-    except BackendError as exc:
-        raise CommandError(str(exc).splitlines()[0]) from exc
     finally:
         await store.close()
     report["cluster"] = await _sync_policies(settings)

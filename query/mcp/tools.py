@@ -1,38 +1,52 @@
-"""The MCP tools: one list of names, their schemas and annotations, and the server that serves them.
+"""The MCP tools: module-level functions in one list, the one error mapping they share, and the server.
 
-Every tool reads through ``server.reader(ctx)``, the caller's :class:`~kubevec.query.search.ScopedSearch`;
-bad input comes back as a tool error whose message says what to change.
+Every tool reads through :func:`reader`, the caller's :class:`~kubevec.query.scoped.ScopedSearch`;
+a :class:`~kubevec.core.errors.KubevecError` becomes a tool error whose message (its first line) says
+what to change, in one place (:func:`tool_errors`). A new tool is a function here and a line in
+:data:`TOOL_FUNCTIONS` (and its name in ``kubevec.query.request.TOOLS``, which a test holds equal).
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import inspect
 import json
 import logging
-from collections.abc import Callable
-from typing import Annotated, Any, Final, Literal
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Any, Final, Literal, ParamSpec, TypeVar, cast
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError
 
-from kubevec.core.errors import BackendError, EmbedderError, SearchError
+from kubevec.core.errors import KubevecError
 from kubevec.core.version import kubevec_version
 from kubevec.inference.documents import Collection
 from kubevec.query.access import View
-from kubevec.query.changes import ChangeEntry, ChangesRequest, parse_time
+from kubevec.query.changes import ChangesRequest, parse_time
+from kubevec.query.mcp.schemas import (
+    ChangeList,
+    FacetCounts,
+    KindInfo,
+    RelatedObjects,
+    ResolvedKinds,
+    SearchHit,
+    SearchResults,
+    StoredDocument,
+)
 from kubevec.query.render import as_json, compact
 from kubevec.query.request import MAX_K, SearchRequest
 from kubevec.query.scoped import ScopedSearch
 
 logger = logging.getLogger(__name__)
 
+P = ParamSpec("P")
+T = TypeVar("T")
+
 ClusterName = Annotated[str | None, Field(description=SearchRequest.model_fields["cluster"].description)]
 OutputFormat = Annotated[Literal["compact", "json"], Field(description="compact text (few tokens) or JSON.")]
-
-logger = logging.getLogger(__name__)
 
 INSTRUCTIONS = (
     "kubevec indexes a Kubernetes cluster. Use vector_search with collection='capabilities' to find which "
@@ -41,6 +55,79 @@ INSTRUCTIONS = (
     "before filtering, get_document to read one document in full, resolve_kind before writing a manifest, "
     "related to see what an object uses and what uses it, and list_changes to see what changed (since='2h')."
 )
+
+#: Every tool only reads kubevec's own index: clients may run them without asking.
+READ_ONLY: Final = ToolAnnotations(
+    read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
+
+#: Where :class:`HttpGuard` leaves the caller's view for the tools (the request's ASGI state).
+VIEW_STATE: Final = "kubevec_view"
+
+
+def tool_errors(tool: Callable[P, Awaitable[T]]) -> Callable[P, Awaitable[T]]:
+    """The one error mapping of every tool: a :class:`KubevecError` is a tool error with its first line.
+
+    Anything else is a bug: the SDK reports it as an internal error, and the traceback stays in the log.
+    """
+
+    @functools.wraps(tool)
+    async def mapped(*args: P.args, **kwargs: P.kwargs) -> T:
+        try:
+            return await tool(*args, **kwargs)
+        except KubevecError as exc:
+            raise ToolError(exc.first_line()) from exc
+
+    return mapped
+
+
+def caller_view(ctx: Context | None, *, required: bool) -> View | None:
+    """The view of the caller of this tool call: None (everything) over stdio, the guard's over HTTP.
+
+    ``required`` (HTTP): a call that reaches a tool without a view (no request in its context, or a
+    request the guard did not see) is refused, so nothing is shown by default.
+    """
+    request = None
+    if ctx is not None:
+        with contextlib.suppress(ValueError):
+            request = ctx.request_context.request
+    state = getattr(request, "state", None)
+    view = getattr(state, VIEW_STATE, None) if state is not None else None
+    if isinstance(view, View):
+        return view
+    if required or request is not None:
+        raise ToolError("Not authenticated")
+    return None
+
+
+def reader(ctx: Context | None) -> ScopedSearch:
+    """The reader of this call's caller: what every tool reads through (it is never given the service)."""
+    if ctx is None:
+        raise ToolError("Not authenticated")
+    server = cast("KubevecServer", ctx.mcp_server)
+    return server.scoped(caller_view(ctx, required=server.require_view))
+
+
+def _answer(text: str, structured: BaseModel) -> CallToolResult:
+    """Text for the model (compact by default), and the same data typed, per the tool's output schema."""
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)], structured_content=structured.model_dump(by_alias=True)
+    )
+
+
+# -- the tools --------------------------------------------------------------------------------------
+
+
+@tool_errors
+async def vector_search(ctx: Context | None = None, **arguments: Any) -> CallToolResult:
+    """Search the cluster index by meaning, words and metadata, in one call."""
+    output = arguments.pop("format", "compact")
+    results = await reader(ctx).search(SearchRequest.build(**arguments))
+    typed = SearchResults(results=[SearchHit(**r.to_json()) for r in results], **results.meta())
+    text = as_json(results) if output == "json" else compact(results)
+    if results.degraded:
+        text = f"Note: {results.degraded}.\n{text}"
+    return _answer(text, typed)
 
 
 def request_signature() -> inspect.Signature:
@@ -65,115 +152,131 @@ def request_signature() -> inspect.Signature:
     return inspect.Signature(parameters, return_annotation=Annotated[CallToolResult, SearchResults])
 
 
-class SearchHit(BaseModel):
-    """One result: ``score`` orders the list (``score_kind`` says what it is), ``similarity`` is to the query."""
-
-    id: str
-    score: float
-    score_kind: str
-    similarity: float | None
-    label: str
-    metadata: dict[str, Any]
-    text: str
+vector_search.__signature__ = request_signature()  # type: ignore[attr-defined]
 
 
-class SearchResults(BaseModel):
-    results: list[SearchHit]
-    #: Why these are not what was asked for (the embedder is down: keywords alone); absent when they are.
-    degraded: str | None = None
-    #: What matched and the caller may see (exact for filters and keywords; candidates ranked for a question).
-    total: int | None = None
-    #: More matched than shown.
-    truncated: bool = False
-    #: Pass it back as ``cursor`` for the next page of a filter-only listing.
-    cursor: str | None = None
-    #: count_by: matches per value (no results then).
-    counts: dict[str, int] | None = None
+@tool_errors
+async def get_document(
+    id: Annotated[str, Field(description="The document id.")],
+    collection: Annotated[
+        Collection | None,
+        Field(description="capabilities or instances; by default taken from the id's shape"),
+    ] = None,
+    cluster: ClusterName = None,
+    ctx: Context | None = None,
+) -> Annotated[CallToolResult, StoredDocument]:
+    """Read one document (text and metadata) by its id, as returned by vector_search."""
+    found = await reader(ctx).find_document(id, collection=collection, cluster=cluster)
+    if found is None:
+        searched = collection or "capabilities or instances"
+        raise ToolError(f"No document {id!r} in {searched}; ids come from vector_search results")
+    result, where = found
+    document = StoredDocument(id=result.id, collection=where, metadata=dict(result.metadata), text=result.text)
+    return _answer(json.dumps(document.model_dump(), indent=2, ensure_ascii=False), document)
 
 
-class StoredDocument(BaseModel):
-    id: str
-    collection: str
-    metadata: dict[str, Any]
-    text: str
+@tool_errors
+async def resolve_kind(
+    name: Annotated[str, Field(description="e.g. Certificate, certificates, cert, certificates.cert-manager.io")],
+    cluster: ClusterName = None,
+    ctx: Context | None = None,
+) -> Annotated[CallToolResult, ResolvedKinds]:
+    """Resolve a kind, plural, short name or loose phrase to its API: group, apiVersion, resource, scope, served
+    and storage versions, short names and top spec fields. Exact names first, then by meaning. Use it before
+    writing a manifest: never guess a CRD's apiVersion."""
+    answers = await reader(ctx).resolve_kind(name, cluster=cluster)
+    if not answers:
+        raise ToolError(f"No resource type matches {name!r}; list_facets(collection='capabilities') shows the kinds")
+    return _answer(json.dumps(answers, indent=2), ResolvedKinds(kinds=[KindInfo(**a) for a in answers]))
 
 
-class KindInfo(BaseModel):
-    kind: str | None
-    group: str
-    apiVersion: str | None
-    resource: str
-    scope: str | None
-    servedVersions: list[str]
-    storageVersion: str | None
-    shortNames: list[str]
-    topFields: list[str]
-    id: str
-    match: Literal["exact", "semantic"]
-    similarity: float | None = None
-    cluster: str | list[str] | None = None
+@tool_errors
+async def related(
+    id: Annotated[
+        str,
+        Field(description="An instance id from vector_search, or Kind/namespace/name (Kind/_cluster/name)."),
+    ],
+    hops: Annotated[int, Field(ge=1, le=3, description="1 (default) to 3; later hops keep the direction.")] = 1,
+    direction: Annotated[
+        Literal["out", "in", "both"], Field(description="out: what it uses; in: what uses it; both (default).")
+    ] = "both",
+    cluster: ClusterName = None,
+    format: OutputFormat = "compact",
+    ctx: Context | None = None,
+) -> Annotated[CallToolResult, RelatedObjects]:
+    """What an object references and what references it, with the relation named (owned-by, uses-secret,
+    uses-configmap, mounts-claim, runs-as, selects, routes-to, uses-class, or a custom resource's field such as
+    issuerRef). direction='in' answers 'what breaks if I delete this?', 'out' 'what does it need?'. From the
+    index alone: no live API calls."""
+    answer = await reader(ctx).related(id, hops=hops, direction=direction, cluster=cluster)
+    data = answer.to_json()
+    text = json.dumps(data, indent=2) if format == "json" else "\n".join(answer.lines())
+    return _answer(text, RelatedObjects.model_validate(data))
 
 
-class ResolvedKinds(BaseModel):
-    kinds: list[KindInfo]
+@tool_errors
+async def list_facets(
+    collection: Annotated[
+        Collection, Field(description=SearchRequest.model_fields["collection"].description)
+    ] = "instances",
+    field: Annotated[
+        str, Field(description="kind (default), group, namespace, labels, scope, capabilities, providers ...")
+    ] = "kind",
+    cluster: ClusterName = None,
+    ctx: Context | None = None,
+) -> Annotated[CallToolResult, FacetCounts]:
+    """Distinct values of a metadata field with counts, e.g. field='kind' or 'namespace'."""
+    counts = await reader(ctx).facets(collection, field, cluster=cluster)
+    return _answer(json.dumps(counts), FacetCounts(field=field, counts=counts))
 
 
-class ChangeList(BaseModel):
-    changes: list[ChangeEntry]
-    total: int
-    truncated: bool
-    cursor: str | None = None
-    degraded: str | None = None
-
-
-class RelatedObject(BaseModel):
-    key: str
-    id: str | None
-    kind: str
-    namespace: str | None
-    name: str
-    cluster: str | None
-    stored: bool
-    health: str | None = None
-    ready: bool | None = None
-    phase: str | None = None
-
-
-class Relation(BaseModel):
-    hop: int
-    direction: Literal["out", "in"]
-    relation: str
-    #: definite: a field Kubernetes defines (owner, pod spec, built-in reference) or a matching selector;
-    #: inferred: a custom resource's field named like a reference (issuerRef, secretName).
-    evidence: Literal["definite", "inferred"]
-    from_: RelatedObject = Field(alias="from")
-    to: RelatedObject
-
-
-class RelatedObjects(BaseModel):
-    subject: RelatedObject
-    hops: int
-    direction: Literal["out", "in", "both"]
-    edges: list[Relation]
-    truncated: bool
-
-
-class FacetCounts(BaseModel):
-    field: str
-    counts: dict[str, int]
-
-
-def _answer(text: str, structured: BaseModel) -> CallToolResult:
-    """Text for the model (compact by default), and the same data typed, per the tool's output schema."""
-    return CallToolResult(
-        content=[TextContent(type="text", text=text)], structured_content=structured.model_dump(by_alias=True)
+@tool_errors
+async def list_changes(
+    query: Annotated[str | None, Field(description="Pick changes by meaning (e.g. 'payments image').")] = None,
+    since: Annotated[
+        str | None, Field(description="From this long ago (30m, 2h, 7d) or this ISO 8601 time; default: all kept.")
+    ] = None,
+    until: Annotated[str | None, Field(description="Up to this long ago or ISO 8601 time; default: now.")] = None,
+    namespace: Annotated[str | None, Field(description="Only objects in this namespace.")] = None,
+    kind: Annotated[str | None, Field(description="Only this kind, e.g. Deployment.")] = None,
+    name: Annotated[str | None, Field(description="Only objects with this name.")] = None,
+    change: Annotated[
+        Literal["created", "updated", "deleted"] | None, Field(description="Only this kind of change.")
+    ] = None,
+    cluster: ClusterName = None,
+    k: Annotated[int, Field(ge=1, le=MAX_K, description="How many changes (default 20).")] = 20,
+    cursor: Annotated[
+        str | None, Field(description="The next page of a listing without a query (from the last answer).")
+    ] = None,
+    format: OutputFormat = "compact",
+    ctx: Context | None = None,
+) -> Annotated[CallToolResult, ChangeList]:
+    """What changed, newest first: one line per observed change of an indexed object (created, deleted, image,
+    replicas, labels, spec fields, health with its reason), e.g. 'Deployment prod/api: image repo 2.3.0 -> 2.3.1;
+    health healthy -> degraded (ProgressDeadlineExceeded)'. The first question of an incident: give since='2h'
+    and a namespace, optionally a query to pick changes by meaning."""
+    request = ChangesRequest(
+        query=query,
+        since=parse_time(since) if since else None,
+        until=parse_time(until) if until else None,
+        namespace=namespace,
+        kind=kind,
+        name=name,
+        cluster=cluster,
+        change=change,
+        k=k,
+        cursor=cursor,
     )
+    answer = await reader(ctx).changes(request)
+    data = answer.to_json()
+    text = json.dumps(data, indent=2) if format == "json" else "\n".join(answer.lines())
+    if answer.degraded:
+        text = f"Note: {answer.degraded}.\n{text}"
+    return _answer(text, ChangeList.model_validate(data))
 
 
-#: Every tool only reads kubevec's own index: clients may run them without asking.
-READ_ONLY: Final = ToolAnnotations(
-    read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
-)
+#: Every tool the server serves, in the order clients list them.
+TOOL_FUNCTIONS: Final = (vector_search, get_document, resolve_kind, related, list_facets, list_changes)
 
 
 class KubevecServer(MCPServer):
@@ -183,8 +286,18 @@ class KubevecServer(MCPServer):
     error. That costs tokens and can echo back whatever the caller sent.
     """
 
-    #: The caller's reader for a tool call's context (set by :func:`build_server`): every tool reads through it.
-    reader: Callable[[Context | None], ScopedSearch]
+    def __init__(self, scoped: Callable[[View | None], ScopedSearch], *, require_view: bool) -> None:
+        super().__init__(name="kubevec", instructions=INSTRUCTIONS, version=kubevec_version())
+        #: Makes the reader of a caller's view: the tools are given this, never the service.
+        self.scoped = scoped
+        #: HTTP: a call whose caller the guard has not judged is refused.
+        self.require_view = require_view
+        for tool in TOOL_FUNCTIONS:
+            self.add_tool(tool, description=" ".join((tool.__doc__ or "").split()), annotations=READ_ONLY)
+
+    def reader(self, ctx: Context | None) -> ScopedSearch:
+        """The reader of ``ctx``'s caller (what each tool reads through)."""
+        return self.scoped(caller_view(ctx, required=self.require_view))
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         try:
@@ -199,204 +312,10 @@ class KubevecServer(MCPServer):
             raise ToolError(f"Invalid arguments for {name}: {problems}") from None
 
 
-#: Where :class:`HttpGuard` leaves the caller's view for the tools (the request's ASGI state).
-VIEW_STATE: Final = "kubevec_view"
-
-
-def caller_view(ctx: Context | None, *, required: bool) -> View | None:
-    """The view of the caller of this tool call: None (everything) over stdio, the guard's over HTTP.
-
-    ``required`` (HTTP): a call that reaches a tool without a view (no request in its context, or a
-    request the guard did not see) is refused, so nothing is shown by default.
-    """
-    request = None
-    if ctx is not None:
-        with contextlib.suppress(ValueError):
-            request = ctx.request_context.request
-    state = getattr(request, "state", None)
-    view = getattr(state, VIEW_STATE, None) if state is not None else None
-    if isinstance(view, View):
-        return view
-    if required or request is not None:
-        raise ToolError("Not authenticated")
-    return None
-
-
 def build_server(scoped: Callable[[View | None], ScopedSearch], *, require_view: bool = False) -> KubevecServer:
     """The tools, given ``scoped`` (``SearchService.scoped``), never the service: each call reads through
-    ``server.reader(ctx)``, scoped to its caller, so a tool cannot forget the view.
+    ``reader(ctx)``, scoped to its caller, so a tool cannot forget the view.
 
     ``require_view`` (HTTP) refuses any call whose caller the guard has not judged.
     """
-    server = KubevecServer(name="kubevec", instructions=INSTRUCTIONS, version=kubevec_version())
-    server.reader = lambda ctx: scoped(caller_view(ctx, required=require_view))
-
-    async def vector_search(ctx: Context | None = None, **arguments: Any) -> CallToolResult:
-        output = arguments.pop("format", "compact")
-        reader = server.reader(ctx)
-        try:
-            results = await reader.search(SearchRequest.build(**arguments))
-        except (SearchError, BackendError, EmbedderError) as exc:
-            raise ToolError(str(exc).splitlines()[0]) from exc
-        typed = SearchResults(results=[SearchHit(**r.to_json()) for r in results], **results.meta())
-        text = as_json(results) if output == "json" else compact(results)
-        if results.degraded:
-            text = f"Note: {results.degraded}.\n{text}"
-        return _answer(text, typed)
-
-    vector_search.__signature__ = request_signature()  # type: ignore[attr-defined]
-    server.add_tool(
-        vector_search,
-        description="Search the cluster index by meaning, words and metadata, in one call.",
-        annotations=READ_ONLY,
-    )
-
-    @server.tool(
-        description="Read one document (text and metadata) by its id, as returned by vector_search.",
-        annotations=READ_ONLY,
-    )
-    async def get_document(
-        id: Annotated[str, Field(description="The document id.")],
-        collection: Annotated[
-            Collection | None,
-            Field(description="capabilities or instances; by default taken from the id's shape"),
-        ] = None,
-        cluster: ClusterName = None,
-        ctx: Context | None = None,
-    ) -> Annotated[CallToolResult, StoredDocument]:
-        try:
-            found = await server.reader(ctx).find_document(id, collection=collection, cluster=cluster)
-        except (SearchError, BackendError) as exc:
-            raise ToolError(str(exc).splitlines()[0]) from exc
-        if found is None:
-            searched = collection or "capabilities or instances"
-            raise ToolError(f"No document {id!r} in {searched}; ids come from vector_search results")
-        result, where = found
-        document = StoredDocument(id=result.id, collection=where, metadata=dict(result.metadata), text=result.text)
-        return _answer(json.dumps(document.model_dump(), indent=2, ensure_ascii=False), document)
-
-    @server.tool(
-        description=(
-            "Resolve a kind, plural, short name or loose phrase to its API: group, apiVersion, resource, scope, "
-            "served and storage versions, short names and top spec fields. Exact names first, then by meaning. "
-            "Use it before writing a manifest: never guess a CRD's apiVersion."
-        ),
-        annotations=READ_ONLY,
-    )
-    async def resolve_kind(
-        name: Annotated[str, Field(description="e.g. Certificate, certificates, cert, certificates.cert-manager.io")],
-        cluster: ClusterName = None,
-        ctx: Context | None = None,
-    ) -> Annotated[CallToolResult, ResolvedKinds]:
-        try:
-            answers = await server.reader(ctx).resolve_kind(name, cluster=cluster)
-        except (SearchError, BackendError, EmbedderError) as exc:
-            raise ToolError(str(exc).splitlines()[0]) from exc
-        if not answers:
-            raise ToolError(
-                f"No resource type matches {name!r}; list_facets(collection='capabilities') shows the kinds"
-            )
-        return _answer(json.dumps(answers, indent=2), ResolvedKinds(kinds=[KindInfo(**a) for a in answers]))
-
-    @server.tool(
-        description=(
-            "What an object references and what references it, with the relation named (owned-by, uses-secret, "
-            "uses-configmap, mounts-claim, runs-as, selects, routes-to, uses-class, or a custom resource's field "
-            "such as issuerRef). direction='in' answers 'what breaks if I delete this?', 'out' 'what does it need?'. "
-            "From the index alone: no live API calls."
-        ),
-        annotations=READ_ONLY,
-    )
-    async def related(
-        id: Annotated[
-            str,
-            Field(description="An instance id from vector_search, or Kind/namespace/name (Kind/_cluster/name)."),
-        ],
-        hops: Annotated[int, Field(ge=1, le=3, description="1 (default) to 3; later hops keep the direction.")] = 1,
-        direction: Annotated[
-            Literal["out", "in", "both"], Field(description="out: what it uses; in: what uses it; both (default).")
-        ] = "both",
-        cluster: ClusterName = None,
-        format: OutputFormat = "compact",
-        ctx: Context | None = None,
-    ) -> Annotated[CallToolResult, RelatedObjects]:
-        try:
-            answer = await server.reader(ctx).related(id, hops=hops, direction=direction, cluster=cluster)
-        except (SearchError, BackendError) as exc:
-            raise ToolError(str(exc).splitlines()[0]) from exc
-        data = answer.to_json()
-        text = json.dumps(data, indent=2) if format == "json" else "\n".join(answer.lines())
-        return _answer(text, RelatedObjects.model_validate(data))
-
-    @server.tool(
-        description="Distinct values of a metadata field with counts, e.g. field='kind' or 'namespace'.",
-        annotations=READ_ONLY,
-    )
-    async def list_facets(
-        collection: Annotated[
-            Collection, Field(description=SearchRequest.model_fields["collection"].description)
-        ] = "instances",
-        field: Annotated[
-            str, Field(description="kind (default), group, namespace, labels, scope, capabilities, providers ...")
-        ] = "kind",
-        cluster: ClusterName = None,
-        ctx: Context | None = None,
-    ) -> Annotated[CallToolResult, FacetCounts]:
-        try:
-            counts = await server.reader(ctx).facets(collection, field, cluster=cluster)
-        except (SearchError, BackendError) as exc:
-            raise ToolError(str(exc).splitlines()[0]) from exc
-        return _answer(json.dumps(counts), FacetCounts(field=field, counts=counts))
-
-    @server.tool(
-        description=(
-            "What changed, newest first: one line per observed change of an indexed object (created, deleted, "
-            "image, replicas, labels, spec fields, health with its reason), e.g. 'Deployment prod/api: image "
-            "repo 2.3.0 -> 2.3.1; health healthy -> degraded (ProgressDeadlineExceeded)'. The first question of "
-            "an incident: give since='2h' and a namespace, optionally a query to pick changes by meaning."
-        ),
-        annotations=READ_ONLY,
-    )
-    async def list_changes(
-        query: Annotated[str | None, Field(description="Pick changes by meaning (e.g. 'payments image').")] = None,
-        since: Annotated[
-            str | None, Field(description="From this long ago (30m, 2h, 7d) or this ISO 8601 time; default: all kept.")
-        ] = None,
-        until: Annotated[str | None, Field(description="Up to this long ago or ISO 8601 time; default: now.")] = None,
-        namespace: Annotated[str | None, Field(description="Only objects in this namespace.")] = None,
-        kind: Annotated[str | None, Field(description="Only this kind, e.g. Deployment.")] = None,
-        name: Annotated[str | None, Field(description="Only objects with this name.")] = None,
-        change: Annotated[
-            Literal["created", "updated", "deleted"] | None, Field(description="Only this kind of change.")
-        ] = None,
-        cluster: ClusterName = None,
-        k: Annotated[int, Field(ge=1, le=MAX_K, description="How many changes (default 20).")] = 20,
-        cursor: Annotated[
-            str | None, Field(description="The next page of a listing without a query (from the last answer).")
-        ] = None,
-        format: OutputFormat = "compact",
-        ctx: Context | None = None,
-    ) -> Annotated[CallToolResult, ChangeList]:
-        try:
-            request = ChangesRequest(
-                query=query,
-                since=parse_time(since) if since else None,
-                until=parse_time(until) if until else None,
-                namespace=namespace,
-                kind=kind,
-                name=name,
-                cluster=cluster,
-                change=change,
-                k=k,
-                cursor=cursor,
-            )
-            answer = await server.reader(ctx).changes(request)
-        except (SearchError, BackendError, EmbedderError) as exc:
-            raise ToolError(str(exc).splitlines()[0]) from exc
-        data = answer.to_json()
-        text = json.dumps(data, indent=2) if format == "json" else "\n".join(answer.lines())
-        if answer.degraded:
-            text = f"Note: {answer.degraded}.\n{text}"
-        return _answer(text, ChangeList.model_validate(data))
-
-    return server
+    return KubevecServer(scoped, require_view=require_view)

@@ -59,13 +59,63 @@ def test_every_flag_and_argument_has_help_text() -> None:
 
 
 def test_label_selectors_are_read_as_kubectl_reads_them() -> None:
-    from kubevec.controller.cli import build_parser, label_selector
+    from kubevec.controller.cli import build_parser
+    from kubevec.controller.cli.request_flags import request_fields
+    from kubevec.query.request import SearchRequest
 
     args = build_parser().parse_args(["search", "x", "-l", "app=web,tier=db", "-l", " team=a ", "-n", "prod"])
-    assert label_selector(args.label) == ["app=web", "tier=db", "team=a"]
-    assert args.namespace == "prod"
+    fields = request_fields(args, SearchRequest)
+    assert fields == {"query": "x", "labels": ["app=web", "tier=db", "team=a"], "namespace": "prod"}
     top = build_parser().parse_args(["--kubeconfig", "/k", "--context", "prod", "run", "-n", "shop"])
     assert (str(top.kubeconfig), top.context, top.namespace) == ("/k", "prod", "shop")
+
+
+def test_every_search_request_field_is_a_search_flag_with_the_models_defaults() -> None:
+    from kubevec.controller.cli import build_parser
+    from kubevec.controller.cli.request_flags import request_fields
+    from kubevec.query.request import SearchRequest
+
+    parser = build_parser()
+    argv = [
+        "search", "q", "--collection", "instances", "--keyword", "w", "--filter", '{"kind": "Pod"}', "--kind", "Pod",
+        "--group", "apps", "-n", "a", "--health", "degraded", "--cluster", "c", "-l", "x=y", "-k", "7",
+        "--no-hybrid", "--mmr", "--no-rerank", "--mmr-lambda", "0.3", "--fetch-k", "40", "--min-score", "0.2",
+    ]  # fmt: skip
+    fields = request_fields(parser.parse_args(argv), SearchRequest)
+    assert set(fields) == set(SearchRequest.model_fields) - {"cursor", "count_by"}
+    request = SearchRequest.build(**fields)
+    assert (request.hybrid, request.rerank, request.mmr, request.fetch_k, request.k) == (False, False, True, 40, 7)
+    assert request.filter == {"kind": "Pod"}
+    assert request.labels == ("x=y",)
+    # nothing given: nothing passed, so the model's defaults are the only ones
+    assert request_fields(parser.parse_args(["search", "--kind", "Pod"]), SearchRequest) == {
+        "query": None,
+        "kind": "Pod",
+    }
+
+
+def test_a_new_request_field_becomes_a_flag_without_anyone_writing_it() -> None:
+    """What makes one search option a change to two places: the request, and the code that honours it."""
+    import argparse
+    from typing import Annotated, Literal
+
+    from pydantic import BaseModel, Field
+
+    from kubevec.controller.cli.request_flags import add_request_flags, request_fields
+
+    class Request(BaseModel):
+        query: str | None = None
+        max_age_days: Annotated[int | None, Field(ge=1, le=30, description="Only objects younger than this.")] = None
+        phase: Annotated[Literal["Running", "Pending"] | None, Field(description="Only this phase.")] = None
+        exact: Annotated[bool, Field(description="Match names exactly.")] = False
+
+    parser = argparse.ArgumentParser()
+    add_request_flags(parser, Request)
+    args = parser.parse_args(["--max-age-days", "3", "--phase", "Running", "--exact"])
+    assert request_fields(args, Request) == {"query": None, "max_age_days": 3, "phase": "Running", "exact": True}
+    assert "(1-30)" in parser.format_help()
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--phase", "Lost"])
 
 
 def test_status_shows_the_most_frequent_kinds_that_fit_and_counts_the_rest() -> None:
