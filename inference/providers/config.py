@@ -5,11 +5,14 @@ from __future__ import annotations
 import dataclasses
 import urllib.parse
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 
 from kubevec.inference.providers.embedders.base import Embedder
+
+if TYPE_CHECKING:
+    from kubevec.inference.providers.embedders.remote import RemoteOptions
 
 Provider = Literal["local", "voyage", "openai", "cohere", "gemini", "bedrock"]
 
@@ -104,6 +107,23 @@ class DescriberSettings(BaseModel):
     llm: LLMSettings = Field(default_factory=LLMSettings)
 
 
+def remote_options(settings: EmbedderSettings) -> RemoteOptions:
+    """What every embedder behind a server is configured with, read from the settings once."""
+    from kubevec.inference.providers.embedders.remote import RemoteOptions
+
+    return RemoteOptions(
+        model=settings.model,
+        base_url=settings.base_url,
+        dimension=settings.dimension,
+        batch_size=min(settings.batch_size * 4, 1000),
+        max_input_tokens=settings.max_input_tokens,
+        query_prefix=settings.query_prefix or "",
+        document_prefix=settings.document_prefix or "",
+        max_attempts=settings.max_attempts,
+        timeout=settings.timeout_seconds,
+    )
+
+
 def make_embedder(settings: EmbedderSettings, *, verified_dir: Path | None = None) -> Embedder:
     """The configured embedder; a local model is loaded (and its sha256 checked) here, once.
 
@@ -112,48 +132,32 @@ def make_embedder(settings: EmbedderSettings, *, verified_dir: Path | None = Non
     """
     key = settings.api_key.get_secret_value() if settings.api_key else None
     headers = {name: value.get_secret_value() for name, value in settings.headers.items()}
-    remote: dict[str, Any] = {
-        "model": settings.model,
-        "base_url": settings.base_url,
-        "dimension": settings.dimension,
-        "batch_size": min(settings.batch_size * 4, 1000),
-        "query_prefix": settings.query_prefix or "",
-        "document_prefix": settings.document_prefix or "",
-        "max_attempts": settings.max_attempts,
-        "timeout": settings.timeout_seconds,
-    }
-    if settings.max_input_tokens is not None:
-        remote["max_input_tokens"] = settings.max_input_tokens
     if settings.provider == "openai":
         from kubevec.inference.providers.embedders.openai import OpenAIEmbedder
 
         return OpenAIEmbedder(
-            api_key=key, headers=headers, encoding=settings.encoding, api_version=settings.api_version, **remote
+            remote_options(settings),
+            api_key=key,
+            headers=headers,
+            encoding=settings.encoding,
+            api_version=settings.api_version,
         )
     if settings.provider == "cohere":
         from kubevec.inference.providers.embedders.cohere import CohereEmbedder
 
-        return CohereEmbedder(api_key=key, headers=headers, **remote)
+        return CohereEmbedder(remote_options(settings), api_key=key, headers=headers)
     if settings.provider == "gemini":
         from kubevec.inference.providers.embedders.gemini import GeminiEmbedder
 
-        return GeminiEmbedder(api_key=key, headers=headers, **remote)
+        return GeminiEmbedder(remote_options(settings), api_key=key, headers=headers)
     if settings.provider == "bedrock":
         from kubevec.inference.providers.embedders.bedrock import BedrockEmbedder
 
-        return BedrockEmbedder(region=settings.region, **remote)
+        return BedrockEmbedder(remote_options(settings), region=settings.region)
     if settings.provider == "voyage":
-        from kubevec.inference.providers.embedders.voyage import DEFAULT_MODEL, VoyageEmbedder
+        from kubevec.inference.providers.embedders.voyage import VoyageEmbedder
 
-        return VoyageEmbedder(
-            api_key=key,
-            model=settings.model or DEFAULT_MODEL,
-            dimension=settings.dimension,
-            base_url=settings.base_url,
-            batch_size=min(settings.batch_size * 4, 1000),
-            max_attempts=settings.max_attempts,
-            timeout=settings.timeout_seconds,
-        )
+        return VoyageEmbedder(remote_options(settings), api_key=key)
     from kubevec.inference.providers.embedders.folder import read_model_folder
     from kubevec.inference.providers.embedders.local import MODEL_SHA256, LocalEmbedder
 

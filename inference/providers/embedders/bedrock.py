@@ -13,6 +13,7 @@ Titan takes one text per call (run a few at a time); Cohere on Bedrock takes up 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import logging
 from collections.abc import Callable
@@ -20,8 +21,10 @@ from typing import Any, Final
 
 from kubevec.core.errors import EmbedderError
 from kubevec.inference.providers.embedders.remote import (
+    DEFAULT_OPTIONS,
     Kind,
     RemoteEmbedder,
+    RemoteOptions,
     Retryable,
     RetryPolicy,
     public_url,
@@ -61,36 +64,25 @@ class BedrockEmbedder(RemoteEmbedder):
     provider = "bedrock"
     known_dimensions = KNOWN_DIMENSIONS
     max_texts = 96
+    default_batch_size = 96
+    default_max_input_tokens = 8000
 
     def __init__(
-        self,
-        *,
-        model: str | None = None,
-        region: str | None = None,
-        base_url: str | None = None,
-        dimension: int | None = None,
-        batch_size: int = 96,
-        max_input_tokens: int = 8000,
-        query_prefix: str = "",
-        document_prefix: str = "",
-        max_attempts: int = 6,
-        timeout: float = 60.0,
-        client: Any = None,
+        self, options: RemoteOptions = DEFAULT_OPTIONS, *, region: str | None = None, client: Any = None
     ) -> None:
-        model = model or DEFAULT_MODEL
+        model = options.model or DEFAULT_MODEL
+        base_url = options.base_url
         if client is None:
-            client = _client(region=region, endpoint=base_url, timeout=timeout)
+            client = _client(region=region, endpoint=base_url, timeout=options.timeout)
         self._client = client
         self._endpoint = public_url(str(getattr(getattr(client, "meta", None), "endpoint_url", base_url or "")))
         self._cohere = _is_cohere(model)
+        titan = dataclasses.replace(options, batch_size=1_000_000)  # Titan: one text per call, many calls
+        cohere = dataclasses.replace(options, max_input_tokens=min(options.max_input_tokens or 512, 512))
         super().__init__(
-            calls=RetryPolicy(provider=self.provider, what=f"model={model}", max_attempts=max_attempts),
+            calls=RetryPolicy(provider=self.provider, what=f"model={model}", max_attempts=options.max_attempts),
             model=model,
-            dimension=dimension,
-            batch_size=batch_size if self._cohere else 1_000_000,  # Titan: one text per call, many calls
-            max_input_tokens=max_input_tokens if not self._cohere else min(max_input_tokens, 512),
-            query_prefix=query_prefix,
-            document_prefix=document_prefix,
+            options=cohere if self._cohere else titan,
         )
         self._titan_slots = asyncio.Semaphore(TITAN_CONCURRENCY)
 

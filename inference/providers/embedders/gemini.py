@@ -11,12 +11,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-import httpx
-
 from kubevec.inference.providers.embedders.remote import (
+    DEFAULT_OPTIONS,
     HttpCalls,
     Kind,
     RemoteEmbedder,
+    RemoteOptions,
     require,
 )
 
@@ -30,45 +30,28 @@ class GeminiEmbedder(RemoteEmbedder):
     provider = "gemini"
     known_dimensions = KNOWN_DIMENSIONS
     max_texts = 100  # batchEmbedContents' cap
+    default_batch_size = 100
+    default_max_input_tokens = 2048
     max_request_tokens = 100_000
 
     def __init__(
         self,
+        options: RemoteOptions = DEFAULT_OPTIONS,
         *,
-        model: str | None = None,
         api_key: str | None = None,
-        base_url: str | None = None,
-        dimension: int | None = None,
         headers: Mapping[str, str] | None = None,
-        batch_size: int = 100,
-        max_input_tokens: int = 2048,
-        query_prefix: str = "",
-        document_prefix: str = "",
-        max_attempts: int = 6,
-        timeout: float = 60.0,
-        transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
-        model = (model or DEFAULT_MODEL).removeprefix("models/")
+        model = (options.model or DEFAULT_MODEL).removeprefix("models/")
         key = require(api_key, what="an API key", setting="KUBEVEC_EMBEDDER__API_KEY", provider=self.provider)
-        self._http = HttpCalls(
+        self._http = HttpCalls.of(
+            options,
             provider=self.provider,
-            base_url=base_url or DEFAULT_URL,
+            base_url=options.base_url or DEFAULT_URL,
             headers={**(headers or {}), "x-goog-api-key": key},
-            secrets=[key],
+            secret=key,
             what=f"model={model}",
-            max_attempts=max_attempts,
-            timeout=timeout,
-            transport=transport,
         )
-        super().__init__(
-            calls=self._http,
-            model=model,
-            dimension=dimension,
-            batch_size=batch_size,
-            max_input_tokens=max_input_tokens,
-            query_prefix=query_prefix,
-            document_prefix=document_prefix,
-        )
+        super().__init__(calls=self._http, model=model, options=options)
 
     async def call_batch(self, texts: list[str], *, kind: Kind) -> list[list[float]]:
         requests: list[dict[str, Any]] = []

@@ -11,13 +11,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final, Literal
 
-import httpx
-
 from kubevec.core.errors import EmbedderError
 from kubevec.inference.providers.embedders.remote import (
+    DEFAULT_OPTIONS,
     HttpCalls,
     Kind,
     RemoteEmbedder,
+    RemoteOptions,
     floats_from_base64,
 )
 
@@ -38,23 +38,15 @@ class OpenAIEmbedder(RemoteEmbedder):
 
     def __init__(
         self,
+        options: RemoteOptions = DEFAULT_OPTIONS,
         *,
-        model: str | None = None,
         api_key: str | None = None,
-        base_url: str | None = None,
-        dimension: int | None = None,
         headers: Mapping[str, str] | None = None,
         encoding: Literal["float", "base64"] = "float",
         api_version: str | None = None,
-        batch_size: int = 128,
-        max_input_tokens: int = 8191,
-        query_prefix: str = "",
-        document_prefix: str = "",
-        max_attempts: int = 6,
-        timeout: float = 60.0,
-        transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
-        model = model or DEFAULT_MODEL
+        model = options.model or DEFAULT_MODEL
+        base_url = options.base_url
         sent: dict[str, str] = dict(headers or {})
         if api_version:  # Azure OpenAI: the deployment is in the path, the key in its own header
             if not base_url:
@@ -78,25 +70,10 @@ class OpenAIEmbedder(RemoteEmbedder):
                     "KUBEVEC_EMBEDDER__BASE_URL, a key is then optional)",
                     reason="config",
                 )
-        self._http = HttpCalls(
-            provider=self.provider,
-            base_url=root,
-            headers=sent,
-            secrets=[api_key or ""],
-            what=f"model={model}",
-            max_attempts=max_attempts,
-            timeout=timeout,
-            transport=transport,
+        self._http = HttpCalls.of(
+            options, provider=self.provider, base_url=root, headers=sent, secret=api_key or "", what=f"model={model}"
         )
-        super().__init__(
-            calls=self._http,
-            model=model,
-            dimension=dimension,
-            batch_size=batch_size,
-            max_input_tokens=max_input_tokens,
-            query_prefix=query_prefix,
-            document_prefix=document_prefix,
-        )
+        super().__init__(calls=self._http, model=model, options=options)
         self._encoding = encoding
 
     async def call_batch(self, texts: list[str], *, kind: Kind) -> list[list[float]]:

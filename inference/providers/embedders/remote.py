@@ -16,6 +16,7 @@ and read back; everything a team would otherwise find out in production is here,
 from __future__ import annotations
 
 import base64
+import dataclasses
 import email.utils
 import hashlib
 import logging
@@ -194,6 +195,22 @@ class HttpCalls(RetryPolicy):
         self._transport = transport
         self._client: httpx.AsyncClient | None = None
 
+    @classmethod
+    def of(
+        cls, options: RemoteOptions, *, provider: str, base_url: str, headers: Mapping[str, str], secret: str, what: str
+    ) -> HttpCalls:
+        """The calls of an embedder configured by ``options`` (attempts, timeout, transport), at ``base_url``."""
+        return cls(
+            provider=provider,
+            base_url=base_url,
+            headers=headers,
+            secrets=[secret],
+            what=what,
+            max_attempts=options.max_attempts,
+            timeout=options.timeout,
+            transport=options.transport,
+        )
+
     def client(self) -> httpx.AsyncClient:
         """Made at the first call: an httpx client belongs to the event loop it was first used on."""
         if self._client is None:
@@ -266,6 +283,32 @@ def prefixes_tag(query_prefix: str, document_prefix: str) -> str:
     return "+p" + hashlib.sha256(f"{query_prefix}\0{document_prefix}".encode()).hexdigest()[:8]
 
 
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class RemoteOptions:
+    """How any embedder behind a server is reached, batched and clipped: read once from the settings
+    (``kubevec.inference.providers.config.remote_options``) and handed down whole, so the layers between
+    (provider, HTTP calls, batching) do not each spell out the same ten parameters.
+
+    ``None`` for ``model``, ``batch_size`` or ``max_input_tokens``: the provider's own default.
+    """
+
+    model: str | None = None
+    base_url: str | None = None
+    dimension: int | None = None
+    batch_size: int | None = None
+    max_input_tokens: int | None = None
+    query_prefix: str = ""
+    document_prefix: str = ""
+    max_attempts: int = 6
+    timeout: float = 60.0
+    #: Tests answer requests in process; None: the network.
+    transport: httpx.AsyncBaseTransport | None = None
+
+
+#: Every provider's own defaults.
+DEFAULT_OPTIONS: Final = RemoteOptions()
+
+
 class RemoteEmbedder:
     """An embedder behind a server: the provider's subclass says how one batch is asked for and read.
 
@@ -281,27 +324,21 @@ class RemoteEmbedder:
     max_texts: ClassVar[int] = 2048
     #: What one request may carry, in tokens (estimated), when the API caps it.
     max_request_tokens: ClassVar[int] = 250_000
+    #: Texts per request and tokens per text when the options do not say.
+    default_batch_size: ClassVar[int] = 128
+    default_max_input_tokens: ClassVar[int] = 8191
 
-    def __init__(
-        self,
-        *,
-        calls: RetryPolicy | None,
-        model: str,
-        dimension: int | None,
-        batch_size: int,
-        max_input_tokens: int,
-        query_prefix: str = "",
-        document_prefix: str = "",
-    ) -> None:
+    def __init__(self, *, calls: RetryPolicy | None, model: str, options: RemoteOptions) -> None:
         self.calls = calls
         self.model = model
+        dimension = options.dimension
         self._dimension = known_dimension(self.provider, model, self.known_dimensions, dimension)
         #: The size to ask the server for (a known model's reduction), or None: the model's own.
         self.sent_dimension = sent_dimension(model, self.known_dimensions, dimension)
-        self._cap = max(1, min(batch_size, self.max_texts))
-        self.max_input_tokens = max_input_tokens
-        self.query_prefix = query_prefix
-        self.document_prefix = document_prefix
+        self._cap = max(1, min(options.batch_size or self.default_batch_size, self.max_texts))
+        self.max_input_tokens = options.max_input_tokens or self.default_max_input_tokens
+        self.query_prefix = options.query_prefix
+        self.document_prefix = options.document_prefix
         #: Texts clipped to the model's input limit so far (exported as kubevec_embedder_truncated_total).
         self.truncated = 0
 

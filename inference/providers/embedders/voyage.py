@@ -15,7 +15,14 @@ import voyageai.error
 from voyageai.client_async import AsyncClient
 
 from kubevec.core.errors import EmbedderError
-from kubevec.inference.providers.embedders.remote import Retryable, RetryPolicy, normalised, public_url
+from kubevec.inference.providers.embedders.remote import (
+    DEFAULT_OPTIONS,
+    RemoteOptions,
+    Retryable,
+    RetryPolicy,
+    normalised,
+    public_url,
+)
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -100,36 +107,28 @@ class VoyageEmbedder:
     """Embeds with the Voyage API; ``input_type`` is always sent (document vs query)."""
 
     def __init__(
-        self,
-        *,
-        api_key: str | None,
-        model: str = DEFAULT_MODEL,
-        dimension: int | None = None,
-        base_url: str | None = None,
-        batch_size: int = 128,
-        max_attempts: int = 6,
-        max_backoff: float = 30.0,
-        timeout: float = 60.0,
+        self, options: RemoteOptions = DEFAULT_OPTIONS, *, api_key: str | None, max_backoff: float = 30.0
     ) -> None:
         if not api_key:
             raise EmbedderError(
                 "The Voyage embedder needs an API key: set KUBEVEC_EMBEDDER__API_KEY "
                 "(or use the offline embedder with KUBEVEC_EMBEDDER__PROVIDER=local)"
             )
+        model, dimension = options.model or DEFAULT_MODEL, options.dimension
         resolved = dimension or KNOWN_DIMENSIONS.get(model)
         if resolved is None:
             raise EmbedderError(f"Unknown output dimension for Voyage model {model!r}: set KUBEVEC_EMBEDDER__DIMENSION")
         self._model = model
         self._dimension = resolved
         self._output_dimension = dimension  # only sent when asked for: the model's default otherwise
-        self._batch_size = max(1, min(batch_size, MAX_TEXTS_PER_REQUEST))
+        self._batch_size = max(1, min(options.batch_size or 128, MAX_TEXTS_PER_REQUEST))
         self._calls = VoyageCalls(
             api_key=api_key,
             what=f"model={model}; key: KUBEVEC_EMBEDDER__API_KEY",
-            base_url=base_url,
-            max_attempts=max_attempts,
+            base_url=options.base_url,
+            max_attempts=options.max_attempts,
             max_backoff=max_backoff,
-            timeout=timeout,
+            timeout=options.timeout,
         )
 
     @property

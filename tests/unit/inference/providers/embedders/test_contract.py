@@ -220,10 +220,13 @@ async def test_an_answer_without_vectors_or_json_is_a_clear_error() -> None:
     import httpx
 
     from kubevec.inference.providers.embedders.openai import OpenAIEmbedder
+    from kubevec.inference.providers.embedders.remote import RemoteOptions
 
     def server(body: bytes) -> OpenAIEmbedder:
         answer = httpx.MockTransport(lambda request: httpx.Response(200, content=body))
-        return OpenAIEmbedder(api_key=KEY, base_url="http://tei.models/v1", model="m", dimension=4, transport=answer)
+        return OpenAIEmbedder(
+            RemoteOptions(base_url="http://tei.models/v1", model="m", dimension=4, transport=answer), api_key=KEY
+        )
 
     with pytest.raises(EmbedderError, match=r"openai answered without data\[\]\.embedding/index \(model=m\)") as raised:
         await server(b'{"object": "list"}').embed_documents(["x"])

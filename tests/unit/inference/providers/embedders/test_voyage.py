@@ -7,13 +7,14 @@ import time
 import pytest
 
 from kubevec.core.errors import EmbedderError, EmbedderUnavailable
+from kubevec.inference.providers.embedders.remote import RemoteOptions
 from kubevec.inference.providers.embedders.voyage import VoyageEmbedder
 from tests.fake_voyage import FakeVoyage, running_fake_voyage
 
 
 async def test_documents_and_queries_send_model_and_input_type() -> None:
     async with running_fake_voyage() as fake:
-        embedder = VoyageEmbedder(api_key="k-test", base_url=fake.url, batch_size=128)
+        embedder = VoyageEmbedder(RemoteOptions(base_url=fake.url, batch_size=128), api_key="k-test")
         vectors = await embedder.embed_documents([f"text {i}" for i in range(300)])
         query = await embedder.embed_query("where is postgres?")
     assert len(vectors) == 300
@@ -28,7 +29,7 @@ async def test_documents_and_queries_send_model_and_input_type() -> None:
 
 async def test_rate_limit_honours_retry_after() -> None:
     async with running_fake_voyage(FakeVoyage(script=[(429, {"Retry-After": "1"})])) as fake:
-        embedder = VoyageEmbedder(api_key="k", base_url=fake.url, max_backoff=5)
+        embedder = VoyageEmbedder(RemoteOptions(base_url=fake.url), api_key="k", max_backoff=5)
         start = time.monotonic()
         await embedder.embed_documents(["a"])
         elapsed = time.monotonic() - start
@@ -39,7 +40,7 @@ async def test_rate_limit_honours_retry_after() -> None:
 async def test_server_errors_are_retried_then_succeed() -> None:
     script = [(503, {}), (500, {}), (502, {})]
     async with running_fake_voyage(FakeVoyage(script=script)) as fake:
-        embedder = VoyageEmbedder(api_key="k", base_url=fake.url, max_backoff=0.01)
+        embedder = VoyageEmbedder(RemoteOptions(base_url=fake.url), api_key="k", max_backoff=0.01)
         assert len(await embedder.embed_documents(["a", "b"])) == 2
     assert len(fake.requests) == 4
     assert embedder.retries == 3  # exported as kubevec_embedding_retries_total
@@ -47,7 +48,7 @@ async def test_server_errors_are_retried_then_succeed() -> None:
 
 async def test_persistent_failure_is_unavailable_after_max_attempts() -> None:
     async with running_fake_voyage(FakeVoyage(script=[(503, {})] * 10)) as fake:
-        embedder = VoyageEmbedder(api_key="k", base_url=fake.url, max_attempts=3, max_backoff=0.01)
+        embedder = VoyageEmbedder(RemoteOptions(base_url=fake.url, max_attempts=3), api_key="k", max_backoff=0.01)
         with pytest.raises(EmbedderUnavailable, match="after 3 attempts"):
             await embedder.embed_documents(["a"])
     assert len(fake.requests) == 3
@@ -55,7 +56,7 @@ async def test_persistent_failure_is_unavailable_after_max_attempts() -> None:
 
 async def test_bad_key_is_not_retried() -> None:
     async with running_fake_voyage(FakeVoyage(script=[(401, {})])) as fake:
-        embedder = VoyageEmbedder(api_key="bad", base_url=fake.url, max_backoff=0.01)
+        embedder = VoyageEmbedder(RemoteOptions(base_url=fake.url), api_key="bad", max_backoff=0.01)
         with pytest.raises(EmbedderError, match="rejected the credentials"):
             await embedder.embed_query("x")
     assert len(fake.requests) == 1
@@ -63,7 +64,7 @@ async def test_bad_key_is_not_retried() -> None:
 
 async def test_unexpected_dimension_is_an_error() -> None:
     async with running_fake_voyage(FakeVoyage(wrong_dimension=True)) as fake:
-        embedder = VoyageEmbedder(api_key="k", base_url=fake.url)
+        embedder = VoyageEmbedder(RemoteOptions(base_url=fake.url), api_key="k")
         with pytest.raises(EmbedderError, match="1023-dimensional"):
             await embedder.embed_documents(["a"])
 
@@ -72,14 +73,14 @@ def test_missing_key_is_a_clear_error() -> None:
     with pytest.raises(EmbedderError, match="KUBEVEC_EMBEDDER__API_KEY"):
         VoyageEmbedder(api_key=None)
     with pytest.raises(EmbedderError, match="KUBEVEC_EMBEDDER__DIMENSION"):
-        VoyageEmbedder(api_key="k", model="voyage-99")
+        VoyageEmbedder(RemoteOptions(model="voyage-99"), api_key="k")
 
 
 async def test_unreachable_api_is_unavailable() -> None:
     from tests.controlplane.cluster import free_port
 
     embedder = VoyageEmbedder(
-        api_key="k", base_url=f"http://127.0.0.1:{free_port()}/v1", max_attempts=2, max_backoff=0.01
+        RemoteOptions(base_url=f"http://127.0.0.1:{free_port()}/v1", max_attempts=2), api_key="k", max_backoff=0.01
     )
     with pytest.raises(EmbedderUnavailable):
         await embedder.embed_documents(["a"])
