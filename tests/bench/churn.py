@@ -16,7 +16,7 @@ from kubevec.controller.runtime.metrics import Metrics
 from kubevec.controller.sync.engine import SyncEngine
 from kubevec.inference.instances import build_instance
 from tests.bench.report import table
-from tests.fakes import CountingEmbedder
+from tests.doubles.embedders import CountingEmbedder
 
 OBJECTS = 1000
 UPDATES = 10  # status rewrites per object, two of which change the coarse health

@@ -16,7 +16,7 @@ from kubevec.backends.memory import MemoryStore
 from kubevec.controller.runtime.metrics import Metrics
 from kubevec.inference.documents import CAPABILITIES
 from tests.bench.report import table
-from tests.fakes import CountingEmbedder
+from tests.doubles.embedders import CountingEmbedder
 from tests.fleet import fleet_engine, operator_crds, resync
 
 ROUNDS = 3

@@ -26,7 +26,7 @@ from kubevec.controller.sync.engine import SyncEngine
 from kubevec.inference.change_records import CHANGE_FIELDS, CHANGES, Stored, change_record
 from kubevec.inference.instances import build_instance
 from tests.bench.report import table
-from tests.fakes import CountingEmbedder
+from tests.doubles.embedders import CountingEmbedder
 
 OBJECTS = 2000
 ROLLOUTS = 2  # image rollouts per object

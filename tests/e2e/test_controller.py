@@ -25,6 +25,7 @@ from kubevec.controller.app import App
 from kubevec.inference.providers.embedders.local import LocalEmbedder
 from tests.conftest import SYNCPOLICY_CRD
 from tests.controlplane.cluster import ControlPlane
+from tests.doubles.embedders import CountingEmbedder
 from tests.e2e.controller_harness import (
     CLUSTER,
     apply,
@@ -37,7 +38,6 @@ from tests.e2e.controller_harness import (
     settings_for,
     stored,
 )
-from tests.fakes import CountingEmbedder
 
 pytestmark = pytest.mark.e2e
 

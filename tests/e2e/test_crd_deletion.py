@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from tests.controlplane.cluster import ControlPlane
+from tests.doubles.embedders import CountingEmbedder
 from tests.e2e.controller_harness import apply, eventually, gadget_crd, running_controller, stored
-from tests.fakes import CountingEmbedder
 
 pytestmark = pytest.mark.e2e
 

@@ -12,8 +12,8 @@ import pytest
 
 from kubevec.controller.app import App
 from tests.controlplane.cluster import ControlPlane
+from tests.doubles.embedders import CountingEmbedder
 from tests.e2e.controller_harness import apply, eventually, iid, namespaced_crd, running_controller, stored
-from tests.fakes import CountingEmbedder
 
 pytestmark = pytest.mark.e2e
 

@@ -1,7 +1,7 @@
 """The team's own embedding server goes away under a running controller: nothing is lost, search still answers.
 
 `kubevec run` against the real control plane, embedding through an OpenAI-compatible stand-in
-(tests/standins.py) that is stopped and later started again on the same port.
+(tests/doubles/model_servers.py) that is stopped and later started again on the same port.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from tests.controlplane.cluster import ControlPlane, free_port
+from tests.doubles.model_servers import KEY, StandIn, in_a_thread
 from tests.e2e.agents import Agent
 from tests.e2e.controller_harness import Controller, eventually
-from tests.standins import KEY, StandIn, in_a_thread
 
 pytestmark = pytest.mark.e2e
 NAMESPACE = "faults"

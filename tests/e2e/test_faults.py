@@ -8,13 +8,10 @@ fault ending, with no crash loop.
 
 from __future__ import annotations
 
-import asyncio
 import collections
-import contextlib
 import json
 import random
 import re
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,8 +20,8 @@ import pytest
 
 from tests.conftest import SYNCPOLICY_CRD
 from tests.controlplane.cluster import ControlPlane
+from tests.doubles.model_servers import KEY, StandIn, in_a_thread
 from tests.e2e.controller_harness import GADGETS, RESYNC, Controller, apply, eventually, gadget_crd
-from tests.fake_voyage import FakeVoyage, running_fake_voyage
 
 pytestmark = pytest.mark.e2e
 
@@ -153,40 +150,17 @@ def test_apiserver_killed_with_etcd_compaction(plane: ControlPlane, controller: 
     assert sum(shapes.values()) < 40, shapes.most_common(10)
 
 
-@contextlib.contextmanager
-def fake_voyage_in_thread(fake: FakeVoyage) -> Iterator[FakeVoyage]:
-    """The loopback Voyage fake on its own event loop in a thread (the controller is another process)."""
-    loop = asyncio.new_event_loop()
-    started = threading.Event()
-    stop = asyncio.Event()
-
-    async def serve() -> None:
-        async with running_fake_voyage(fake):
-            started.set()
-            await stop.wait()
-
-    thread = threading.Thread(target=loop.run_until_complete, args=(serve(),), daemon=True)
-    thread.start()
-    assert started.wait(30)
-    try:
-        yield fake
-    finally:
-        loop.call_soon_threadsafe(stop.set)
-        thread.join(timeout=10)
-        loop.close()
-
-
 def test_embedder_rate_limited_then_failing_then_recovering(plane: ControlPlane, controller: Controller) -> None:
     """A Voyage-compatible fake answers 429 with Retry-After, then 500s, then recovers: nothing is lost."""
     script = [(429, {"Retry-After": "1"})] * 2 + [(500, {})] * 8
-    with fake_voyage_in_thread(FakeVoyage(dimension=64, script=list(script))) as fake:
+    with in_a_thread(StandIn("voyage", dimension=64, script=list(script))) as fake:
         controller.env.update(
             {
                 "KUBEVEC_EMBEDDER__PROVIDER": "voyage",
                 "KUBEVEC_EMBEDDER__MODEL": "voyage-4",
                 "KUBEVEC_EMBEDDER__DIMENSION": "64",
                 "KUBEVEC_EMBEDDER__BASE_URL": fake.url,
-                "KUBEVEC_EMBEDDER__API_KEY": "test-key",
+                "KUBEVEC_EMBEDDER__API_KEY": KEY,
             }
         )
         churn = Churn(plane, seed=2)
@@ -199,14 +173,14 @@ def test_embedder_rate_limited_then_failing_then_recovering(plane: ControlPlane,
         controller.converged()
         assert controller.proc is not None
         assert controller.proc.poll() is None
-        assert "test-key" not in controller.log.read_text()
+        assert KEY not in controller.log.read_text()
         # Only what changed is embedded: a restart of an unchanged cluster embeds nothing.
-        calls = len(fake.requests)
+        calls = fake.calls
         controller.stop()
         controller.start()
         controller.wait_ready()
         controller.converged()
-        assert len(fake.requests) == calls
+        assert fake.calls == calls
 
 
 def test_controller_sigkilled_at_random_points(plane: ControlPlane, controller: Controller) -> None:

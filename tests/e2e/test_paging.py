@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from tests.controlplane.cluster import ControlPlane
+from tests.doubles.embedders import CountingEmbedder
 from tests.e2e.controller_harness import CLUSTER, eventually, running_controller, stored
-from tests.fakes import CountingEmbedder
 
 pytestmark = pytest.mark.e2e
 NS = "paging"

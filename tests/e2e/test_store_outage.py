@@ -23,9 +23,9 @@ from kubevec.backends.config import StoreSettings
 from kubevec.backends.factory import open_store
 from kubevec.controller.settings import ServerSettings, Settings, SyncSettings
 from tests.controlplane.cluster import ControlPlane, free_port
+from tests.doubles.embedders import CountingEmbedder
 from tests.e2e.controller_harness import eventually, running_controller
 from tests.e2e.convergence import wait_converged
-from tests.fakes import CountingEmbedder
 from tests.services import chroma_server, postgres_server, weaviate_server
 
 pytestmark = pytest.mark.e2e

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import SAMPLE_CRDS
-from tests.standins import KEY, StandIn, in_a_thread
+from tests.doubles.model_servers import KEY, StandIn, in_a_thread
 
 pytestmark = pytest.mark.integration
 KUBEVEC = str(Path(sys.executable).with_name("kubevec"))

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import SAMPLE_CRDS
-from tests.standins import AWS_ACCESS_KEY, KEY, StandIn, in_a_thread
+from tests.doubles.model_servers import AWS_ACCESS_KEY, KEY, StandIn, in_a_thread
 
 pytestmark = pytest.mark.integration
 KUBEVEC = str(Path(sys.executable).with_name("kubevec"))

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import os
-import queue
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,6 +15,7 @@ import yaml
 
 from tests.conftest import SAMPLE_CRDS
 from tests.controlplane.cluster import free_port
+from tests.doubles.model_servers import KEY as STANDIN_KEY
 
 pytestmark = pytest.mark.integration
 KUBEVEC = str(Path(sys.executable).with_name("kubevec"))
@@ -180,32 +178,19 @@ def test_status_without_a_cluster(tmp_path: Path) -> None:
 
 
 @contextlib.contextmanager
-def fake_voyage_in_a_thread() -> Iterator[str]:
-    """The fake Voyage API on its own loop, for subprocesses to call; yields its base URL."""
-    from tests.fake_voyage import running_fake_voyage
+def voyage_in_a_thread() -> Iterator[str]:
+    """A Voyage stand-in (embeddings and rerank) on its own loop, for subprocesses to call; yields its base URL."""
+    from tests.doubles.model_servers import StandIn, in_a_thread
 
-    url: queue.Queue[str] = queue.Queue()
-    stop = threading.Event()
-
-    async def serve() -> None:
-        async with running_fake_voyage() as fake:
-            url.put(fake.url)
-            await asyncio.to_thread(stop.wait)
-
-    thread = threading.Thread(target=asyncio.run, args=(serve(),), daemon=True)
-    thread.start()
-    try:
-        yield url.get(timeout=30)
-    finally:
-        stop.set()
-        thread.join(timeout=10)
+    with in_a_thread(StandIn("voyage", dimension=1024)) as standin:
+        yield standin.url
 
 
 def test_migrate_to_another_model_switches_readers_and_is_idempotent(tmp_path: Path) -> None:
     env = {**os.environ, "KUBEVEC_STORE__PATH": str(tmp_path / "store"), "KUBEVEC_LOG_LEVEL": "WARNING"}
     assert kubevec("index", "crds", str(SAMPLE_CRDS), env=env).returncode == 0
-    with fake_voyage_in_a_thread() as url:
-        voyage = {**env, "KUBEVEC_EMBEDDER__API_KEY": "test-key", "KUBEVEC_EMBEDDER__BASE_URL": url}
+    with voyage_in_a_thread() as url:
+        voyage = {**env, "KUBEVEC_EMBEDDER__API_KEY": STANDIN_KEY, "KUBEVEC_EMBEDDER__BASE_URL": url}
         refused = kubevec("search", "nightly backup", env={**voyage, "KUBEVEC_EMBEDDER__PROVIDER": "voyage"})
         assert refused.returncode == 1
         assert "was built with embedder" in refused.stderr
@@ -269,10 +254,10 @@ def test_index_after_a_migration_writes_the_active_generation(tmp_path: Path) ->
             }
         )
     )
-    with fake_voyage_in_a_thread() as url:
+    with voyage_in_a_thread() as url:
         voyage = {
             **env,
-            "KUBEVEC_EMBEDDER__API_KEY": "test-key",
+            "KUBEVEC_EMBEDDER__API_KEY": STANDIN_KEY,
             "KUBEVEC_EMBEDDER__BASE_URL": url,
             "KUBEVEC_EMBEDDER__PROVIDER": "voyage",
         }
@@ -295,11 +280,11 @@ def test_index_after_a_migration_writes_the_active_generation(tmp_path: Path) ->
 def test_search_with_the_voyage_reranker_and_without(tmp_path: Path) -> None:
     env = {**os.environ, "KUBEVEC_STORE__PATH": str(tmp_path / "store"), "KUBEVEC_LOG_LEVEL": "WARNING"}
     assert kubevec("index", "crds", str(SAMPLE_CRDS), env=env).returncode == 0
-    with fake_voyage_in_a_thread() as url:
+    with voyage_in_a_thread() as url:
         rerank = {
             **env,
             "KUBEVEC_RERANKER__PROVIDER": "voyage",
-            "KUBEVEC_RERANKER__API_KEY": "rerank-key",
+            "KUBEVEC_RERANKER__API_KEY": STANDIN_KEY,
             "KUBEVEC_RERANKER__BASE_URL": url,
         }
         found = kubevec("search", "nightly backup schedule", "--json", "-k", "3", env=rerank)

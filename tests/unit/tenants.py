@@ -9,7 +9,7 @@ from kubevec.backends.memory import MemoryStore
 from kubevec.inference.instances import build_instance
 from kubevec.query.request import SearchRequest
 from kubevec.query.search import SearchService
-from tests.fakes import CountingEmbedder
+from tests.doubles.embedders import CountingEmbedder
 
 CLUSTER = "prod"
 POD_SPEC = {

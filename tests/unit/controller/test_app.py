@@ -10,7 +10,7 @@ import pytest
 from kubevec.backends.memory import MemoryStore
 from kubevec.controller.app import App
 from kubevec.controller.settings import ServerSettings, Settings
-from tests.fakes import CountingEmbedder
+from tests.doubles.embedders import CountingEmbedder
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ from kubevec.controller.settings import Settings
 from kubevec.controller.sync.migrate import migrate
 from kubevec.inference.providers.config import EmbedderSettings
 from kubevec.query.request import SearchRequest
-from tests.fakes import CountingEmbedder
+from tests.doubles.embedders import CountingEmbedder
 
 
 class Model(CountingEmbedder):

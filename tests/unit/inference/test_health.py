@@ -12,7 +12,7 @@ from kubevec.controller.app import App
 from kubevec.controller.settings import ServerSettings, Settings
 from kubevec.inference.health import health_of
 from kubevec.inference.instances import build_instance
-from tests.fakes import CountingEmbedder
+from tests.doubles.embedders import CountingEmbedder
 
 
 def obj(

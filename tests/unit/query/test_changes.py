@@ -15,7 +15,7 @@ from kubevec.query.access import View
 from kubevec.query.changes import ChangesRequest, parse_time
 from kubevec.query.limits import Caller
 from kubevec.query.search import SearchService
-from tests.fakes import CountingEmbedder
+from tests.doubles.embedders import CountingEmbedder
 from tests.unit.inference.test_change_records import deployment, document, stored
 
 NOW = 1_790_000_000.0

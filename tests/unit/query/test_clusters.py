@@ -11,7 +11,7 @@ from kubevec.inference.documents import CAPABILITIES, INDEXED_FIELDS, INSTANCES
 from kubevec.inference.fleet import parts_of, resource_of
 from kubevec.query.clusters import list_clusters
 from kubevec.query.search import SearchService
-from tests.fakes import CountingEmbedder
+from tests.doubles.embedders import CountingEmbedder
 from tests.fleet import fleet_engine, operator_crd, operator_crds, resync
 
 

@@ -11,7 +11,7 @@ from kubevec.query.access import Authorizer
 from kubevec.query.mcp import http_app
 from kubevec.query.oauth_metadata import ResourceMetadata
 from kubevec.query.search import SearchService
-from tests.fakes import CountingEmbedder
+from tests.doubles.embedders import CountingEmbedder
 
 ISSUER = "https://login.example.com/realms/platform"
 

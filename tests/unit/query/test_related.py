@@ -12,7 +12,7 @@ from kubevec.core.errors import SearchError
 from kubevec.inference.instances import build_instance
 from kubevec.query.related import Related
 from kubevec.query.search import SearchService
-from tests.fakes import CountingEmbedder
+from tests.doubles.embedders import CountingEmbedder
 
 NS = "shop"
 POD_SPEC = {

@@ -16,7 +16,7 @@ from kubevec.query.answers import Result, label_for
 from kubevec.query.render import compact
 from kubevec.query.request import MAX_K, SearchRequest
 from kubevec.query.search import SearchService
-from tests.fakes import CountingEmbedder
+from tests.doubles.embedders import CountingEmbedder
 
 DOCS = [
     (

@@ -133,7 +133,7 @@ async def test_one_shot_commands_keep_int8_weights_a_server_folds_them(monkeypat
     from kubevec.backends.memory import MemoryStore
     from kubevec.controller.cli import common as cli_common
     from kubevec.query.request import SearchRequest
-    from tests.fakes import CountingEmbedder
+    from tests.doubles.embedders import CountingEmbedder
 
     loaded: list[bool] = []
     verified: list[Path | None] = []

@@ -18,7 +18,7 @@ from kubevec.controller.settings import ServerSettings, Settings
 from kubevec.core.errors import SearchError
 from kubevec.query.request import SearchRequest
 from kubevec.query.search import SearchService
-from tests.fakes import CountingEmbedder
+from tests.doubles.embedders import CountingEmbedder
 
 
 @pytest.fixture
@@ -104,7 +104,7 @@ async def test_mcp_tool_calls_are_spans(spans: InMemorySpanExporter) -> None:
 
 
 async def test_a_resync_is_a_span_with_its_list_and_diff_phases(spans: InMemorySpanExporter) -> None:
-    from tests.unit.fake_cluster import FakeReader, configmap, synced
+    from tests.doubles.cluster import FakeReader, configmap, synced
 
     await synced(FakeReader(), configmap("a"), configmap("b"))
     finished = spans.get_finished_spans()

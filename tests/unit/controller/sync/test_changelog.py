@@ -12,7 +12,7 @@ from kubevec.controller.sync.changelog import ChangeLog
 from kubevec.controller.sync.engine import SyncEngine
 from kubevec.inference.change_records import CHANGES
 from kubevec.inference.documents import Document
-from tests.fakes import CountingEmbedder
+from tests.doubles.embedders import CountingEmbedder
 from tests.unit.inference.test_change_records import deployment, document
 
 NAMES = {"capabilities": "capabilities", "instances": "instances"}

@@ -12,7 +12,7 @@ from kubevec.backends.memory import MemoryStore
 from kubevec.controller.runtime.metrics import Metrics
 from kubevec.controller.sync.engine import SyncEngine
 from kubevec.inference.documents import Document, make_document
-from tests.fakes import CountingEmbedder
+from tests.doubles.embedders import CountingEmbedder
 
 NAMES = {"capabilities": "capabilities", "instances": "instances"}
 

@@ -17,7 +17,7 @@ from kubevec.inference.providers.config import EmbedderSettings
 from kubevec.inference.providers.embedders.base import Embedder
 from kubevec.query.request import SearchRequest
 from kubevec.query.search import SearchService
-from tests.fakes import CountingEmbedder
+from tests.doubles.embedders import CountingEmbedder
 
 BASES = {"capabilities": "capabilities", "instances": "instances"}
 POINTER = "generations"

@@ -12,8 +12,7 @@ from kubevec.controller.app import App
 from kubevec.controller.settings import ServerSettings, Settings, SyncSettings
 from kubevec.core.errors import KubeError
 from kubevec.inference.instances import InstancePolicy
-from tests.fakes import CountingEmbedder
-from tests.unit.fake_cluster import (
+from tests.doubles.cluster import (
     CONFIGMAPS,
     ROLES,
     WIDGETS,
@@ -26,6 +25,7 @@ from tests.unit.fake_cluster import (
     prepared_app,
     synced,
 )
+from tests.doubles.embedders import CountingEmbedder
 
 
 async def test_groups_missing_from_discovery_keep_their_documents_unless_gone() -> None:

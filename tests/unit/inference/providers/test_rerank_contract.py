@@ -14,9 +14,8 @@ import pytest
 from kubevec.core.errors import RerankError
 from kubevec.inference.providers.config import EmbedderSettings
 from kubevec.inference.providers.rerank import Reranker, RerankerSettings, make_reranker
-from tests.fake_voyage import running_fake_voyage
-from tests.standins import KEY, StandIn, running
-from tests.tiny_models import ids, table, write_cross_encoder
+from tests.doubles.model_files import ids, table, write_cross_encoder
+from tests.doubles.model_servers import KEY, StandIn, running
 
 DOCUMENTS = [
     "kafka topic with partitions",
@@ -34,12 +33,7 @@ async def reranker(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncItera
         directory, sha = write_cross_encoder(tmp_path / "tiny-cross-encoder")
         yield provider, make_reranker(RerankerSettings(provider="local", model_dir=directory, model_sha256=sha)), None  # type: ignore[misc]
         return
-    if provider == "voyage":
-        async with running_fake_voyage() as fake:
-            made = make_reranker(RerankerSettings(provider="voyage", api_key=KEY, base_url=fake.url))
-            yield provider, made, fake  # type: ignore[misc]
-        return
-    async with running(StandIn(dialect=f"{provider}-rerank")) as standin:
+    async with running(StandIn(dialect="voyage" if provider == "voyage" else f"{provider}-rerank")) as standin:
         made = make_reranker(RerankerSettings(provider=provider, api_key=KEY, base_url=standin.url))  # type: ignore[arg-type]
         yield provider, made, standin  # type: ignore[misc]
 

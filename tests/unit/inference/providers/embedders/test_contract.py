@@ -1,4 +1,4 @@
-"""The one contract every embedding provider passes, each against its loopback stand-in (tests/standins.py).
+"""The one contract every embedding provider passes, each against its loopback stand-in (tests/doubles/model_servers.py).
 
 Built through ``EmbedderSettings`` and ``make_embedder``, as ``KUBEVEC_EMBEDDER__*`` builds them.
 """
@@ -16,7 +16,7 @@ import pytest
 from kubevec.core.errors import EmbedderError, EmbedderUnavailable
 from kubevec.inference.providers.config import EmbedderSettings, make_embedder
 from kubevec.inference.providers.embedders.remote import CHARS_PER_TOKEN, RemoteEmbedder
-from tests.standins import AWS_ACCESS_KEY, KEY, StandIn, running
+from tests.doubles.model_servers import AWS_ACCESS_KEY, KEY, StandIn, running
 
 HEADER_SECRET = "hdr-9b1e77c0aa3f5d2e"
 

@@ -1,6 +1,6 @@
 """Any sentence-transformers ONNX folder, offline: pooling, window, prompts and checks read from its files.
 
-The models are tiny ones written by the test (tests/tiny_models.py), so each expected vector is
+The models are tiny ones written by the test (tests/doubles/model_files.py), so each expected vector is
 computed here exactly; the packaged MiniLM goes through the same code and is held to the upstream
 reference vectors in tests/integration/test_embedder_local.py.
 """
@@ -17,7 +17,7 @@ from kubevec.core.errors import EmbedderError
 from kubevec.inference.providers.config import EmbedderSettings, make_embedder
 from kubevec.inference.providers.embedders.folder import read_model_folder
 from kubevec.inference.providers.embedders.local import LocalEmbedder
-from tests.tiny_models import DIMENSION, expected, write_folder
+from tests.doubles.model_files import DIMENSION, expected, write_folder
 
 
 def local(directory: Path, sha: str, **settings: object) -> LocalEmbedder:

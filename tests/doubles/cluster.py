@@ -11,7 +11,7 @@ from kubevec.controller.kube.errors import kube_error
 from kubevec.controller.kube.resources import ApiResource
 from kubevec.controller.settings import ServerSettings, Settings, SyncSettings
 from kubevec.inference.identity import ResourceRef
-from tests.fakes import CountingEmbedder
+from tests.doubles.embedders import CountingEmbedder
 
 VERBS = ("get", "list", "watch")
 

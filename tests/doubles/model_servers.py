@@ -9,7 +9,7 @@ Tests never reach the internet. One :class:`StandIn` speaks one dialect:
 - ``gemini``: ``POST /v1beta/models/{model}:batchEmbedContents``, ``x-goog-api-key``, task types;
 - ``bedrock``: ``POST /model/{modelId}/invoke`` signed with SigV4 (Titan: one ``inputText``; Cohere:
   ``texts`` + ``input_type``), errors as ``x-amzn-ErrorType``;
-- ``voyage``: ``POST /v1/embeddings`` with ``input_type`` document / query;
+- ``voyage``: ``POST /v1/embeddings`` with ``input_type`` document / query, and ``POST /v1/rerank``;
 - ``cohere-rerank`` (``POST /v2/rerank``, also what vLLM, Jina and Infinity serve) and ``tei-rerank``
   (``POST /rerank``).
 
@@ -65,6 +65,8 @@ class StandIn:
     served_dimension: int | None = None
     script: list[Fault] = dataclasses.field(default_factory=list)
     received: list[Received] = dataclasses.field(default_factory=list)
+    #: Requests that presented the right key, answered or refused by the script: what a client sent.
+    calls: int = 0
     url: str = ""
 
     def expected(self, text: str, *, side: str) -> list[float]:
@@ -80,6 +82,7 @@ class StandIn:
     # -- the shared part of every request -----------------------------------------------------------
 
     async def _fault(self) -> web.Response | None:
+        self.calls += 1
         if not self.script:
             return None
         fault = self.script.pop(0)
@@ -243,7 +246,11 @@ class StandIn:
             ranked.sort(key=lambda r: -r["score"])
             return web.json_response(ranked)
         results = [{"index": i, "relevance_score": s} for i, s in enumerate(scores)]
-        results.sort(key=lambda r: -r["relevance_score"])
+        results.sort(key=lambda r: (-r["relevance_score"], r["index"]))
+        if self.dialect == "voyage":  # Voyage's own shape: data[], cut at top_k
+            data = results[: body["top_k"]] if body.get("top_k") else results
+            usage = {"total_tokens": 1}
+            return web.json_response({"object": "list", "data": data, "model": body.get("model"), "usage": usage})
         if body.get("top_n"):
             results = results[: body["top_n"]]
         return web.json_response({"id": "x", "results": results, "meta": {}})
@@ -252,7 +259,7 @@ class StandIn:
 ROUTES = {
     "openai": [("/v1/embeddings", "openai")],
     "azure": [("/openai/deployments/{deployment}/embeddings", "openai")],
-    "voyage": [("/v1/embeddings", "openai")],
+    "voyage": [("/v1/embeddings", "openai"), ("/v1/rerank", "rerank")],
     "cohere": [("/v2/embed", "cohere")],
     "gemini": [("/v1beta/models/{call}", "gemini")],
     "bedrock": [("/model/{model}/invoke", "bedrock")],
