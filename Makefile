@@ -82,8 +82,8 @@ chart-lint: setup helm ## Lint the Helm chart and render every ci/*-values.yaml.
 test: setup controlplane helm weaviate lint typecheck ## Everything: lint, types, unit, integration, e2e.
 	$(PYTEST) tests
 
-test-unit: setup ## Fast unit tests (no network, no processes).
-	$(PYTEST) tests/unit
+test-unit: setup ## Fast, hermetic unit tests: no network, no processes (tests/unit/conftest.py refuses both), no real waits.
+	$(PYTEST) tests/unit -m "not slow"
 
 test-integration: setup helm weaviate ## Integration tests (real Chroma server, real embedder, helm).
 	$(PYTEST) tests/integration

@@ -1,4 +1,4 @@
-"""The wheel installs one top-level package, ``kubevec``, holding every module of the four folders."""
+"""The wheel installs one top-level package, ``kubevec``, holding every module of its folders."""
 
 from __future__ import annotations
 
@@ -6,13 +6,15 @@ import os
 import shutil
 import subprocess
 import sys
+import tomllib
 import zipfile
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-FOLDERS = ("controller", "backends", "inference", "query")
+#: The top-level folders the wheel lays out as ``kubevec/<folder>``, as pyproject maps them.
+FOLDERS = tuple(tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["package-dir"].values())
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +39,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def shipped_sources() -> set[str]:
-    """What the wheel must hold: every module and data file of the four folders, under ``kubevec/``."""
+    """What the wheel must hold: every module and data file of the folders, under ``kubevec/``."""
     files = set()
     for folder in FOLDERS:
         for path in (REPO / folder).rglob("*"):

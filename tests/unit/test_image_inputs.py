@@ -64,3 +64,11 @@ def test_the_dockerfile_pins_its_base_installs_by_hash_and_runs_as_non_root() ->
     for sources in copied:
         for source in sources.split():
             assert f"!{source}" in ignore or f"!{source}/" in ignore, f"{source} is copied but .dockerignore drops it"
+
+
+def test_the_image_copies_every_folder_the_wheel_is_built_from() -> None:
+    """A new top-level package the Dockerfile does not copy would fail the image's build, not a test."""
+    import tomllib
+
+    folders = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["package-dir"].values()
+    assert {f"COPY {folder} {folder}" for folder in folders} <= set(DOCKERFILE.splitlines())

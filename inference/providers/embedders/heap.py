@@ -13,18 +13,19 @@ Other C libraries (musl in Alpine images, macOS) have no such call; there it doe
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import functools
 from collections.abc import Callable
 
 
 @functools.cache
 def _malloc_trim() -> Callable[[int], int] | None:
-    name = ctypes.util.find_library("c")
-    if name is None:
-        return None
+    """The C library's ``malloc_trim``, looked up among the symbols the process has loaded.
+
+    Not by ``ctypes.util.find_library("c")``: on Linux that runs ``ldconfig -p`` (a process, ~10 ms)
+    to find a library the interpreter has loaded already.
+    """
     try:
-        trim: Callable[[int], int] = ctypes.CDLL(name).malloc_trim
+        trim: Callable[[int], int] = ctypes.CDLL(None).malloc_trim
     except (OSError, AttributeError):
         return None
     return trim

@@ -91,6 +91,7 @@ def test_every_kopf_handler_runs_on_the_event_loop() -> None:
         assert inspect.iscoroutinefunction(handler.fn), handler.id
 
 
+@pytest.mark.slow  # waits for the purge task in real time
 async def test_a_deleted_crd_purges_its_instances(app: App) -> None:
     await app.engine.prepare()
     stopper = asyncio.create_task(app.engine.run())
@@ -155,6 +156,7 @@ def observe_widget(app: App, version: str, name: str) -> None:
     )
 
 
+@pytest.mark.slow  # waits for the purge task in real time
 async def test_a_crd_moving_to_a_new_version_purges_the_old_versions_instances(app: App) -> None:
     await app.engine.prepare()
     stopper = asyncio.create_task(app.engine.run())

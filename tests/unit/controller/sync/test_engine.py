@@ -186,6 +186,7 @@ async def test_run_loop_flushes_full_batches_before_the_debounce() -> None:
         task.cancel()
 
 
+@pytest.mark.slow  # the run loop backs off in real time
 async def test_run_loop_recovers_after_an_outage() -> None:
     store, embedder = MemoryStore(), CountingEmbedder()
     engine = await engine_with(store, embedder, debounce=0.01)

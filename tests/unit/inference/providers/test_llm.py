@@ -137,6 +137,7 @@ async def test_unreachable_endpoint_falls_back(tmp_path: Path, certificate: Any)
     await llm.close()
 
 
+@pytest.mark.slow  # the limiter paces in real time
 async def test_requests_are_rate_limited(tmp_path: Path, certificate: Any) -> None:
     import dataclasses
     import time

@@ -8,12 +8,9 @@ import pytest
 
 from kubevec.backends import Record
 from kubevec.backends.memory import MemoryStore
-from kubevec.core.errors import RerankError
-from kubevec.inference.providers.rerank import RerankerSettings, VoyageReranker, make_reranker
 from kubevec.query.request import SearchRequest
 from kubevec.query.search import SearchService
 from tests.doubles.embedders import CountingEmbedder
-from tests.doubles.model_servers import KEY, StandIn, running
 
 TEXTS = {
     "kafka": "Topic: a Kafka topic with partitions and retention",
@@ -21,33 +18,6 @@ TEXTS = {
     "pooler": "Pooler: connection pooling in front of a postgres database",
     "backup": "BackupSchedule: nightly backups of namespaces",
 }
-
-
-async def test_voyage_reranks_through_the_official_client_most_relevant_first() -> None:
-    async with running(StandIn("voyage")) as fake:
-        reranker = VoyageReranker(api_key=KEY, base_url=fake.url)
-        order = await reranker.rerank("managed postgres database", list(TEXTS.values()), top_k=2)
-        assert order == [(1, 1.0), (2, pytest.approx(2 / 3))]
-        assert fake.received[-1].body["model"] == "rerank-2.5"
-        assert fake.received[-1].body["top_k"] == 2
-        assert await reranker.rerank("anything", [], top_k=3) == []
-
-
-async def test_voyage_reranker_retries_what_can_succeed_and_names_what_cannot() -> None:
-    async with running(StandIn("voyage", script=[(429, {"Retry-After": "0"})])) as fake:
-        reranker = VoyageReranker(api_key=KEY, base_url=fake.url)
-        assert (await reranker.rerank("postgres", ["postgres", "kafka"], top_k=2))[0][0] == 0
-        assert reranker._calls.retries == 1
-    async with running(StandIn("voyage", script=[(503, {})] * 10)) as fake:
-        reranker = VoyageReranker(api_key=KEY, base_url=fake.url, max_attempts=2, max_backoff=0.01)
-        with pytest.raises(RerankError, match="after 2 attempts"):
-            await reranker.rerank("postgres", ["postgres"], top_k=1)
-    async with running(StandIn("voyage")) as fake:
-        with pytest.raises(RerankError, match="rejected the credentials"):
-            await VoyageReranker(api_key="bad", base_url=fake.url).rerank("x", ["y"], top_k=1)
-    with pytest.raises(RerankError, match="KUBEVEC_RERANKER__API_KEY"):
-        make_reranker(RerankerSettings(provider="voyage"))
-    assert make_reranker(RerankerSettings()) is None  # off by default
 
 
 class WordReranker:

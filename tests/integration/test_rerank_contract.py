@@ -13,7 +13,7 @@ import pytest
 
 from kubevec.core.errors import RerankError
 from kubevec.inference.providers.config import EmbedderSettings
-from kubevec.inference.providers.rerank import Reranker, RerankerSettings, make_reranker
+from kubevec.inference.providers.rerank import Reranker, RerankerSettings, VoyageReranker, make_reranker
 from tests.doubles.model_files import ids, table, write_cross_encoder
 from tests.doubles.model_servers import KEY, StandIn, running
 
@@ -109,3 +109,38 @@ def test_a_logit_from_a_server_is_squashed_into_unit_range() -> None:
     assert np.allclose([score for _, score in ranked], [1 / (1 + math.exp(-3.5)), 1 / (1 + math.exp(2.0))])
     with pytest.raises(RerankError, match="outside the 2 documents"):
         _checked([(5, 0.5)], 2, provider="vllm", top_k=1)
+
+
+TEXTS = {
+    "kafka": "Topic: a Kafka topic with partitions and retention",
+    "postgres": "PostgresCluster: a managed postgres database cluster with failover",
+    "pooler": "Pooler: connection pooling in front of a postgres database",
+    "backup": "BackupSchedule: nightly backups of namespaces",
+}
+
+
+async def test_voyage_reranks_through_the_official_client_most_relevant_first() -> None:
+    async with running(StandIn("voyage")) as fake:
+        reranker = VoyageReranker(api_key=KEY, base_url=fake.url)
+        order = await reranker.rerank("managed postgres database", list(TEXTS.values()), top_k=2)
+        assert order == [(1, 1.0), (2, pytest.approx(2 / 3))]
+        assert fake.received[-1].body["model"] == "rerank-2.5"
+        assert fake.received[-1].body["top_k"] == 2
+        assert await reranker.rerank("anything", [], top_k=3) == []
+
+
+async def test_voyage_reranker_retries_what_can_succeed_and_names_what_cannot() -> None:
+    async with running(StandIn("voyage", script=[(429, {"Retry-After": "0"})])) as fake:
+        reranker = VoyageReranker(api_key=KEY, base_url=fake.url)
+        assert (await reranker.rerank("postgres", ["postgres", "kafka"], top_k=2))[0][0] == 0
+        assert reranker._calls.retries == 1
+    async with running(StandIn("voyage", script=[(503, {})] * 10)) as fake:
+        reranker = VoyageReranker(api_key=KEY, base_url=fake.url, max_attempts=2, max_backoff=0.01)
+        with pytest.raises(RerankError, match="after 2 attempts"):
+            await reranker.rerank("postgres", ["postgres"], top_k=1)
+    async with running(StandIn("voyage")) as fake:
+        with pytest.raises(RerankError, match="rejected the credentials"):
+            await VoyageReranker(api_key="bad", base_url=fake.url).rerank("x", ["y"], top_k=1)
+    with pytest.raises(RerankError, match="KUBEVEC_RERANKER__API_KEY"):
+        make_reranker(RerankerSettings(provider="voyage"))
+    assert make_reranker(RerankerSettings()) is None  # off by default
