@@ -52,13 +52,10 @@ manifests: setup ## Regenerate deploy/kubevec.yaml from the chart (a test checks
 	@$(BIN)/python charts/tools/plain_manifests.py "$$(bash charts/tools/build-helm.sh | tail -1)" > deploy/kubevec.yaml.new
 	@mv deploy/kubevec.yaml.new deploy/kubevec.yaml
 
-# The wheel lays the four folders out as kubevec/<folder>; static tools cannot follow the editable install's
-# import hook, so they read the same layout from symlinks (rebuilt each time: cheap, and never stale).
-namespace:
-	@mkdir -p .typecheck/kubevec
-	@for package in $(PACKAGES); do ln -sfn ../../$$package .typecheck/kubevec/$$package; done
-
-lint: setup namespace ## Run ruff (lint + format check) and the import-layer contracts.
+# The wheel lays the folders out as kubevec/<folder>; static tools (mypy, import-linter, editors) cannot follow
+# the editable install's import hook, so they read the same layout from the symlinks committed in .typecheck/kubevec
+# (a unit test keeps one per package; see docs/development.md).
+lint: setup ## Run ruff (lint + format check) and the import-layer contracts.
 	$(BIN)/ruff check $(PACKAGES) tests
 	$(BIN)/ruff format --check $(PACKAGES) tests
 	PYTHONPATH=.typecheck $(BIN)/lint-imports
@@ -67,7 +64,7 @@ format: setup ## Reformat code with ruff.
 	$(BIN)/ruff format $(PACKAGES) tests
 	$(BIN)/ruff check --fix $(PACKAGES) tests
 
-typecheck: setup namespace ## Run mypy --strict on the kubevec package (its four folders).
+typecheck: setup ## Run mypy --strict on the kubevec package (every folder of it).
 	$(BIN)/mypy
 
 docs: setup ## Build the documentation site (docs/, mkdocs-material, strict: a broken link fails) into .site/.
@@ -111,4 +108,4 @@ demo: setup controlplane ## Throwaway control plane + sample CRDs/objects + cont
 run: setup ## Run the controller against $$KUBECONFIG (settings from KUBEVEC_* variables).
 	$(BIN)/kubevec run
 
-.PHONY: docs bench-retrieval bench-scale lock chart-docs manifests help setup controlplane helm weaviate lint namespace format typecheck chart-lint test test-unit test-integration test-e2e bench demo run
+.PHONY: docs bench-retrieval bench-scale lock chart-docs manifests help setup controlplane helm weaviate lint format typecheck chart-lint test test-unit test-integration test-e2e bench demo run

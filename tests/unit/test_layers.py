@@ -46,6 +46,15 @@ def test_every_top_level_folder_with_code_is_mapped_and_checked() -> None:
     assert f"PACKAGES := {' '.join(PACKAGES)}" in makefile
 
 
+def test_the_static_tools_see_every_package_through_a_committed_link() -> None:
+    """mypy, import-linter and editors read ``.typecheck/kubevec/<folder>``: one link per package, to its folder."""
+    links = REPO / ".typecheck" / "kubevec"
+    assert {p.name for p in links.iterdir()} == set(PACKAGES)
+    for folder in PACKAGES:
+        assert (links / folder).is_symlink()
+        assert (links / folder).resolve() == (REPO / folder).resolve()
+
+
 def test_a_new_subpackage_is_seen(tmp_path: Path) -> None:
     (tmp_path / "query" / "newpart").mkdir(parents=True)
     (tmp_path / "query" / "__init__.py").touch()
