@@ -2,11 +2,38 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
+from kubevec.backends import Record
 from kubevec.inference.fleet import parts_of, project
 from kubevec.inference.identity import plural_of
+from kubevec.query.scoped import within_clusters
+
+
+async def exact_kinds(
+    records: AsyncIterator[Record], *, wanted: str, clusters: frozenset[str] | None, cluster: str | None
+) -> list[dict[str, Any]]:
+    """Every type whose kind, plural, short name, ``plural.group`` or ``Kind.group`` is ``wanted``
+    (lower case), core groups first: ``Certificate`` can exist in several groups."""
+    exact = []
+    async for record in records:
+        metadata = within_clusters(record.metadata, clusters)
+        if metadata is None:
+            continue
+        resource = str(metadata.get("resource", record.id))
+        kind, group = str(metadata.get("kind", "")), str(metadata.get("group", ""))
+        short_names = metadata.get("short_names", [])
+        names = {
+            kind.lower(),
+            resource.lower(),
+            plural_of(resource).lower(),
+            f"{kind}.{group}".lower(),
+            *(str(n).lower() for n in (short_names if isinstance(short_names, list) else [short_names])),
+        }
+        if wanted in names:
+            exact += kind_answers(record.id, metadata, cluster=cluster, match="exact", similarity=None)
+    return sorted(exact, key=lambda a: (a["group"] not in ("", "core"), a["group"], a["kind"], str(a["cluster"] or "")))
 
 
 def kind_answers(

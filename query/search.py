@@ -40,12 +40,12 @@ from kubevec.core.errors import BackendError, CollectionNotFound, EmbedderError,
 from kubevec.inference.change_records import CHANGES
 from kubevec.inference.documents import CAPABILITIES, INSTANCES
 from kubevec.inference.fleet import is_shared, parts_of, project
-from kubevec.inference.identity import parse_instance_id, plural_of
+from kubevec.inference.identity import parse_instance_id
 from kubevec.inference.providers.embedders.base import Embedder
 from kubevec.query.answers import Answer, Result, make_result
 from kubevec.query.changes import Changes, ChangesRequest, list_changes
 from kubevec.query.cursors import any_word, make_cursor, read_cursor
-from kubevec.query.kinds import kind_answers
+from kubevec.query.kinds import exact_kinds, kind_answers
 from kubevec.query.lexical import LexicalIndex
 from kubevec.query.ranking import LEXICAL_WEIGHT, RRF_K, fuse, mmr
 from kubevec.query.related import Direction, Related, Relationships
@@ -457,32 +457,13 @@ class SearchService:
         clusters = scope_clusters(view, CAPABILITIES)
         if clusters is not None and cluster is not None and cluster not in clusters:
             return []
-        exact = []
         scope: Filter | None = Eq("cluster", cluster) if cluster else None
         if view is not None:
             scope = view.restrict("capabilities", scope)
-        async for record in self.store.iter_records(collection, filter=scope, page_size=1000):
-            visible = within_clusters(record.metadata, clusters)
-            if visible is None:
-                continue
-            metadata = visible
-            resource = str(metadata.get("resource", record.id))
-            kind, group = str(metadata.get("kind", "")), str(metadata.get("group", ""))
-            short_names = metadata.get("short_names", [])
-            names = {
-                kind.lower(),
-                resource.lower(),
-                plural_of(resource).lower(),
-                f"{kind}.{group}".lower(),
-                *(str(n).lower() for n in (short_names if isinstance(short_names, list) else [short_names])),
-            }
-            if wanted in names:
-                exact += kind_answers(record.id, metadata, cluster=cluster, match="exact", similarity=None)
+        records = self.store.iter_records(collection, filter=scope, page_size=1000)
+        exact = await exact_kinds(records, wanted=wanted, clusters=clusters, cluster=cluster)
         if exact:
-            order = sorted(
-                exact, key=lambda a: (a["group"] not in ("", "core"), a["group"], a["kind"], str(a["cluster"] or ""))
-            )
-            return order[:limit]
+            return exact[:limit]
         if self.embedder is None:
             return []
         request = SearchRequest.build(collection="capabilities", query=name, k=limit, hybrid=False, cluster=cluster)

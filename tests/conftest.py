@@ -10,10 +10,20 @@ skipped anyway, the session fails (:func:`pytest_sessionfinish`), so CI never pa
 from __future__ import annotations
 
 import os
+import warnings
 from pathlib import Path
 
+import anyio
 import hypothesis  # noqa: F401 - imported before any test starts threads: CPython 3.11.7 ast is not thread-safe
 import pytest
+
+# anyio imports its submodules when a name is first used, and pytest rewrites them (anyio ships a pytest
+# plugin), which parses an AST: in a test with a server thread running, CPython 3.11.7's AST state races
+# ("AST constructor recursion depth mismatch", seen in test_stdio_transport). Every name resolved now instead.
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")  # deprecated aliases warn when resolved
+    for _name in dir(anyio):
+        getattr(anyio, _name)
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLES = REPO / "deploy" / "samples"
