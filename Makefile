@@ -42,11 +42,11 @@ weaviate: ## Build (or reuse) the Weaviate server the Weaviate backend is tested
 chart-docs: ## Regenerate charts/kubevec/README.md from values.yaml comments (helm-docs; a test checks it).
 	@"$$(bash charts/tools/build-helm-docs.sh | tail -1)" --chart-search-root charts --skip-version-footer --log-level warning
 
-lock: ## Regenerate deploy/requirements.lock (pip-compile with hashes, build backend, the bedrock, lancedb and weaviate extras included) for the image.
+lock: ## Regenerate deploy/requirements.lock (pip-compile with hashes, build backend, the bedrock, lancedb, weaviate and redis extras included) for the image.
 	@test -x .venv-lock/bin/pip-compile || { $(PYTHON) -m venv .venv-lock && .venv-lock/bin/pip install --quiet pip-tools; }
 	.venv-lock/bin/pip-compile --generate-hashes --strip-extras --no-emit-find-links --allow-unsafe --all-build-deps \
-	  --extra bedrock --extra lancedb --extra weaviate --quiet --output-file deploy/requirements.lock pyproject.toml
-	@sed -i 's|^#    pip-compile .*|#    make lock   (pip-compile --generate-hashes --all-build-deps --extra bedrock --extra lancedb --extra weaviate: every wheel the image installs, build backend included)|' deploy/requirements.lock
+	  --extra bedrock --extra lancedb --extra weaviate --extra redis --quiet --output-file deploy/requirements.lock pyproject.toml
+	@sed -i 's|^#    pip-compile .*|#    make lock   (pip-compile --generate-hashes --all-build-deps --extra bedrock --extra lancedb --extra weaviate --extra redis: every wheel the image installs, build backend included)|' deploy/requirements.lock
 
 manifests: setup ## Regenerate deploy/kubevec.yaml from the chart (a test checks it is current).
 	@$(BIN)/python charts/tools/plain_manifests.py "$$(bash charts/tools/build-helm.sh | tail -1)" > deploy/kubevec.yaml.new

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import urllib.parse
 from pathlib import Path
 from typing import Literal
 
@@ -13,10 +14,10 @@ class StoreSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    backend: Literal["chroma", "qdrant", "pgvector", "lancedb", "weaviate", "memory"] = Field(
+    backend: Literal["chroma", "qdrant", "pgvector", "lancedb", "weaviate", "redis", "memory"] = Field(
         default="chroma",
         description="chroma (default, embedded), qdrant, pgvector (PostgreSQL), lancedb (embedded, on disk), "
-        "weaviate, or memory (tests only)",
+        "weaviate, redis (Redis 8 vector sets), or memory (tests only)",
     )
     path: Path | None = Field(
         default=Path(".kubevec/chroma"),
@@ -24,8 +25,8 @@ class StoreSettings(BaseModel):
     )
     url: str | None = Field(
         default=None,
-        description="server URL, e.g. http://chroma:8000, http://qdrant:6333, http://weaviate:8080 or "
-        "postgresql://kubevec@db:5432/kubevec",
+        description="server URL, e.g. http://chroma:8000, http://qdrant:6333, http://weaviate:8080, "
+        "postgresql://kubevec@db:5432/kubevec or redis://redis:6379/0 (rediss:// for TLS)",
     )
     api_key: SecretStr | None = Field(default=None, description="Qdrant or Weaviate API key (server mode)")
     grpc_port: int = Field(default=50051, ge=1, le=65535, description="Weaviate's gRPC port, on the url's host")
@@ -36,7 +37,15 @@ class StoreSettings(BaseModel):
         default=1, ge=1, le=15, description="Weaviate: copies of each collection kubevec creates (a multi-node cluster)"
     )
     password: SecretStr | None = Field(
-        default=None, description="PostgreSQL password (pgvector); keeps it out of the url, from a Secret"
+        default=None, description="PostgreSQL (pgvector) or Redis password; keeps it out of the url, from a Secret"
+    )
+    key_prefix: str = Field(
+        default="kubevec:",
+        pattern=r"^[A-Za-z0-9:_.-]{0,64}$",
+        description="Redis: prefix of every key kubevec writes (one Redis can hold several installs)",
+    )
+    tls_ca_file: Path | None = Field(
+        default=None, description="Redis over TLS (rediss://): the CA bundle that signed the server's certificate"
     )
     headers: dict[str, str] = Field(default_factory=dict, description="extra HTTP headers for a Chroma server")
     collection_prefix: str = Field(default="", description="prefix for the capabilities/instances collections")
@@ -53,6 +62,16 @@ class StoreSettings(BaseModel):
     def _weaviate_needs_a_url(self) -> StoreSettings:
         if self.backend == "weaviate" and not (self.url or "").startswith(("http://", "https://")):
             raise ValueError("store.backend=weaviate needs store.url=http(s)://host:8080 (and store.grpc_port)")
+        return self
+
+    @model_validator(mode="after")
+    def _redis_needs_a_redis_url(self) -> StoreSettings:
+        if self.backend != "redis":
+            return self
+        if not (self.url or "").startswith(("redis://", "rediss://")):
+            raise ValueError("store.backend=redis needs store.url=redis://host:6379/0 (rediss:// for TLS)")
+        if urllib.parse.urlsplit(self.url or "").password:
+            raise ValueError("store.url must not hold the Redis password: set KUBEVEC_STORE__PASSWORD (from a Secret)")
         return self
 
     @model_validator(mode="after")

@@ -51,6 +51,20 @@ def open_store(settings: StoreSettings) -> VectorStore:
             replication_factor=settings.replication_factor,
             timeout=settings.timeout_seconds,
         )
+    if settings.backend == "redis":
+        try:
+            from kubevec.backends.redis import RedisStore
+        except ImportError as exc:
+            raise BackendError(
+                "The redis backend needs the redis package: pip install 'kubevec[redis]' (the container image includes it)"
+            ) from exc
+        return RedisStore(
+            url=str(settings.url),
+            password=settings.password.get_secret_value() if settings.password else None,
+            key_prefix=settings.key_prefix,
+            tls_ca_file=str(settings.tls_ca_file) if settings.tls_ca_file else None,
+            timeout=settings.timeout_seconds,
+        )
     if settings.backend == "qdrant":
         from kubevec.backends.qdrant import QdrantStore
 

