@@ -1,4 +1,4 @@
-"""Backend-agnostic vector stores: one protocol, portable filters, Chroma / Qdrant / memory."""
+"""Backend-agnostic vector stores: one protocol, portable filters; Chroma, Qdrant, pgvector, LanceDB, Weaviate, Redis, memory."""
 
 from kubevec.backends.base import BaseStore, CollectionInfo, VectorStore
 from kubevec.backends.records import Health, Hit, Record, StoredHashes

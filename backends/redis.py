@@ -38,7 +38,10 @@ from kubevec.backends.payload import NUMBERS, kind_of
 from kubevec.backends.records import Hit, Record
 from kubevec.core.errors import BackendError, BackendUnavailable, CollectionNotFound, InvalidFilter
 
-#: Graph links per node (Redis's default): recall on the corpus queries is the same as at 32, memory less.
+#: Graph links per node (Redis's default). Measured on the shared corpus's 88 questions: fp32 at M 16 gives
+#: Chroma's dense top-5 for 88 of 88 (4.9 KB a record in the vector set, attributes included), M 32 the
+#: same at 5.2 KB, int8 (Redis's default ``Q8``) 86 of 88 at 3.8 KB: fp32 at 16, also because the vector
+#: read back for re-use must be the one written.
 HNSW_M: Final = 16
 #: Candidates explored per search, at least (more than ``k`` keeps recall at the dense top-10).
 SEARCH_EF: Final = 200
@@ -120,7 +123,8 @@ class RedisStore(BaseStore):
         timeout: float = 30.0,
     ) -> None:
         parsed: dict[str, Any] = parse_url(url)  # type: ignore[no-untyped-call]
-        super().__init__(backend="redis", location=f"{parsed.get('host', 'localhost')}:{parsed.get('port', 6379)}")
+        where = f"{parsed.get('host', 'localhost')}:{parsed.get('port', 6379)}/{parsed.get('db', 0)}"
+        super().__init__(backend="redis", location=f"{url.split('://', 1)[0]}://{where}")
         options: dict[str, Any] = {"ssl_ca_certs": tls_ca_file} if tls_ca_file else {}
         self._client = redis.Redis.from_url(
             url, password=password, socket_timeout=timeout, socket_connect_timeout=timeout, **options

@@ -81,6 +81,7 @@ async def measure(store: VectorStore, records: list[Record], queries: np.ndarray
         round(upsert_rate),
         percentile(latencies, 50),
         percentile(latencies, 95),
+        percentile(latencies, 99),
     ]
 
 
@@ -127,7 +128,7 @@ def _factory(backend: str, *, tmp: str, url: str = "", password: str = "") -> Ca
 async def one(backend: str, *, tmp: str, url: str, password: str) -> list[object]:
     records, queries = dataset()
     if backend == "baseline":
-        row: list[object] = ["(data set alone)", len(records), "", "", ""]
+        row: list[object] = ["(data set alone)", len(records), "", "", "", ""]
     else:
         async with opened(_factory(backend, tmp=tmp, url=url, password=password)) as store:
             row = await measure(store, records, queries)
@@ -180,7 +181,15 @@ def run() -> str:
             )  # fmt: skip
             if done.returncode != 0:
                 rows.append(
-                    [backend, "failed", done.stderr.strip().splitlines()[-1][:60] if done.stderr else "", "", "", ""]
+                    [
+                        backend,
+                        "failed",
+                        done.stderr.strip().splitlines()[-1][:60] if done.stderr else "",
+                        "",
+                        "",
+                        "",
+                        "",
+                    ]
                 )
                 continue
             row = json.loads(done.stdout.strip().splitlines()[-1])
@@ -199,6 +208,7 @@ def run() -> str:
             "upsert rec/s",
             "filtered top-10 p50 ms",
             "p95 ms",
+            "p99 ms",
             "client peak RSS MB",
             "server RSS MB",
         ],

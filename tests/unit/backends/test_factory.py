@@ -31,7 +31,7 @@ def test_redis_settings_open_a_redis_store_without_connecting() -> None:
     settings = StoreSettings(backend="redis", url="rediss://redis.data:6380/0", password="pw", key_prefix="a:")
     store = open_store(settings)
     assert isinstance(store, RedisStore)
-    assert (store.backend, store.location) == ("redis", "redis.data:6380")
+    assert (store.backend, store.location) == ("redis", "rediss://redis.data:6380/0")
     assert "pw" not in repr(settings)
 
 
