@@ -22,6 +22,7 @@ listings and counts, which need no vector, evaluate it here on the payloads inst
 
 from __future__ import annotations
 
+import decimal
 import hashlib
 import json
 import struct
@@ -59,6 +60,11 @@ def token(field: str, value: object) -> str:
     kind = kind_of(value)
     shown = repr(float(value)) if kind == NUMBERS else json.dumps(value)  # type: ignore[arg-type]
     return _digest(f"{field}\0{kind}\0{shown}")
+
+
+def _number(value: float) -> str:
+    """A number as Redis's expression parser reads it: positional, since it refuses ``1e+20`` and ``1e-05``."""
+    return format(decimal.Decimal(repr(float(value))), "f")
 
 
 def word_token(word: str) -> str:
@@ -99,7 +105,7 @@ def expression(node: Filter, *, conjunctive: bool = True) -> str:
                 f"the redis store cannot compare {node.field!r} inside an or: Redis skips a record that lacks "
                 "a field the expression reads, so the other branches would lose it; ask for each branch apart"
             )
-        return f".{number_field(node.field)} {_COMPARISONS[type(node)]} {float(node.value)!r}"
+        return f".{number_field(node.field)} {_COMPARISONS[type(node)]} {_number(node.value)}"
     if isinstance(node, Contains):
         found = [f'"{word_token(w)}" in ._w' for w in dict.fromkeys(words(node.text))]
         return "(" + " and ".join(found) + ")" if found else "(1 == 1)"

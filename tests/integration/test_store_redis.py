@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 
 from kubevec.backends import Record
-from kubevec.backends.filters import And, Eq, Gt, Or
+from kubevec.backends.filters import And, Eq, Gt, Lt, Or
 from kubevec.backends.redis import RedisStore, expression
 from kubevec.core.errors import CollectionNotFound, InvalidFilter
 from tests.controlplane.cluster import free_port
@@ -75,6 +75,26 @@ async def test_a_number_compared_inside_an_or_is_refused_by_search_and_exact_in_
         assert [h.id for h in await store.search("numbers", vector=[0.0, 1.0], k=2, filter=both)] == ["a"]
     finally:
         await store.drop_collection("numbers")
+        await store.close()
+
+
+async def test_numbers_in_exponent_notation_are_compared(server: Redis) -> None:
+    """Redis's expression parser refuses ``1e+20`` and ``1e-05``: a range with such a bound failed as a syntax error."""
+    store = open_store(server)
+    try:
+        await store.drop_collection("exponents")
+        await store.ensure_collection("exponents", dimension=2, embedder="e")
+        records = [
+            Record(id="big", vector=[1.0, 0.0], text="b", metadata={"content_hash": "1", "bytes": 3e21}),
+            Record(id="tiny", vector=[0.0, 1.0], text="t", metadata={"content_hash": "2", "bytes": 2e-6}),
+        ]
+        await store.upsert("exponents", records)
+        assert await store.count("exponents", Gt("bytes", 1e20)) == 1
+        assert await store.count("exponents", And((Gt("bytes", -1e20), Lt("bytes", 1e-5)))) == 1
+        hits = await store.search("exponents", vector=[1.0, 0.0], k=2, filter=Gt("bytes", 1e20))
+        assert [h.id for h in hits] == ["big"]
+    finally:
+        await store.drop_collection("exponents")
         await store.close()
 
 
