@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator, Iterator
 
 import pytest
@@ -25,6 +26,20 @@ def server() -> Iterator[Redis]:
 
 def open_store(server: Redis, **options: str) -> RedisStore:
     return RedisStore(url=server.url, password=server.password, **options)
+
+
+@contextlib.asynccontextmanager
+async def holding(server: Redis, name: str, records: list[Record]) -> AsyncIterator[RedisStore]:
+    """A store whose collection ``name`` holds just ``records`` (2-d), dropped after."""
+    store = open_store(server)
+    try:
+        await store.drop_collection(name)
+        await store.ensure_collection(name, dimension=2, embedder="e")
+        await store.upsert(name, records)
+        yield store
+    finally:
+        await store.drop_collection(name)
+        await store.close()
 
 
 class TestRedis(StoreContract, LargeStoreContract):
@@ -58,44 +73,30 @@ def test_no_value_a_caller_sends_reaches_an_expression() -> None:
 
 async def test_a_number_compared_inside_an_or_is_refused_by_search_and_exact_in_listings(server: Redis) -> None:
     """Redis skips a record lacking a field the expression reads; an or would lose the other branch's records."""
-    store = open_store(server)
-    try:
-        await store.drop_collection("numbers")
-        await store.ensure_collection("numbers", dimension=2, embedder="e")
-        records = [
-            Record(id="a", vector=[1.0, 0.0], text="a", metadata={"content_hash": "1", "replicas": 3}),
-            Record(id="b", vector=[0.0, 1.0], text="b", metadata={"content_hash": "2", "kind": "Service"}),
-        ]
-        await store.upsert("numbers", records)
+    records = [
+        Record(id="a", vector=[1.0, 0.0], text="a", metadata={"content_hash": "1", "replicas": 3}),
+        Record(id="b", vector=[0.0, 1.0], text="b", metadata={"content_hash": "2", "kind": "Service"}),
+    ]
+    async with holding(server, "numbers", records) as store:
         either = Or((Gt("replicas", 2), Eq("kind", "Service")))
         with pytest.raises(InvalidFilter, match="inside an or"):
             await store.search("numbers", vector=[1.0, 0.0], k=2, filter=either)
         assert await store.count("numbers", either) == 2  # listed and counted here, exactly
         both = And((Gt("replicas", 2), Eq("content_hash", "1")))
         assert [h.id for h in await store.search("numbers", vector=[0.0, 1.0], k=2, filter=both)] == ["a"]
-    finally:
-        await store.drop_collection("numbers")
-        await store.close()
 
 
 async def test_numbers_in_exponent_notation_are_compared(server: Redis) -> None:
     """Redis's expression parser refuses ``1e+20`` and ``1e-05``: a range with such a bound failed as a syntax error."""
-    store = open_store(server)
-    try:
-        await store.drop_collection("exponents")
-        await store.ensure_collection("exponents", dimension=2, embedder="e")
-        records = [
-            Record(id="big", vector=[1.0, 0.0], text="b", metadata={"content_hash": "1", "bytes": 3e21}),
-            Record(id="tiny", vector=[0.0, 1.0], text="t", metadata={"content_hash": "2", "bytes": 2e-6}),
-        ]
-        await store.upsert("exponents", records)
+    records = [
+        Record(id="big", vector=[1.0, 0.0], text="b", metadata={"content_hash": "1", "bytes": 3e21}),
+        Record(id="tiny", vector=[0.0, 1.0], text="t", metadata={"content_hash": "2", "bytes": 2e-6}),
+    ]
+    async with holding(server, "exponents", records) as store:
         assert await store.count("exponents", Gt("bytes", 1e20)) == 1
         assert await store.count("exponents", And((Gt("bytes", -1e20), Lt("bytes", 1e-5)))) == 1
         hits = await store.search("exponents", vector=[1.0, 0.0], k=2, filter=Gt("bytes", 1e20))
         assert [h.id for h in hits] == ["big"]
-    finally:
-        await store.drop_collection("exponents")
-        await store.close()
 
 
 async def test_installs_with_other_prefixes_share_one_redis_apart(server: Redis) -> None:
