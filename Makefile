@@ -97,6 +97,9 @@ bench-retrieval: setup ## Recall@1/@5, MRR, latency of the configured embedder/r
 	@test -f "$(QUERIES)" || { echo "No questions at $(QUERIES): make bench-retrieval CRDS=<CRD files or folder> QUERIES=<questions.jsonl>"; exit 2; }
 	$(BIN)/kubevec bench retrieval --crds $(CRDS) --queries $(QUERIES)
 
+bench-answers: setup controlplane ## Instance answers on public applications (tests/bench/apps): hit@k, MRR, facts, graph, latency.
+	$(BIN)/python -m tests.bench.answers
+
 bench-scale: setup controlplane ## `kubevec run` at scale on the real control plane (KUBEVEC_BENCH_CRDS/OBJECTS).
 	$(BIN)/python -m tests.bench.scale
 
@@ -108,4 +111,4 @@ demo: setup controlplane ## Throwaway control plane + sample CRDs/objects + cont
 run: setup ## Run the controller against $$KUBECONFIG (settings from KUBEVEC_* variables).
 	$(BIN)/kubevec run
 
-.PHONY: docs bench-retrieval bench-scale lock chart-docs manifests help setup controlplane helm weaviate lint format typecheck chart-lint test test-unit test-integration test-e2e bench demo run
+.PHONY: docs bench-retrieval bench-answers bench-scale lock chart-docs manifests help setup controlplane helm weaviate lint format typecheck chart-lint test test-unit test-integration test-e2e bench demo run

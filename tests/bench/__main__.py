@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import sys
 
-from tests.bench import access, churn, cli, embedder, fleet, gate, history, retrieval, stores
+from tests.bench import access, answers, churn, cli, embedder, fleet, gate, history, retrieval, stores
 
 
 def main() -> None:
@@ -23,6 +23,7 @@ def main() -> None:
         ("Retrieval quality: shared CRDs x queries.jsonl", lambda: asyncio.run(retrieval.quality())),
         ("Query latency", lambda: asyncio.run(retrieval.latency())),
         ("One-shot CLI search", cli.run),
+        ("Answers on public applications: Online Boutique + kube-prometheus on the real control plane", answers.run),
         (
             "MCP access: 50 namespaces x 20 resource types, 1 and 200 new ServiceAccounts (real control plane)",
             access.run,
