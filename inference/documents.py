@@ -222,7 +222,7 @@ def _redact_value(value: MetadataValue, *, key: str) -> MetadataValue:
 
 
 #: Fields holding ``k=v`` pairs (labels): each value judged under its own key, as the object had it.
-PAIR_FIELDS: Final = frozenset({"labels", "pod_labels"})
+PAIR_FIELDS: Final = frozenset({"labels", "pod_labels", "selector", "service_selector"})
 
 
 def _redact_pair(value: str, *, key: str) -> str:

@@ -54,6 +54,7 @@ DEFINITE_RELATIONS: Final = frozenset(
         "grants",
         "binds",
         "selects",
+        "priority-level",
     }
 )
 
@@ -61,6 +62,23 @@ MAX_REFS: Final = 64
 MAX_DEPTH: Final = 10
 MAX_NODES: Final = 5000
 _NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
+#: RBAC objects are named by path segments: ``system:controller:job-controller`` is a real ClusterRole.
+_RBAC_NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9.:_@]{0,251}[A-Za-z0-9])?$")
+_RBAC_KINDS: Final = frozenset({"Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding"})
+#: Built-in resources named by plural (``parentRef: {resource: services}``): their kinds.
+_BUILTIN_PLURALS: Final = {
+    "services": "Service",
+    "pods": "Pod",
+    "nodes": "Node",
+    "namespaces": "Namespace",
+    "configmaps": "ConfigMap",
+    "secrets": "Secret",
+    "deployments": "Deployment",
+    "statefulsets": "StatefulSet",
+    "daemonsets": "DaemonSet",
+    "gateways": "Gateway",
+    "servicecidrs": "ServiceCIDR",
+}
 _KIND = re.compile(r"^[A-Z][A-Za-z0-9]{0,62}$")
 #: Built-in kinds without a namespace; any other kind starting with ``Cluster`` counts too.
 CLUSTER_SCOPED_KINDS: Final = frozenset(
@@ -77,6 +95,18 @@ CLUSTER_SCOPED_KINDS: Final = frozenset(
         "APIService",
         "CSIDriver",
         "VolumeAttachment",
+        "FlowSchema",
+        "PriorityLevelConfiguration",
+        "IPAddress",
+        "ServiceCIDR",
+        "ValidatingWebhookConfiguration",
+        "MutatingWebhookConfiguration",
+        "ValidatingAdmissionPolicy",
+        "ValidatingAdmissionPolicyBinding",
+        "MutatingAdmissionPolicy",
+        "MutatingAdmissionPolicyBinding",
+        "CertificateSigningRequest",
+        "RuntimeClass",
     }
 )
 #: ``*Name`` fields that name an object of a known kind.
@@ -100,6 +130,17 @@ _REF_KINDS: Final = {
     "certificate": "Secret",  # Gateway API ``certificateRefs``
 }
 _CAMEL = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
+#: A selector that selects everything (``podSelector: {}``), or a selector's namespaces when it is ``any: true``.
+EVERY: Final = "*"
+#: Kinds whose selector picks the Pods they act on, the field it is in, and the relation it makes.
+POD_SELECTORS: Final = {
+    "Service": "selector",
+    "NetworkPolicy": "podSelector",
+    "PodDisruptionBudget": "selector",
+    "PodMonitor": "selector",
+}
+#: Relations read from a label selector: the relation of the kind that holds it.
+SELECTOR_RELATIONS: Final = {"PodMonitor": "monitors", "ServiceMonitor": "monitors"}
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -119,7 +160,13 @@ class Links:
     """What an object's payload says about its neighbours (see the module docstring)."""
 
     refs: tuple[Reference, ...] = ()
+    #: The Pods it selects by label (a Service, NetworkPolicy, PodDisruptionBudget, PodMonitor);
+    #: :data:`EVERY` alone for an empty selector, which selects every Pod of the namespace.
     selector: tuple[str, ...] = ()
+    #: The Services it selects by label (a ServiceMonitor).
+    service_selector: tuple[str, ...] = ()
+    #: Where a selector looks besides the object's own namespace: names, or :data:`EVERY` for all.
+    selector_namespaces: tuple[str, ...] = ()
     pod_labels: tuple[str, ...] = ()
 
     def metadata(self) -> dict[str, list[str]]:
@@ -127,10 +174,10 @@ class Links:
         if self.refs:
             out["refs"] = [r.key for r in self.refs]
             out["ref_relations"] = [r.relation for r in self.refs]
-        if self.selector:
-            out["selector"] = list(self.selector)
-        if self.pod_labels:
-            out["pod_labels"] = list(self.pod_labels)
+        for key in ("selector", "service_selector", "selector_namespaces", "pod_labels"):
+            value: tuple[str, ...] = getattr(self, key)
+            if value:
+                out[key] = list(value)
         return out
 
 
@@ -162,8 +209,16 @@ def links_of(obj: Mapping[str, Any]) -> Links:
     else:
         _walk(spec, collector, depth=0)
     selector: tuple[str, ...] = ()
+    service_selector: tuple[str, ...] = ()
+    namespaces: tuple[str, ...] = ()
     if kind == "Service" and isinstance(spec.get("selector"), Mapping):
         selector = _pairs(spec["selector"])
+    elif kind in POD_SELECTORS:
+        selector = _label_selector(spec.get(POD_SELECTORS[kind]))
+    elif kind == "ServiceMonitor":
+        service_selector = _label_selector(spec.get("selector"))
+    if kind in ("PodMonitor", "ServiceMonitor"):
+        namespaces = _namespaces(spec.get("namespaceSelector"))
     pod_labels: tuple[str, ...] = ()
     template = spec.get("template")
     if kind == "CronJob":
@@ -171,7 +226,40 @@ def links_of(obj: Mapping[str, Any]) -> Links:
         template = _get(_get(job, "spec"), "template")
     if kind != "Pod" and isinstance(template, Mapping):
         pod_labels = _pairs(_get(template.get("metadata"), "labels"))
-    return Links(refs=tuple(collector.refs.values()), selector=selector, pod_labels=pod_labels)
+    return Links(
+        refs=tuple(collector.refs.values()),
+        selector=selector,
+        service_selector=service_selector,
+        selector_namespaces=namespaces,
+        pod_labels=pod_labels,
+    )
+
+
+def _label_selector(value: Any) -> tuple[str, ...]:
+    """A ``LabelSelector``'s ``matchLabels`` as pairs; :data:`EVERY` for ``{}``.
+
+    A selector with ``matchExpressions`` gives nothing: the store filters on exact pairs, and an
+    edge guessed from half a selector would be wrong (precision over recall)."""
+    if not isinstance(value, Mapping) or value.get("matchExpressions"):
+        return ()
+    labels = value.get("matchLabels")
+    if not labels:
+        return (EVERY,) if not any(value.values()) else ()
+    return _pairs(labels)
+
+
+def _namespaces(value: Any) -> tuple[str, ...]:
+    """A monitor's ``namespaceSelector``: ``any: true`` is every namespace, ``matchNames`` those."""
+    if not isinstance(value, Mapping):
+        return ()
+    if value.get("any") is True:
+        return (EVERY,)
+    names = value.get("matchNames")
+    return (
+        tuple(sorted(str(n) for n in names if isinstance(n, str) and _NAME.match(n)))[:32]
+        if isinstance(names, list)
+        else ()
+    )
 
 
 class _Collector:
@@ -183,7 +271,7 @@ class _Collector:
     def add(self, relation: str, kind: Any, name: Any, namespace: Any = None) -> None:
         if len(self.refs) >= MAX_REFS or not isinstance(kind, str) or not isinstance(name, str):
             return
-        if not _KIND.match(kind) or not _NAME.match(name):
+        if not _KIND.match(kind) or not (_NAME.match(name) or (kind in _RBAC_KINDS and _RBAC_NAME.match(name))):
             return
         if is_cluster_scoped(kind):
             where = None
@@ -287,7 +375,43 @@ def _autoscaler(spec: Mapping[str, Any], out: _Collector) -> None:
     out.add("scales", _get(target, "kind"), _get(target, "name"))
 
 
+def _flow_schema(spec: Mapping[str, Any], out: _Collector) -> None:
+    out.add("priority-level", "PriorityLevelConfiguration", _get(spec.get("priorityLevelConfiguration"), "name"))
+
+
+def _istio_route(spec: Mapping[str, Any], out: _Collector) -> None:
+    """VirtualService destinations and gateways: Istio's own fields, named as relations (``inferred``)."""
+    for section in ("http", "tcp", "tls", "grpc"):
+        for rule in _maps(spec.get(section)):
+            for route in _maps(rule.get("route")):
+                _istio_host(_get(route.get("destination"), "host"), "destination", out)
+            _istio_host(_get(_get(rule.get("mirror"), "host"), "host"), "mirror", out)
+    gateways = spec.get("gateways")
+    for gateway in gateways if isinstance(gateways, list) else []:
+        if isinstance(gateway, str) and gateway != "mesh":
+            namespace, _, name = gateway.rpartition("/")
+            out.add("gateways", "Gateway", name, namespace or None)
+
+
+def _destination_rule(spec: Mapping[str, Any], out: _Collector) -> None:
+    _istio_host(spec.get("host"), "host", out)
+
+
+def _istio_host(host: Any, relation: str, out: _Collector) -> None:
+    """A Service from an Istio host: ``name``, ``name.ns``, ``name.ns.svc[.cluster.local]``; never a wildcard
+    or an outside name (``api.example.com`` is not a Service of namespace ``example``)."""
+    if not isinstance(host, str) or "*" in host:
+        return
+    parts = host.split(".")
+    if len(parts) > 2 and parts[2] != "svc":
+        return
+    out.add(relation, "Service", parts[0], parts[1] if len(parts) > 1 else None)
+
+
 _RULES: Final = {
+    "FlowSchema": _flow_schema,
+    "VirtualService": _istio_route,
+    "DestinationRule": _destination_rule,
     "Pod": _pod,
     "Deployment": _templated,
     "StatefulSet": _templated,
@@ -338,7 +462,8 @@ def _walk(value: Any, out: _Collector, *, depth: int) -> None:
         if not isinstance(key, str):
             continue
         if key.endswith("Ref") and isinstance(item, Mapping):
-            out.add(key, item.get("kind") or _kind_of(key[:-3]), item.get("name"), item.get("namespace"))
+            kind = item.get("kind") or _BUILTIN_PLURALS.get(str(item.get("resource"))) or _kind_of(key[:-3])
+            out.add(key, kind, item.get("name"), item.get("namespace"))
         elif key.endswith("Refs") and isinstance(item, list):
             for ref in _maps(item):
                 out.add(key, ref.get("kind") or _kind_of(key[:-4]), ref.get("name"), ref.get("namespace"))

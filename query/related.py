@@ -26,7 +26,7 @@ from kubevec.backends.filters import And, Eq, Filter, In, Or
 from kubevec.core.errors import SearchError
 from kubevec.inference.documents import INSTANCES
 from kubevec.inference.identity import object_key, parse_instance_id, parse_object_key
-from kubevec.inference.references import evidence_of
+from kubevec.inference.references import EVERY, POD_SELECTORS, SELECTOR_RELATIONS, evidence_of
 from kubevec.query.access import View
 
 Direction = Literal["out", "in", "both"]
@@ -245,15 +245,27 @@ class Relationships:
                 named.append((relation, Node(kind=kind, namespace=namespace, name=name, cluster=node.cluster)))
         stored = await self._lookup([n for _, n in named], cluster=node.cluster)
         out = [(relation, (stored.get(target.key) or [target])[0]) for relation, target in named]
+        relation = SELECTOR_RELATIONS.get(node.kind, "selects")
         selector = _strings(metadata.get("selector"))
-        if selector and node.namespace:
-            selected: list[Filter] = [
-                And(tuple(Eq("pod_labels", s) for s in selector)),
-                And((Eq("kind", "Pod"), *(Eq("labels", s) for s in selector))),
-            ]
-            scope = self._scope(node.cluster, Eq("namespace", node.namespace), Or(tuple(selected)))
+        where = _where(node)
+        if selector and where is not None:
+            selected: list[Filter] = (
+                [In("kind", (*_POD_OWNERS, "Pod"))]
+                if selector == [EVERY]
+                else [
+                    And(tuple(Eq("pod_labels", s) for s in selector)),
+                    And((Eq("kind", "Pod"), *(Eq("labels", s) for s in selector))),
+                ]
+            )
+            scope = self._scope(node.cluster, *where, Or(tuple(selected)))
             async for record in self.store.iter_records(self.collection, filter=scope, page_size=_PAGE):
-                out.append(("selects", Node.of_record(record.id, record.metadata)))
+                out.append((relation, Node.of_record(record.id, record.metadata)))
+        services = _strings(metadata.get("service_selector"))
+        if services and where is not None:
+            labels = () if services == [EVERY] else tuple(Eq("labels", s) for s in services)
+            scope = self._scope(node.cluster, *where, Eq("kind", "Service"), *labels)
+            async for record in self.store.iter_records(self.collection, filter=scope, page_size=_PAGE):
+                out.append((relation, Node.of_record(record.id, record.metadata)))
         return out
 
     async def _incoming(self, node: Node) -> list[tuple[str, Node]]:
@@ -265,13 +277,26 @@ class Relationships:
             for key, relation in zip(keys, relations, strict=False):
                 if key == node.key:
                     out.append((relation, source))
+        if not node.namespace:
+            return out
         labels = set(_strings(node.metadata.get("pod_labels" if node.kind != "Pod" else "labels")))
-        if labels and node.namespace:
-            scope = self._scope(node.cluster, Eq("namespace", node.namespace), Eq("kind", "Service"))
+        if labels or node.kind in _POD_OWNERS or node.kind == "Pod":
+            # Selectors in the node's namespace, and monitors, which may look in from another.
+            local = And((Eq("namespace", node.namespace), In("kind", tuple(POD_SELECTORS))))
+            scope = self._scope(node.cluster, Or((local, Eq("kind", "PodMonitor"))))
             async for record in self.store.iter_records(self.collection, filter=scope, page_size=_PAGE):
                 selector = set(_strings(record.metadata.get("selector")))
-                if selector and selector <= labels:
-                    out.append(("selects", Node.of_record(record.id, record.metadata)))
+                selecting = Node.of_record(record.id, record.metadata)
+                if _reaches(selecting, node.namespace) and selector and (selector == {EVERY} or selector <= labels):
+                    out.append((SELECTOR_RELATIONS.get(selecting.kind, "selects"), selecting))
+        if node.kind == "Service":
+            own = set(_strings(node.metadata.get("labels")))
+            scope = self._scope(node.cluster, Eq("kind", "ServiceMonitor"))
+            async for record in self.store.iter_records(self.collection, filter=scope, page_size=_PAGE):
+                selector = set(_strings(record.metadata.get("service_selector")))
+                monitor = Node.of_record(record.id, record.metadata)
+                if _reaches(monitor, node.namespace) and selector and (selector == {EVERY} or selector <= own):
+                    out.append((SELECTOR_RELATIONS.get(monitor.kind, "selects"), monitor))
         return out
 
     async def _lookup(self, named: Iterable[Node], *, cluster: str | None) -> dict[str, list[Node]]:
@@ -298,6 +323,29 @@ class Relationships:
         scope = parts[0] if len(parts) == 1 else And(tuple(parts))
         restricted = self.view.restrict(INSTANCES, scope) if self.view is not None else scope
         return scope if restricted is None else restricted
+
+
+#: Kinds whose pod template a selector reaches (their ``pod_labels``), besides Pods themselves.
+_POD_OWNERS: Final = ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "ReplicationController", "Job", "CronJob")
+
+
+def _where(node: Node) -> tuple[Filter, ...] | None:
+    """The namespaces a node's selector looks in, as filters: its own unless its payload names others
+    (``selector_namespaces``, ``*`` for all); None when it has no namespace to look in."""
+    namespaces = _strings(node.metadata.get("selector_namespaces"))
+    if namespaces == [EVERY]:
+        return ()
+    if namespaces:
+        return (In("namespace", tuple(namespaces)),)
+    return (Eq("namespace", node.namespace),) if node.namespace else None
+
+
+def _reaches(selecting: Node, namespace: str) -> bool:
+    """Whether a selecting object's selector looks in ``namespace``."""
+    namespaces = _strings(selecting.metadata.get("selector_namespaces"))
+    if namespaces:
+        return namespaces == [EVERY] or namespace in namespaces
+    return selecting.namespace == namespace
 
 
 #: Owners before what they own, so a Service reached through a Deployment and its Pods is shown once, from the Deployment.

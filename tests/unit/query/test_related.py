@@ -164,3 +164,106 @@ async def test_each_edge_says_whether_kubernetes_defines_it_or_a_field_name_sugg
     assert "issuerRef" in text
     assert "ClusterIssuer letsencrypt" in text
     assert text.count("(inferred)") == 2
+
+
+SELECTING = [
+    ("networkpolicies", {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+                         "metadata": {"name": "api", "namespace": NS},
+                         "spec": {"podSelector": {"matchLabels": {"app": "api"}}}}),
+    ("networkpolicies", {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+                         "metadata": {"name": "deny-all", "namespace": NS}, "spec": {"podSelector": {}}}),
+    ("networkpolicies", {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+                         "metadata": {"name": "expressions", "namespace": NS},
+                         "spec": {"podSelector": {"matchExpressions": [{"key": "app", "operator": "Exists"}]}}}),
+    ("poddisruptionbudgets", {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+                              "metadata": {"name": "api", "namespace": NS},
+                              "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "api", "hash": "1"}}}}),
+    ("servicemonitors", {"apiVersion": "monitoring.coreos.com/v1", "kind": "ServiceMonitor",
+                         "metadata": {"name": "api", "namespace": "monitoring"},
+                         "spec": {"selector": {"matchLabels": {"team": "shop"}},
+                                  "namespaceSelector": {"matchNames": [NS]}}}),
+    ("servicemonitors", {"apiVersion": "monitoring.coreos.com/v1", "kind": "ServiceMonitor",
+                         "metadata": {"name": "elsewhere", "namespace": "monitoring"},
+                         "spec": {"selector": {"matchLabels": {"team": "shop"}}}}),
+    ("services", {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "labelled", "namespace": NS,
+                                                                      "labels": {"team": "shop"}},
+                  "spec": {"selector": {"app": "api"}}}),
+    ("virtualservices", {"apiVersion": "networking.istio.io/v1", "kind": "VirtualService",
+                         "metadata": {"name": "api", "namespace": NS},
+                         "spec": {"hosts": ["*"], "http": [{"route": [
+                             {"destination": {"host": "labelled"}},
+                             {"destination": {"host": "api.shop.svc.cluster.local"}},
+                             {"destination": {"host": "api.example.com"}}]}]}}),
+    ("clusterrolebindings", {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+                             "metadata": {"name": "system:controller:job-controller"},
+                             "roleRef": {"kind": "ClusterRole", "name": "system:controller:job-controller"}}),
+    ("clusterroles", {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+                      "metadata": {"name": "system:controller:job-controller"}}),
+    ("ipaddresses", {"apiVersion": "networking.k8s.io/v1", "kind": "IPAddress", "metadata": {"name": "10.0.0.7"},
+                     "spec": {"parentRef": {"group": "", "resource": "services", "namespace": NS, "name": "api"}}}),
+    ("flowschemas", {"apiVersion": "flowcontrol.apiserver.k8s.io/v1", "kind": "FlowSchema",
+                     "metadata": {"name": "workload"}, "spec": {"priorityLevelConfiguration": {"name": "high"}}}),
+]  # fmt: skip
+
+
+@pytest.fixture
+async def selecting(service: SearchService) -> SearchService:
+    embedder = CountingEmbedder()
+    docs = [build_instance(obj, plural=plural).to_document() for plural, obj in SELECTING]
+    records = [Record(id=d.id, vector=embedder.vector(d.text), text=d.text, metadata=d.metadata) for d in docs]
+    await service.store.upsert("instances", records)
+    return service
+
+
+async def test_network_policies_and_budgets_select_pods_by_label_and_an_empty_selector_selects_all(
+    selecting: SearchService,
+) -> None:
+    policy = await selecting.related("NetworkPolicy/shop/api", direction="out", cluster="default")
+    assert edges(policy) == {
+        (1, "out", "selects", "Deployment shop/api"),
+        (1, "out", "selects", "ReplicaSet shop/api-1"),
+        (1, "out", "selects", "Pod shop/api-1-x [healthy]"),
+    }
+    deny = await selecting.related("NetworkPolicy/shop/deny-all", direction="out", cluster="default")
+    assert (1, "out", "selects", "Pod shop/api-1-x [healthy]") in edges(deny)
+    guessed = await selecting.related("NetworkPolicy/shop/expressions", direction="out", cluster="default")
+    assert edges(guessed) == set()  # matchExpressions are not guessed from half a selector
+    budget = await selecting.related("PodDisruptionBudget/shop/api", direction="out", cluster="default")
+    assert {e.target.kind for e in budget.edges} == {"ReplicaSet", "Pod"}  # the Deployment lacks hash=1
+    pod = await selecting.related("default/shop/core/v1/Pod/api-1-x", direction="in")
+    assert {(r, label) for _, _, r, label in edges(pod)} == {
+        ("selects", "Service shop/api"),
+        ("selects", "Service shop/labelled"),
+        ("selects", "NetworkPolicy shop/api"),
+        ("selects", "NetworkPolicy shop/deny-all"),
+        ("selects", "PodDisruptionBudget shop/api"),
+    }
+
+
+async def test_a_service_monitor_monitors_services_by_label_in_the_namespaces_it_names(
+    selecting: SearchService,
+) -> None:
+    monitor = await selecting.related("ServiceMonitor/monitoring/api", direction="out", cluster="default")
+    assert edges(monitor) == {(1, "out", "monitors", "Service shop/labelled")}
+    assert {e.to_json()["evidence"] for e in monitor.edges} == {"inferred"}  # a custom resource's convention
+    elsewhere = await selecting.related("ServiceMonitor/monitoring/elsewhere", direction="out", cluster="default")
+    assert edges(elsewhere) == set()  # its own namespace only
+    service = await selecting.related("Service/shop/labelled", direction="in", cluster="default")
+    assert (1, "in", "monitors", "ServiceMonitor monitoring/api") in edges(service)
+    assert (1, "in", "destination", "VirtualService shop/api") in edges(service)
+
+
+async def test_routes_bindings_addresses_and_flow_schemas_name_their_targets(selecting: SearchService) -> None:
+    route = await selecting.related("VirtualService/shop/api", direction="out", cluster="default")
+    assert {label for _, _, _, label in edges(route)} == {
+        "Service shop/labelled",
+        "Service shop/api",
+    }  # not example.com
+    binding = await selecting.related(
+        "ClusterRoleBinding/_cluster/system:controller:job-controller", direction="out", cluster="default"
+    )
+    assert edges(binding) == {(1, "out", "grants", "ClusterRole system:controller:job-controller")}
+    address = await selecting.related("IPAddress/_cluster/10.0.0.7", direction="out", cluster="default")
+    assert edges(address) == {(1, "out", "parentRef", "Service shop/api")}
+    schema = await selecting.related("FlowSchema/_cluster/workload", direction="out", cluster="default")
+    assert edges(schema) == {(1, "out", "priority-level", "PriorityLevelConfiguration high (not stored)")}
