@@ -106,7 +106,6 @@ CLUSTER_SCOPED_KINDS: Final = frozenset(
         "MutatingAdmissionPolicy",
         "MutatingAdmissionPolicyBinding",
         "CertificateSigningRequest",
-        "RuntimeClass",
     }
 )
 #: ``*Name`` fields that name an object of a known kind.
