@@ -3,13 +3,17 @@
 ``health`` is one of ``healthy``, ``progressing``, ``degraded``, ``unknown``; ``ready`` says whether
 the object serves (all replicas available, pod ready, job complete, volume bound, node ready);
 ``phase`` is copied when the object has one; ``reason`` is the reason of the condition that decided
-(a CamelCase word such as ``ProgressDeadlineExceeded`` or ``CrashLoopBackOff``, never a message).
+(a CamelCase word such as ``ProgressDeadlineExceeded`` or ``CrashLoopBackOff``); ``health_message``
+its message, one bounded line through the credential rules (which quota refused a Pod, why an
+image pull failed); for Pods, ``container_reasons`` (current and last: ``CrashLoopBackOff``,
+``OOMKilled``), ``exit_codes`` and ``restarts``.
 
 The summary goes into the document's metadata only: the text stays the same, so a change of health
 re-uses the stored vector (no embedding), and a status update that leaves the summary equal leaves
 the content hash equal, so nothing is written at all. Built-in workloads, pods, jobs, volume
-claims and nodes are read by their own rules; any other object by its ``Ready`` or ``Available``
-condition, else its ``phase``. An object without a status has no summary.
+claims, nodes and autoscalers are read by their own rules; any other object by its conditions as
+Kubernetes and common operators use them (``Failed``/``Degraded``/``Stalled``, then
+``Succeeded``/``Complete``, then ``Ready``/``Available``/``Healthy``...), else its ``phase``. An object without a status has no summary.
 """
 
 from __future__ import annotations
@@ -44,15 +48,45 @@ class Health:
     ready: bool
     phase: str | None = None
     reason: str | None = None
+    #: What the deciding condition (or container) says in words: which quota refused a Pod, why a pull failed.
+    message: str | None = None
+    #: Containers' current and last reasons (``CrashLoopBackOff``, ``OOMKilled``), exit codes and restarts.
+    container_reasons: tuple[str, ...] = ()
+    exit_codes: tuple[int, ...] = ()
+    restarts: int = 0
 
-    def metadata(self) -> dict[str, str | bool]:
-        out: dict[str, str | bool] = {"health": self.state, "ready": self.ready}
+    def metadata(self) -> dict[str, str | bool | int | list[str]]:
+        out: dict[str, str | bool | int | list[str]] = {"health": self.state, "ready": self.ready}
         phase, reason = _word(self.phase), _word(self.reason)
         if phase:
             out["phase"] = phase
         if reason:
             out["health_reason"] = reason
+        message = _message(self.message)
+        if message:
+            out["health_message"] = message
+        reasons = [r for r in (_word(r) for r in self.container_reasons) if r]
+        if reasons:
+            out["container_reasons"] = list(dict.fromkeys(reasons))
+        if self.exit_codes:
+            out["exit_codes"] = [
+                str(code) for code in sorted(set(self.exit_codes))
+            ]  # strings: one list type everywhere
+        if self.restarts:
+            out["restarts"] = self.restarts
         return out
+
+
+MAX_MESSAGE: Final = 240
+
+
+def _message(value: str | None) -> str | None:
+    """A condition's message as one bounded line, through the credential rules (it is free text a
+    controller wrote, which may quote a command line or a URL with a password)."""
+    if not value or not isinstance(value, str):
+        return None
+    flat = " ".join(value.split())[:MAX_MESSAGE]
+    return redact_text(flat) or None
 
 
 #: What a phase or a reason is by API convention: a word or a short phrase (``CrashLoopBackOff``, ``In Progress``).
@@ -110,6 +144,12 @@ def _reason(condition: Mapping[str, Any] | None) -> str | None:
     return str(reason) if isinstance(reason, str) and reason else None
 
 
+def _said(condition: Mapping[str, Any] | None) -> str | None:
+    """A condition's message, if it has one."""
+    message = condition.get("message") if condition is not None else None
+    return message if isinstance(message, str) and message.strip() else None
+
+
 def _int(value: Any, default: int = 0) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else default
 
@@ -129,9 +169,11 @@ def _replicas(status: Mapping[str, Any], meta: Mapping[str, Any], *, desired: in
     conditions = _conditions(status)
     progressing, failure = conditions.get("Progressing"), conditions.get("ReplicaFailure")
     if _is(failure, "True"):
-        return Health(state=DEGRADED, ready=ready >= desired, reason=_reason(failure) or "ReplicaFailure")
+        return Health(
+            state=DEGRADED, ready=ready >= desired, reason=_reason(failure) or "ReplicaFailure", message=_said(failure)
+        )
     if _is(progressing, "False"):
-        return Health(state=DEGRADED, ready=ready >= desired, reason=_reason(progressing))
+        return Health(state=DEGRADED, ready=ready >= desired, reason=_reason(progressing), message=_said(progressing))
     if ready >= desired and updated >= desired and not _stale(status, meta):
         return Health(state=HEALTHY, ready=True)
     reason = _reason(progressing) if _is(progressing, "True") else None
@@ -169,34 +211,78 @@ def _daemon_set(status: Mapping[str, Any], spec: Mapping[str, Any], meta: Mappin
 def _pod(status: Mapping[str, Any], spec: Mapping[str, Any], meta: Mapping[str, Any]) -> Health:
     phase = str(status.get("phase") or "") or None
     conditions = _conditions(status)
-    waiting = [
-        str(c["state"]["waiting"].get("reason", ""))
+    containers = [
+        c
         for key in ("initContainerStatuses", "containerStatuses")
-        for c in status.get(key) or []
+        for c in _list(status.get(key))
         if isinstance(c, Mapping)
-        and isinstance(c.get("state"), Mapping)
-        and isinstance(c["state"].get("waiting"), Mapping)
     ]
-    bad = next((reason for reason in waiting if _BAD_WAITING.search(reason)), None)
+    waiting: list[tuple[str, str | None]] = []  # (reason, message) of containers waiting now
+    reasons: list[str] = []
+    exit_codes: list[int] = []
+    restarts = 0
+    for container in containers:
+        restarts += _int(container.get("restartCount"))
+        for key in ("state", "lastState"):
+            state = container.get(key)
+            if not isinstance(state, Mapping):
+                continue
+            for name in ("waiting", "terminated"):
+                detail = state.get(name)
+                if not isinstance(detail, Mapping):
+                    continue
+                reason = detail.get("reason")
+                if isinstance(reason, str) and reason and reason != "Completed":
+                    reasons.append(reason)
+                code = detail.get("exitCode")
+                if name == "terminated" and isinstance(code, int) and not isinstance(code, bool) and code != 0:
+                    exit_codes.append(code)
+                if key == "state" and name == "waiting":
+                    message = detail.get("message")
+                    waiting.append((str(reason or ""), message if isinstance(message, str) else None))
+    facts = {"container_reasons": tuple(reasons), "exit_codes": tuple(exit_codes), "restarts": restarts}
+    bad = next(((reason, message) for reason, message in waiting if _BAD_WAITING.search(reason)), None)
     if phase == "Succeeded":
-        return Health(state=HEALTHY, ready=False, phase=phase, reason="Completed")
+        return Health(state=HEALTHY, ready=False, phase=phase, reason="Completed", **facts)
     if phase == "Failed":
-        return Health(state=DEGRADED, ready=False, phase=phase, reason=str(status.get("reason") or "") or None)
+        reason, message = status.get("reason"), status.get("message")
+        return Health(
+            state=DEGRADED,
+            ready=False,
+            phase=phase,
+            reason=str(reason or "") or None,
+            message=message if isinstance(message, str) else None,
+            **facts,
+        )
     if bad:
-        return Health(state=DEGRADED, ready=False, phase=phase, reason=bad)
+        return Health(state=DEGRADED, ready=False, phase=phase, reason=bad[0], message=bad[1], **facts)
     if phase == "Running" and _is(conditions.get("Ready"), "True"):
-        return Health(state=HEALTHY, ready=True, phase=phase)
+        return Health(state=HEALTHY, ready=True, phase=phase, **facts)
     if phase in ("Pending", "Running"):
         scheduled = conditions.get("PodScheduled")
-        reason = _reason(scheduled) if _is(scheduled, "False") else next(iter(waiting), None) or None
-        return Health(state=PROGRESSING, ready=False, phase=phase, reason=reason)
-    return Health(state=UNKNOWN, ready=False, phase=phase)
+        if _is(scheduled, "False"):
+            return Health(
+                state=PROGRESSING,
+                ready=False,
+                phase=phase,
+                reason=_reason(scheduled),
+                message=_said(scheduled),
+                **facts,
+            )
+        reason = next((r for r, _ in waiting if r), None)
+        return Health(state=PROGRESSING, ready=False, phase=phase, reason=reason, **facts)
+    return Health(state=UNKNOWN, ready=False, phase=phase, **facts)
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
 def _job(status: Mapping[str, Any], spec: Mapping[str, Any], meta: Mapping[str, Any]) -> Health:
     conditions = _conditions(status)
     if _is(conditions.get("Failed"), "True"):
-        return Health(state=DEGRADED, ready=False, reason=_reason(conditions["Failed"]) or "Failed")
+        failed = conditions["Failed"]
+        return Health(state=DEGRADED, ready=False, reason=_reason(failed) or "Failed", message=_said(failed))
     if _is(conditions.get("Complete"), "True"):
         return Health(state=HEALTHY, ready=True, reason="Complete")
     return Health(state=PROGRESSING, ready=False, reason="Running" if _int(status.get("active")) else None)
@@ -218,16 +304,59 @@ def _node(status: Mapping[str, Any], spec: Mapping[str, Any], meta: Mapping[str,
     if _is(ready, "True"):
         return Health(state=HEALTHY, ready=True)
     if _is(ready, "False"):
-        return Health(state=DEGRADED, ready=False, reason=_reason(ready))
+        return Health(state=DEGRADED, ready=False, reason=_reason(ready), message=_said(ready))
     return Health(state=UNKNOWN, ready=False, reason=_reason(ready))
 
 
+def _autoscaler(status: Mapping[str, Any], spec: Mapping[str, Any], meta: Mapping[str, Any]) -> Health:
+    """An HPA that cannot scale (``AbleToScale``) or cannot read its metrics (``ScalingActive``) says why."""
+    conditions = _conditions(status)
+    for kind in ("AbleToScale", "ScalingActive"):
+        condition = conditions.get(kind)
+        if _is(condition, "False"):
+            reason = _reason(condition) or f"{kind}False"
+            if kind == "ScalingActive" and reason == "ScalingDisabled":
+                return Health(state=HEALTHY, ready=True, reason=reason)  # scaled to zero on purpose
+            return Health(state=DEGRADED, ready=False, reason=reason, message=_said(condition))
+    if conditions:
+        limited = conditions.get("ScalingLimited")
+        return Health(state=HEALTHY, ready=True, reason=_reason(limited) if _is(limited, "True") else None)
+    return Health(state=PROGRESSING, ready=False)
+
+
+#: Condition types that mean the object finished (``True``: done well, ``False``: failed), as Knative,
+#: Tekton and Argo use ``Succeeded`` and batch-like resources ``Complete``.
+_TERMINAL: Final = ("Succeeded", "Complete", "Completed")
+#: Condition types that mean something is wrong when ``True`` (Flux ``Stalled``, ``Degraded``, ``Failed``).
+_TROUBLE: Final = ("Failed", "Degraded", "Stalled", "Error", "ReconcileError")
+#: Condition types that mean working when ``True`` (Knative/cert-manager ``Ready``, ``Available``, ``Healthy``).
+_GOOD: Final = ("Ready", "Available", "Healthy", "Synced", "Reconciled", "Established", "Accepted", "Programmed")
+
+
 def _generic(status: Mapping[str, Any], meta: Mapping[str, Any]) -> Health | None:
-    """Custom resources: the ``Ready`` (else ``Available``) condition, else the ``phase``."""
+    """Any other resource, by its conditions as Kubernetes and common operators use them, else its ``phase``.
+
+    In order: a trouble condition that is ``True`` (``Failed``, ``Degraded``, ``Stalled``); a terminal
+    one (``Succeeded``: ``True`` healthy, ``False`` failed, ``Unknown`` running); the first of the
+    "working" conditions (``Ready``, ``Available``, ``Healthy``...); then the ``phase``."""
     conditions = _conditions(status)
     phase = status.get("phase")
     phase = str(phase) if isinstance(phase, str) and phase else None
-    decisive = conditions.get("Ready") or conditions.get("Available")
+    for kind in _TROUBLE:
+        trouble = conditions.get(kind)
+        if _is(trouble, "True"):
+            return Health(
+                state=DEGRADED, ready=False, phase=phase, reason=_reason(trouble) or kind, message=_said(trouble)
+            )
+    terminal = next((conditions[k] for k in _TERMINAL if k in conditions), None)
+    if terminal is not None:
+        reason = _reason(terminal)
+        if _is(terminal, "True"):
+            return Health(state=HEALTHY, ready=True, phase=phase, reason=reason)
+        if _is(terminal, "False"):
+            return Health(state=DEGRADED, ready=False, phase=phase, reason=reason or "Failed", message=_said(terminal))
+        return Health(state=PROGRESSING, ready=False, phase=phase, reason=reason, message=_said(terminal))
+    decisive = next((conditions[k] for k in _GOOD if k in conditions), None)
     if decisive is not None:
         reason = _reason(decisive)
         if _is(decisive, "True"):
@@ -236,7 +365,13 @@ def _generic(status: Mapping[str, Any], meta: Mapping[str, Any]) -> Health | Non
         if _is(decisive, "False"):
             pending = reason is not None and _PENDING_REASON.search(reason) is not None
             pending = pending and _BAD_REASON.search(reason or "") is None
-            return Health(state=PROGRESSING if pending else DEGRADED, ready=False, phase=phase, reason=reason)
+            return Health(
+                state=PROGRESSING if pending else DEGRADED,
+                ready=False,
+                phase=phase,
+                reason=reason,
+                message=_said(decisive),
+            )
         return Health(state=UNKNOWN, ready=False, phase=phase, reason=reason)
     if phase is not None:
         lowered = phase.lower()
@@ -259,4 +394,5 @@ _RULES: Final[dict[tuple[str, str], Rule]] = {
     ("batch", "Job"): _job,
     ("", "PersistentVolumeClaim"): _pvc,
     ("", "Node"): _node,
+    ("autoscaling", "HorizontalPodAutoscaler"): _autoscaler,
 }

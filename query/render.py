@@ -10,7 +10,21 @@ from kubevec.query.answers import Result
 
 #: Rough characters per token for English text; only used to stay inside a budget.
 CHARS_PER_TOKEN = 4
-_SHOWN = ("kind", "group", "namespace", "labels", "owner", "health", "health_reason", "scope", "capabilities")
+_SHOWN = (
+    "kind",
+    "group",
+    "namespace",
+    "labels",
+    "owner",
+    "health",
+    "health_reason",
+    "health_message",
+    "container_reasons",
+    "exit_codes",
+    "restarts",
+    "scope",
+    "capabilities",
+)
 
 
 def as_json(results: Sequence[Result]) -> str:

@@ -288,3 +288,76 @@ def test_a_phase_or_reason_holding_a_credential_is_left_out(value: str) -> None:
     assert "abcdef0123456789" not in str(metadata)
     kept = health_of({"kind": "Widget", "status": {"phase": "In Progress"}}).metadata()  # type: ignore[union-attr]
     assert kept["phase"] == "In Progress"
+
+
+def test_a_crashing_pod_says_what_killed_it_its_exit_code_and_restarts() -> None:
+    pod = obj("v1", "Pod", status={
+        "phase": "Running",
+        "containerStatuses": [{
+            "name": "server", "restartCount": 7,
+            "state": {"waiting": {"reason": "CrashLoopBackOff", "message": "back-off 5m0s restarting failed container"}},
+            "lastState": {"terminated": {"reason": "OOMKilled", "exitCode": 137}},
+        }],
+    })  # fmt: skip
+    metadata = build_instance(pod, plural="pods").to_document().metadata
+    assert metadata["health"] == "degraded"
+    assert metadata["health_reason"] == "CrashLoopBackOff"
+    assert metadata["container_reasons"] == ["CrashLoopBackOff", "OOMKilled"]
+    assert metadata["exit_codes"] == ["137"]
+    assert metadata["restarts"] == 7
+    assert metadata["health_message"] == "back-off 5m0s restarting failed container"
+
+
+def test_a_replica_set_the_quota_refused_keeps_the_message_naming_the_quota() -> None:
+    message = (
+        'pods "web-1" is forbidden: exceeded quota: staging-quota, requested: pods=1, used: pods=0, limited: pods=0'
+    )
+    failure = {**cond("ReplicaFailure", "True", "FailedCreate"), "message": message}
+    replica_set = obj("apps/v1", "ReplicaSet", spec={"replicas": 1}, status={"conditions": [failure]})
+    metadata = build_instance(replica_set, plural="replicasets").to_document().metadata
+    assert (metadata["health"], metadata["health_reason"]) == ("degraded", "FailedCreate")
+    assert "exceeded quota: staging-quota" in metadata["health_message"]
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        (obj("autoscaling/v2", "HorizontalPodAutoscaler",
+             status={"conditions": [cond("AbleToScale", "True", "SucceededGetScale"),
+                                    cond("ScalingActive", "False", "FailedGetResourceMetric")]}),
+         ("degraded", False, "FailedGetResourceMetric")),
+        (obj("autoscaling/v2", "HorizontalPodAutoscaler",
+             status={"conditions": [cond("AbleToScale", "True"), cond("ScalingActive", "True"),
+                                    cond("ScalingLimited", "True", "TooManyReplicas")]}),
+         ("healthy", True, "TooManyReplicas")),
+        (obj("tekton.dev/v1", "PipelineRun", status={"conditions": [cond("Succeeded", "False", "Failed")]}),
+         ("degraded", False, "Failed")),
+        (obj("tekton.dev/v1", "PipelineRun", status={"conditions": [cond("Succeeded", "Unknown", "Running")]}),
+         ("progressing", False, "Running")),
+        (obj("tekton.dev/v1", "TaskRun", status={"conditions": [cond("Succeeded", "True", "Succeeded")]}),
+         ("healthy", True, "Succeeded")),
+        (obj("kustomize.toolkit.fluxcd.io/v1", "Kustomization",
+             status={"conditions": [cond("Ready", "True", "ReconciliationSucceeded"), cond("Stalled", "True", "BuildFailed")]}),
+         ("degraded", False, "BuildFailed")),
+        (obj("example.com/v1", "Thing", status={"conditions": [cond("Healthy", "False", "BackendDown")]}),
+         ("degraded", False, "BackendDown")),
+    ],
+)  # fmt: skip
+def test_conditions_as_operators_use_them(body: dict[str, Any], expected: tuple[str, bool, str | None]) -> None:
+    health = health_of(body)
+    assert health is not None
+    assert (health.state, health.ready, health.reason) == expected
+
+
+def test_a_message_quoting_a_credential_is_redacted() -> None:
+    failure = {
+        **cond("Ready", "False", "ConnectFailed"),
+        "message": "dial postgres://app:hunter2hunter2@db:5432 failed",
+    }
+    metadata = (
+        build_instance(obj("example.com/v1", "Db", status={"conditions": [failure]}), plural="dbs")
+        .to_document()
+        .metadata
+    )
+    assert "hunter2" not in str(metadata)
+    assert "failed" in metadata["health_message"]
