@@ -210,7 +210,6 @@ def _daemon_set(status: Mapping[str, Any], spec: Mapping[str, Any], meta: Mappin
 
 def _pod(status: Mapping[str, Any], spec: Mapping[str, Any], meta: Mapping[str, Any]) -> Health:
     phase = str(status.get("phase") or "") or None
-    conditions = _conditions(status)
     containers = [
         c
         for key in ("initContainerStatuses", "containerStatuses")
@@ -240,10 +239,17 @@ def _pod(status: Mapping[str, Any], spec: Mapping[str, Any], meta: Mapping[str, 
                 if key == "state" and name == "waiting":
                     message = detail.get("message")
                     waiting.append((str(reason or ""), message if isinstance(message, str) else None))
-    facts = {"container_reasons": tuple(reasons), "exit_codes": tuple(exit_codes), "restarts": restarts}
+    health = _pod_state(status, phase=phase, waiting=waiting)
+    return dataclasses.replace(
+        health, container_reasons=tuple(reasons), exit_codes=tuple(exit_codes), restarts=restarts
+    )
+
+
+def _pod_state(status: Mapping[str, Any], *, phase: str | None, waiting: list[tuple[str, str | None]]) -> Health:
+    conditions = _conditions(status)
     bad = next(((reason, message) for reason, message in waiting if _BAD_WAITING.search(reason)), None)
     if phase == "Succeeded":
-        return Health(state=HEALTHY, ready=False, phase=phase, reason="Completed", **facts)
+        return Health(state=HEALTHY, ready=False, phase=phase, reason="Completed")
     if phase == "Failed":
         reason, message = status.get("reason"), status.get("message")
         return Health(
@@ -252,12 +258,11 @@ def _pod(status: Mapping[str, Any], spec: Mapping[str, Any], meta: Mapping[str, 
             phase=phase,
             reason=str(reason or "") or None,
             message=message if isinstance(message, str) else None,
-            **facts,
         )
     if bad:
-        return Health(state=DEGRADED, ready=False, phase=phase, reason=bad[0], message=bad[1], **facts)
+        return Health(state=DEGRADED, ready=False, phase=phase, reason=bad[0], message=bad[1])
     if phase == "Running" and _is(conditions.get("Ready"), "True"):
-        return Health(state=HEALTHY, ready=True, phase=phase, **facts)
+        return Health(state=HEALTHY, ready=True, phase=phase)
     if phase in ("Pending", "Running"):
         scheduled = conditions.get("PodScheduled")
         if _is(scheduled, "False"):
@@ -267,11 +272,10 @@ def _pod(status: Mapping[str, Any], spec: Mapping[str, Any], meta: Mapping[str, 
                 phase=phase,
                 reason=_reason(scheduled),
                 message=_said(scheduled),
-                **facts,
             )
         reason = next((r for r, _ in waiting if r), None)
-        return Health(state=PROGRESSING, ready=False, phase=phase, reason=reason, **facts)
-    return Health(state=UNKNOWN, ready=False, phase=phase, **facts)
+        return Health(state=PROGRESSING, ready=False, phase=phase, reason=reason)
+    return Health(state=UNKNOWN, ready=False, phase=phase)
 
 
 def _list(value: Any) -> list[Any]:

@@ -25,7 +25,7 @@ from kubevec.inference.references import Links, links_of
 
 #: Labels written into the *text* (the payload's ``labels`` list always holds every label: filters are exact).
 MAX_TEXT_LABELS: Final = 20
-MAX_SPEC_FIELDS: Final = 12
+MAX_SPEC_FIELDS: Final = 24
 MAX_VALUE_CHARS: Final = 80
 MAX_LIST_ITEMS: Final = 6
 #: Annotation keys whose values describe an object in words.
@@ -59,6 +59,8 @@ class InstanceDoc:
     text: str
     health: Health | None = None
     links: Links = dataclasses.field(default_factory=Links)
+    #: Kind-specific fields agents filter, list and count by (``images``, ``subjects``...): see :func:`facts_of`.
+    facts: Mapping[str, Any] = dataclasses.field(default_factory=dict)
 
     @property
     def ref(self) -> ResourceRef:
@@ -86,6 +88,7 @@ class InstanceDoc:
             metadata["namespace"] = self.namespace
         if self.owner:
             metadata["owner"] = self.owner
+        metadata.update(self.facts)
         if self.health is not None:
             metadata.update(self.health.metadata())
         metadata.update(self.links.metadata())
@@ -148,6 +151,10 @@ def _build(source: Redacted, *, plural: str, cluster: str, policy: InstancePolic
     if owner:
         head.append(f"owner: {owner}")
     text = " | ".join([*head, *summary, *annotations])
+    try:
+        facts = facts_of(obj)
+    except (KeyError, TypeError, AttributeError, ValueError):
+        facts = {}  # an odd field costs the facts, never the document
     return InstanceDoc(
         id=ref.instance_id(cluster=cluster, namespace=namespace, name=name),
         cluster=cluster,
@@ -164,7 +171,37 @@ def _build(source: Redacted, *, plural: str, cluster: str, policy: InstancePolic
         summary=summary,
         annotations=annotations,
         text=text,
+        facts=facts,
     )
+
+
+_RUNS_CONTAINERS: Final = frozenset({"Pod", "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "CronJob"})
+
+
+def facts_of(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """Metadata for listing questions ("images of every Pod", "Deployments with no limits", "who is bound
+    to cluster-admin", "quota usage"), from the redacted object: scalars and lists of strings only."""
+    kind = str(obj.get("kind", ""))
+    if kind in _RUNS_CONTAINERS:
+        return workload_metadata(obj)
+    if kind in ("RoleBinding", "ClusterRoleBinding"):
+        role = obj.get("roleRef")
+        out: dict[str, Any] = {"subjects": [s.replace(" ", "/") for s in _subjects(obj)][:64]}
+        if isinstance(role, Mapping) and role.get("name"):
+            out["role"] = f"{role.get('kind')}/{role['name']}"
+        return out
+    if kind == "ResourceQuota":
+        status = obj.get("status") or {}
+        out = {}
+        for field, key in (("hard", "quota_hard"), ("used", "quota_used")):
+            amounts = status.get(field) if isinstance(status, Mapping) else None
+            if isinstance(amounts, Mapping) and amounts:
+                out[key] = [f"{k}={v}" for k, v in sorted(amounts.items())][:64]
+        return out
+    if kind == "Service":
+        spec = obj.get("spec") or {}
+        return {"service_type": str(spec.get("type") or "ClusterIP")} if isinstance(spec, Mapping) else {}
+    return {}
 
 
 def _owner(refs: Any) -> str | None:
@@ -212,6 +249,7 @@ def _workload(source: Redacted, _: InstancePolicy) -> list[str]:
     pod = _pod_spec(obj)
     out = []
     containers = [c for c in pod.get("containers") or [] if isinstance(c, Mapping)]
+    inits = [c for c in pod.get("initContainers") or [] if isinstance(c, Mapping)]
     images = [str(c.get("image")) for c in containers if c.get("image")]
     if images:
         out.append("images: " + ", ".join(images[:MAX_LIST_ITEMS]))
@@ -230,7 +268,148 @@ def _workload(source: Redacted, _: InstancePolicy) -> list[str]:
             out.append(f"schedule: {spec['schedule']}")
     if pod.get("serviceAccountName"):
         out.append(f"serviceAccount: {pod['serviceAccountName']}")
+    for container in containers[:MAX_LIST_ITEMS]:
+        described = _container(container)
+        if described:
+            out.append(f"container {container.get('name', '?')}: {described}")
+    for container in inits[:MAX_LIST_ITEMS]:
+        described = _container(container, image=True)
+        out.append(f"init container {container.get('name', '?')}: {described}")
+    out.extend(_placement(pod))
+    volumes = _volumes(pod.get("volumes"))  # the objects mounted are references (metadata); these are not
+    if volumes:
+        out.append("volumes: " + ", ".join(volumes[: MAX_LIST_ITEMS * 2]))
     return out
+
+
+#: Container fields that say how it runs, in the order they are written.
+_PROBES: Final = (("readinessProbe", "readiness"), ("livenessProbe", "liveness"), ("startupProbe", "startup"))
+MAX_ENV: Final = 8
+
+
+def _container(container: Mapping[str, Any], *, image: bool = False) -> str:
+    """``requests cpu=100m memory=64Mi; limits ...; readiness http /healthz 8080; env PORT=8080, ...``."""
+    parts = []
+    if image and container.get("image"):
+        parts.append(f"image {container['image']}")
+    resources = container.get("resources")
+    if isinstance(resources, Mapping):
+        for key in ("requests", "limits"):
+            amounts = resources.get(key)
+            if isinstance(amounts, Mapping) and amounts:
+                parts.append(f"{key} " + " ".join(f"{k}={v}" for k, v in sorted(amounts.items())))
+    for field, word in _PROBES:
+        probe = container.get(field)
+        if isinstance(probe, Mapping):
+            parts.append(f"{word} {_probe(probe)}")
+    env = _env(container.get("env"))
+    if env:
+        parts.append("env " + ", ".join(env))
+    for field in ("command", "args"):
+        value = container.get(field)
+        if isinstance(value, list) and value:
+            line = " ".join(str(v) for v in value if v != REDACTED)
+            if line.strip():
+                parts.append(f"{field} {_short(line, limit=MAX_VALUE_CHARS * 2)}")
+    security = container.get("securityContext")
+    if isinstance(security, Mapping):
+        flags = [k for k in ("privileged", "runAsNonRoot", "readOnlyRootFilesystem") if security.get(k) is True]
+        if flags:
+            parts.append(" ".join(flags))
+    return "; ".join(parts)
+
+
+def _probe(probe: Mapping[str, Any]) -> str:
+    for kind in ("httpGet", "tcpSocket", "grpc", "exec"):
+        how = probe.get(kind)
+        if not isinstance(how, Mapping):
+            continue
+        if kind == "httpGet":
+            return f"http {how.get('path', '/')} {how.get('port', '')}".strip()
+        if kind == "exec":
+            command = how.get("command")
+            return "exec " + _short(" ".join(map(str, command)) if isinstance(command, list) else "", limit=60)
+        return f"{'tcp' if kind == 'tcpSocket' else 'grpc'} {how.get('port', '')}".strip()
+    return "set"
+
+
+def _env(value: Any) -> list[str]:
+    """``NAME=value`` for literal values (credential ones are already gone), ``NAME from Secret/db`` for references."""
+    out = []
+    for item in value if isinstance(value, list) else []:
+        if not isinstance(item, Mapping) or not isinstance(item.get("name"), str):
+            continue
+        name, literal = item["name"], item.get("value")
+        source = item.get("valueFrom")
+        if isinstance(literal, str | int | float) and literal != REDACTED and str(literal).strip():
+            out.append(f"{name}={_short(str(literal), limit=MAX_VALUE_CHARS)}")
+        elif isinstance(source, Mapping):
+            for key, kind in (("secretKeyRef", "Secret"), ("configMapKeyRef", "ConfigMap")):
+                ref = source.get(key)
+                if isinstance(ref, Mapping) and ref.get("name"):
+                    out.append(f"{name} from {kind}/{ref['name']}")
+            if isinstance(source.get("fieldRef"), Mapping):
+                out.append(f"{name} from {source['fieldRef'].get('fieldPath', 'field')}")
+        else:
+            out.append(name)
+        if len(out) >= MAX_ENV:
+            break
+    return out
+
+
+def _placement(pod: Mapping[str, Any]) -> list[str]:
+    out = []
+    selector = pod.get("nodeSelector")
+    if isinstance(selector, Mapping) and selector:
+        out.append("nodeSelector: " + ", ".join(f"{k}={v}" for k, v in sorted(selector.items())))
+    tolerations = [
+        f"{t.get('key', '*')}{'=' + str(t['value']) if t.get('value') else ''}:{t.get('effect', 'any')}"
+        for t in pod.get("tolerations") or []
+        if isinstance(t, Mapping)
+    ]
+    if tolerations:
+        out.append("tolerations: " + ", ".join(tolerations[:MAX_LIST_ITEMS]))
+    affinity = pod.get("affinity")
+    if isinstance(affinity, Mapping) and affinity:
+        out.append("affinity: " + ", ".join(sorted(str(k) for k in affinity)))
+    for flag in ("hostNetwork", "hostPID", "hostIPC"):
+        if pod.get(flag) is True:
+            out.append(f"{flag}: true")
+    if pod.get("priorityClassName"):
+        out.append(f"priorityClass: {pod['priorityClassName']}")
+    if pod.get("nodeName"):
+        out.append(f"node: {pod['nodeName']}")
+    return out
+
+
+def _volumes(value: Any) -> list[str]:
+    """Volumes that name no object (``emptyDir``, ``hostPath /var/log``): a ConfigMap, Secret or claim
+    mounted is a reference, kept in metadata so that a new one re-uses the stored vector."""
+    out = []
+    for volume in value if isinstance(value, list) else []:
+        if not isinstance(volume, Mapping):
+            continue
+        for key in ("emptyDir", "hostPath"):
+            if key in volume:
+                path = volume[key].get("path") if key == "hostPath" and isinstance(volume[key], Mapping) else None
+                out.append(f"{key}{' ' + str(path) if path else ''}")
+    return list(dict.fromkeys(out))
+
+
+def workload_metadata(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """What agents list and count by for anything that runs containers: ``images`` (init containers
+    too) and ``resource_limits`` (``all``, ``some`` or ``none`` of the containers set a limit)."""
+    pod = _pod_spec(obj)
+    containers = [c for c in pod.get("containers") or [] if isinstance(c, Mapping)]
+    if not containers:
+        return {}
+    inits = [c for c in pod.get("initContainers") or [] if isinstance(c, Mapping)]
+    images = list(dict.fromkeys(str(c["image"]) for c in [*containers, *inits] if isinstance(c.get("image"), str)))
+    limited = [
+        isinstance(c.get("resources"), Mapping) and bool((c.get("resources") or {}).get("limits")) for c in containers
+    ]
+    limits = "all" if all(limited) else "some" if any(limited) else "none"
+    return {"images": images[:32], "resource_limits": limits}
 
 
 def _service(source: Redacted, _: InstancePolicy) -> list[str]:
@@ -249,6 +428,182 @@ def _service(source: Redacted, _: InstancePolicy) -> list[str]:
         out.append("selector: " + ", ".join(f"{k}={v}" for k, v in sorted(selector.items())))
     if spec.get("externalName"):
         out.append(f"externalName: {spec['externalName']}")
+    targets = [
+        f"{p.get('port')} -> {p.get('targetPort')}"
+        for p in spec.get("ports") or []
+        if isinstance(p, Mapping) and p.get("targetPort") not in (None, p.get("port"))
+    ]
+    if targets:
+        out.append("targetPorts: " + ", ".join(map(str, targets[:MAX_LIST_ITEMS])))
+    for field in ("externalIPs", "loadBalancerSourceRanges"):
+        values = spec.get(field)
+        if isinstance(values, list) and values:
+            out.append(f"{field}: " + ", ".join(map(str, values[:MAX_LIST_ITEMS])))
+    for field in ("loadBalancerIP", "externalTrafficPolicy", "sessionAffinity"):
+        if spec.get(field) and spec.get(field) != "None":
+            out.append(f"{field}: {spec[field]}")
+    if spec.get("clusterIP") == "None":
+        out.append("headless: true")
+    return out
+
+
+def _selector(value: Any) -> str:
+    """A LabelSelector in words: ``app=web, tier in (a, b)``; ``every Pod`` for ``{}``."""
+    if not isinstance(value, Mapping):
+        return ""
+    parts = [f"{k}={v}" for k, v in sorted((value.get("matchLabels") or {}).items())]
+    for expression in value.get("matchExpressions") or []:
+        if isinstance(expression, Mapping):
+            values = ", ".join(map(str, expression.get("values") or []))
+            parts.append(
+                f"{expression.get('key')} {str(expression.get('operator', '')).lower()} ({values})".replace(" ()", "")
+            )
+    return ", ".join(parts) or "every Pod"
+
+
+def _peers(rules: Any, *, field: str) -> list[str]:
+    out = []
+    for rule in rules if isinstance(rules, list) else []:
+        if not isinstance(rule, Mapping):
+            continue
+        peers = []
+        for peer in rule.get(field) or []:
+            if not isinstance(peer, Mapping):
+                continue
+            if "podSelector" in peer:
+                peers.append("pods " + _selector(peer["podSelector"]))
+            if "namespaceSelector" in peer:
+                peers.append("namespaces " + _selector(peer["namespaceSelector"]).replace("every Pod", "all"))
+            block = peer.get("ipBlock")
+            if isinstance(block, Mapping):
+                peers.append(f"ipBlock {block.get('cidr')}")
+        ports = [
+            f"{p.get('port', 'any')}/{p.get('protocol', 'TCP')}"
+            for p in rule.get("ports") or []
+            if isinstance(p, Mapping)
+        ]
+        out.append((" + ".join(peers) or "anywhere") + (f" on {', '.join(ports)}" if ports else ""))
+    return out
+
+
+def _network_policy(source: Redacted, _: InstancePolicy) -> list[str]:
+    spec = source.obj.get("spec") or {}
+    out = [f"applies to: {_selector(spec.get('podSelector') or {})}"]
+    if spec.get("policyTypes"):
+        out.append("policyTypes: " + ", ".join(map(str, spec["policyTypes"])))
+    for field, direction, word in (("ingress", "from", "ingress from"), ("egress", "to", "egress to")):
+        if field in spec:
+            peers = _peers(spec.get(field), field=direction)
+            out.append(f"{word}: " + ("; ".join(peers[:MAX_LIST_ITEMS]) if peers else "nothing (denied)"))
+        elif field.capitalize() in (spec.get("policyTypes") or []):
+            out.append(f"{word}: nothing (denied)")
+    return out
+
+
+def _disruption_budget(source: Redacted, _: InstancePolicy) -> list[str]:
+    spec = source.obj.get("spec") or {}
+    out = [f"{key}: {spec[key]}" for key in ("minAvailable", "maxUnavailable") if key in spec]
+    out.append(f"selector: {_selector(spec.get('selector'))}")
+    return out
+
+
+def _quota(source: Redacted, _: InstancePolicy) -> list[str]:
+    spec = source.obj.get("spec") or {}
+    out = []
+    hard = spec.get("hard")
+    if isinstance(hard, Mapping) and hard:
+        out.append("hard: " + ", ".join(f"{k}={v}" for k, v in sorted(hard.items())))
+    if spec.get("scopes"):
+        out.append("scopes: " + ", ".join(map(str, spec["scopes"])))
+    return out
+
+
+def _limit_range(source: Redacted, _: InstancePolicy) -> list[str]:
+    out = []
+    for limit in (source.obj.get("spec") or {}).get("limits") or []:
+        if not isinstance(limit, Mapping):
+            continue
+        parts = [
+            f"{key} " + " ".join(f"{k}={v}" for k, v in sorted(limit[key].items()))
+            for key in ("default", "defaultRequest", "min", "max")
+            if isinstance(limit.get(key), Mapping)
+        ]
+        out.append(f"{limit.get('type', 'Container')} limits: " + "; ".join(parts))
+    return out
+
+
+def _role(source: Redacted, _: InstancePolicy) -> list[str]:
+    """Rules as ``verbs on resources``: what an agent asks ("who can read Secrets?")."""
+    obj = source.obj
+    rules = []
+    raw_rules = obj.get("rules")
+    for rule in raw_rules if isinstance(raw_rules, list) else []:
+        if not isinstance(rule, Mapping):
+            continue
+        verbs = ", ".join(map(str, rule.get("verbs") or []))
+        groups = [str(g) for g in rule.get("apiGroups") or [] if g]
+        things = [
+            f"{r}.{groups[0]}" if len(groups) == 1 and groups[0] != "*" else str(r) for r in rule.get("resources") or []
+        ]
+        things += [str(u) for u in rule.get("nonResourceURLs") or []]
+        names = rule.get("resourceNames")
+        named = f" named {', '.join(map(str, names))}" if isinstance(names, list) and names else ""
+        rules.append(f"{verbs} on {', '.join(things) or '-'}{named}")
+    out = []
+    if rules:
+        more = len(rules) - MAX_SPEC_FIELDS
+        out.append("rules: " + "; ".join(rules[:MAX_SPEC_FIELDS]) + (f" (+{more} more)" if more > 0 else ""))
+    aggregation = obj.get("aggregationRule")
+    if isinstance(aggregation, Mapping):
+        selectors = [_selector(s) for s in aggregation.get("clusterRoleSelectors") or []]
+        out.append("aggregates roles labelled: " + "; ".join(selectors))
+    return out
+
+
+def _binding(source: Redacted, _: InstancePolicy) -> list[str]:
+    obj = source.obj
+    role = obj.get("roleRef") or {}
+    out = [f"role: {role.get('kind')}/{role.get('name')}"] if isinstance(role, Mapping) else []
+    subjects = _subjects(obj)
+    if subjects:
+        out.append("subjects: " + ", ".join(subjects[:MAX_SPEC_FIELDS]))
+    return out
+
+
+def _subjects(obj: Mapping[str, Any]) -> list[str]:
+    out = []
+    for subject in obj.get("subjects") or []:
+        if isinstance(subject, Mapping) and subject.get("name"):
+            where = f"{subject['namespace']}/" if subject.get("namespace") else ""
+            out.append(f"{subject.get('kind', 'User')} {where}{subject['name']}")
+    return out
+
+
+def _autoscaler(source: Redacted, _: InstancePolicy) -> list[str]:
+    spec = source.obj.get("spec") or {}
+    out = []
+    target = spec.get("scaleTargetRef")
+    if isinstance(target, Mapping):
+        out.append(f"scales: {target.get('kind')}/{target.get('name')}")
+    out.append(f"replicas: {spec.get('minReplicas', 1)}-{spec.get('maxReplicas', '?')}")
+    metrics = []
+    for metric in spec.get("metrics") or []:
+        if not isinstance(metric, Mapping):
+            continue
+        body = metric.get(str(metric.get("type", "")).replace("Resource", "resource").lower()) or metric.get("resource")
+        if not isinstance(body, Mapping):
+            metrics.append(str(metric.get("type")))
+            continue
+        name = body.get("name") or (body.get("metric") or {}).get("name")
+        goal = body.get("target") or {}
+        amount = goal.get("averageUtilization")
+        metrics.append(
+            f"{name} {amount}% utilization" if amount is not None else f"{name} {goal.get('type', '')}".strip()
+        )
+    if spec.get("targetCPUUtilizationPercentage") is not None:
+        metrics.append(f"cpu {spec['targetCPUUtilizationPercentage']}% utilization")
+    if metrics:
+        out.append("metrics: " + ", ".join(metrics[:MAX_LIST_ITEMS]))
     return out
 
 
@@ -317,26 +672,61 @@ def _keys_only(source: Redacted, policy: InstancePolicy) -> list[str]:
     return out
 
 
+#: Maps rendered as ``key=value`` pairs rather than one field per key.
+_PAIR_MAPS = re.compile(r"(labels|selector|matchLabels|annotations|nodeSelector)$", re.IGNORECASE)
+
+
 def _generic(source: Redacted, _: InstancePolicy) -> list[str]:
-    """Top-level scalar (and short scalar-list) spec fields, for custom resources and the rest."""
-    obj = source.obj
-    spec = obj.get("spec")
+    """Any other kind (custom resources, schemaless or not): the spec's leaves by path, shallow first.
+
+    ``endpoints.port: web, reloader-web`` for a list of maps, ``selector: app=web`` for a label map,
+    ``issuerRef: ClusterIssuer/letsencrypt`` for a reference; at most :data:`MAX_SPEC_FIELDS` paths of
+    :data:`MAX_LIST_ITEMS` values, so a huge spec costs a bounded line (the redaction already ran)."""
+    spec = source.obj.get("spec")
     if not isinstance(spec, Mapping):
         return []
-    out = []
-    for key in sorted(spec):
-        value = spec[key]
-        rendered = _render_scalarish(value)
-        if rendered is None:
-            continue
-        out.append(f"{key}: {rendered}")
-        if len(out) >= MAX_SPEC_FIELDS:
-            break
-    for key in sorted(spec):
-        ref = spec[key]
-        if key.endswith("Ref") and isinstance(ref, Mapping) and ref.get("name") and len(out) < MAX_SPEC_FIELDS:
-            out.append(f"{key}: {ref.get('kind', '')}/{ref['name']}".replace(": /", ": "))
-    return out
+    paths: dict[str, list[str]] = {}
+    depth_of: dict[str, int] = {}
+    queue: list[tuple[str, Any, int]] = [(str(k), v, 0) for k, v in spec.items()]
+    seen = 0
+    while queue and seen < MAX_WALK:
+        path, value, depth = queue.pop(0)
+        seen += 1
+        leaf = path.rsplit(".", 1)[-1]
+        if isinstance(value, Mapping):
+            if leaf.endswith("Ref") and value.get("name"):
+                _keep(paths, depth_of, path, f"{value.get('kind', '')}/{value['name']}".lstrip("/"), depth)
+            elif _PAIR_MAPS.search(leaf) and value and all(_render_scalarish(v) for v in value.values()):
+                pairs = ", ".join(f"{k}={_render_scalarish(v)}" for k, v in sorted(value.items()))
+                _keep(paths, depth_of, path, pairs, depth)
+            elif depth < MAX_SPEC_DEPTH:
+                queue.extend((f"{path}.{k}", v, depth + 1) for k, v in value.items())
+        elif isinstance(value, list) and value and all(isinstance(v, Mapping) for v in value):
+            if depth < MAX_SPEC_DEPTH:
+                queue.extend((f"{path}.{k}", v, depth + 1) for item in value[:MAX_WALK] for k, v in item.items())
+        else:
+            rendered = _render_scalarish(value)
+            if rendered is not None:
+                _keep(paths, depth_of, path, rendered, depth)
+    ordered = sorted(paths, key=lambda p: depth_of[p])[:MAX_SPEC_FIELDS]
+    return [
+        f"{path}: {_short(', '.join(paths[path][:MAX_LIST_ITEMS]), limit=MAX_FIELD_CHARS)}"
+        for path in sorted(ordered, key=list(paths).index)
+    ]
+
+
+MAX_SPEC_DEPTH: Final = 5
+#: One rendered field of a spec, values joined.
+MAX_FIELD_CHARS: Final = 240
+#: Values visited in one spec, whatever its size.
+MAX_WALK: Final = 2000
+
+
+def _keep(paths: dict[str, list[str]], depth_of: dict[str, int], path: str, value: str, depth: int) -> None:
+    values = paths.setdefault(path, [])
+    depth_of.setdefault(path, depth)
+    if value not in values and len(values) < MAX_LIST_ITEMS:
+        values.append(value)
 
 
 def _render_scalarish(value: Any) -> str | None:
@@ -371,4 +761,13 @@ _SUMMARISERS: Final[dict[tuple[str, str], _Summariser]] = {
     ("", "PersistentVolumeClaim"): _pvc,
     ("", "Secret"): _keys_only,
     ("", "ConfigMap"): _keys_only,
+    ("networking.k8s.io", "NetworkPolicy"): _network_policy,
+    ("policy", "PodDisruptionBudget"): _disruption_budget,
+    ("", "ResourceQuota"): _quota,
+    ("", "LimitRange"): _limit_range,
+    ("rbac.authorization.k8s.io", "Role"): _role,
+    ("rbac.authorization.k8s.io", "ClusterRole"): _role,
+    ("rbac.authorization.k8s.io", "RoleBinding"): _binding,
+    ("rbac.authorization.k8s.io", "ClusterRoleBinding"): _binding,
+    ("autoscaling", "HorizontalPodAutoscaler"): _autoscaler,
 }

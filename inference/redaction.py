@@ -1121,6 +1121,7 @@ def scrub(
                     and is_credential_name(item)
                 ):
                     items[index + 1] = REDACTED  # ["--password", "x"]: a command line's credential
+        _judge_as_command_line(value, items)
         return items
     if under_credential:
         return REDACTED
@@ -1129,6 +1130,27 @@ def scrub(
             return REDACTED  # a list item of a field whose name says nothing (["Sommer2024"])
         return redact_text(value, key=key)
     return value
+
+
+#: A list judged as one command line too: only short lists of strings (an ``args`` list, not 1,000 hostnames).
+MAX_COMMAND_ITEMS: Final = 64
+MAX_COMMAND_CHARS: Final = 4096
+
+
+def _judge_as_command_line(value: list[Any], items: list[Any]) -> None:
+    """Items a rule catches only next to each other (``["curl", "-u", "admin:pw"]``, ``["mysql", "-p", "pw"]``)
+    are judged as the command line they make: an item the joined line loses is redacted in place."""
+    if not 1 < len(value) <= MAX_COMMAND_ITEMS or not all(isinstance(item, str) for item in value):
+        return
+    line = " ".join(value)
+    if len(line) > MAX_COMMAND_CHARS:
+        return
+    judged = redact_text(line)
+    if judged == line:
+        return
+    for index, item in enumerate(value):
+        if item.strip() and item not in judged and items[index] != REDACTED:
+            items[index] = REDACTED
 
 
 #: A value stands as itself, not as a secret, under a name whose last word says what kind of thing it is

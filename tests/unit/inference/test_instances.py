@@ -353,3 +353,114 @@ def test_invisible_and_bidi_characters_never_reach_a_document() -> None:
         assert char not in blob
     assert "note: nulhere" in document.text
     assert "description: payexe.jpg" in document.text
+
+
+FACTS_DEPLOYMENT = {
+    "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "cart", "namespace": "shop"},
+    "spec": {"replicas": 2, "template": {"spec": {
+        "nodeSelector": {"kubernetes.io/os": "linux"},
+        "tolerations": [{"key": "dedicated", "value": "shop", "effect": "NoSchedule"}],
+        "hostNetwork": True,
+        "initContainers": [{"name": "wait", "image": "busybox:1.36"}],
+        "containers": [
+            {"name": "server", "image": "cart:1", "env": [
+                {"name": "REDIS_ADDR", "value": "redis-cart:6379"},
+                {"name": "DB_PASSWORD", "value": "Qz7mapleRiver"},
+                {"name": "TOKEN", "valueFrom": {"secretKeyRef": {"name": "cart-token", "key": "t"}}}],
+             "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}, "limits": {"memory": "128Mi"}},
+             "readinessProbe": {"grpc": {"port": 7070}},
+             "livenessProbe": {"httpGet": {"path": "/healthz", "port": 8080}}},
+            {"name": "sidecar", "image": "proxy:2"},
+        ],
+        "volumes": [{"name": "tmp", "emptyDir": {}}, {"name": "cfg", "configMap": {"name": "cart"}}],
+    }}},
+}  # fmt: skip
+
+
+def test_a_workload_document_holds_resources_probes_env_init_containers_and_placement() -> None:
+    doc = build_instance(FACTS_DEPLOYMENT, plural="deployments").to_document()
+    for part in (
+        "container server: requests cpu=100m memory=64Mi; limits memory=128Mi",
+        "readiness grpc 7070; liveness http /healthz 8080",
+        "env REDIS_ADDR=redis-cart:6379, DB_PASSWORD, TOKEN from Secret/cart-token",
+        "init container wait: image busybox:1.36",
+        "nodeSelector: kubernetes.io/os=linux",
+        "tolerations: dedicated=shop:NoSchedule",
+        "hostNetwork: true",
+        "volumes: emptyDir",
+    ):
+        assert part in doc.text, part
+    assert "Qz7mapleRiver" not in doc.text + str(dict(doc.metadata))
+    assert "ConfigMap/cart" not in doc.text  # a reference: metadata only, so a new mount keeps the vector
+    assert doc.metadata["images"] == ["cart:1", "proxy:2", "busybox:1.36"]
+    assert doc.metadata["resource_limits"] == "some"
+
+
+@pytest.mark.parametrize(
+    ("obj", "plural", "expected", "metadata"),
+    [
+        ({"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy", "metadata": {"name": "redis", "namespace": "shop"},
+          "spec": {"podSelector": {"matchLabels": {"app": "redis"}}, "policyTypes": ["Ingress", "Egress"],
+                   "ingress": [{"from": [{"podSelector": {"matchLabels": {"app": "cart"}}}], "ports": [{"port": 6379}]}],
+                   "egress": []}},
+         "networkpolicies",
+         ["applies to: app=redis", "policyTypes: Ingress, Egress", "ingress from: pods app=cart on 6379/TCP",
+          "egress to: nothing (denied)"], {}),
+        ({"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy", "metadata": {"name": "deny", "namespace": "shop"},
+          "spec": {"podSelector": {}, "policyTypes": ["Ingress"]}},
+         "networkpolicies", ["applies to: every Pod", "ingress from: nothing (denied)"], {}),
+        ({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "p", "namespace": "m"},
+          "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "prometheus"}}}},
+         "poddisruptionbudgets", ["minAvailable: 1", "selector: app=prometheus"], {}),
+        ({"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "q", "namespace": "s"},
+          "spec": {"hard": {"pods": "10", "limits.memory": "4Gi"}},
+          "status": {"hard": {"pods": "10"}, "used": {"pods": "3"}}},
+         "resourcequotas", ["hard: limits.memory=4Gi, pods=10"], {"quota_used": ["pods=3"], "quota_hard": ["pods=10"]}),
+        ({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "reader"},
+          "rules": [{"apiGroups": [""], "resources": ["configmaps", "secrets"], "verbs": ["get", "list"]},
+                    {"apiGroups": ["apps"], "resources": ["deployments"], "verbs": ["*"], "resourceNames": ["web"]},
+                    {"nonResourceURLs": ["/metrics"], "verbs": ["get"]}]},
+         "clusterroles",
+         ["rules: get, list on configmaps, secrets; * on deployments.apps named web; get on /metrics"], {}),
+        ({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": "anon"},
+          "roleRef": {"kind": "ClusterRole", "name": "view"},
+          "subjects": [{"kind": "User", "name": "system:anonymous"},
+                       {"kind": "ServiceAccount", "name": "prometheus-k8s", "namespace": "monitoring"}]},
+         "clusterrolebindings",
+         ["role: ClusterRole/view", "subjects: User system:anonymous, ServiceAccount monitoring/prometheus-k8s"],
+         {"subjects": ["User/system:anonymous", "ServiceAccount/monitoring/prometheus-k8s"], "role": "ClusterRole/view"}),
+        ({"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "metadata": {"name": "web", "namespace": "s"},
+          "spec": {"scaleTargetRef": {"kind": "Deployment", "name": "web"}, "minReplicas": 2, "maxReplicas": 5,
+                   "metrics": [{"type": "Resource", "resource": {"name": "cpu",
+                                "target": {"type": "Utilization", "averageUtilization": 70}}}]}},
+         "horizontalpodautoscalers", ["scales: Deployment/web", "replicas: 2-5", "metrics: cpu 70% utilization"], {}),
+        ({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", "namespace": "s"},
+          "spec": {"type": "LoadBalancer", "ports": [{"port": 80, "targetPort": 8080}], "externalIPs": ["203.0.113.7"]}},
+         "services", ["type: LoadBalancer", "targetPorts: 80 -> 8080", "externalIPs: 203.0.113.7"],
+         {"service_type": "LoadBalancer"}),
+        ({"apiVersion": "monitoring.coreos.com/v1", "kind": "ServiceMonitor", "metadata": {"name": "g", "namespace": "m"},
+          "spec": {"selector": {"matchLabels": {"app": "grafana"}},
+                   "endpoints": [{"port": "http", "interval": "15s"}, {"port": "metrics"}]}},
+         "servicemonitors", ["selector.matchLabels: app=grafana", "endpoints.port: http, metrics", "endpoints.interval: 15s"],
+         {}),
+    ],
+)  # fmt: skip
+def test_kind_facts_in_text_and_metadata(
+    obj: dict[str, Any], plural: str, expected: list[str], metadata: dict[str, Any]
+) -> None:
+    doc = build_instance(obj, plural=plural).to_document()
+    for part in expected:
+        assert part in doc.text, (part, doc.text)
+    for key, value in metadata.items():
+        assert doc.metadata[key] == value
+
+
+def test_a_huge_custom_resource_spec_costs_a_bounded_line() -> None:
+    spec = {
+        f"field{i}": {"nested": [{"value": f"v{j} " * 100, "more": {"deeper": j}} for j in range(20)]}
+        for i in range(60)
+    }
+    body = {"apiVersion": "example.com/v1", "kind": "Huge", "metadata": {"name": "h", "namespace": "n"}, "spec": spec}
+    doc = build_instance(body, plural="huges")
+    assert len(doc.summary) <= 24
+    assert len(doc.text) < 24 * 260 + 500
