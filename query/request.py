@@ -18,6 +18,8 @@ from kubevec.inference.documents import Collection
 
 #: The most results one search returns; also the most MCP and the CLI accept.
 MAX_K: Final = 100
+#: The candidates of an instance search read by their names (``names``): the same for every ``k`` up to it.
+NAMED_POOL: Final = 100
 #: The largest candidate pool for fusion and MMR.
 MAX_FETCH_K: Final = 4 * MAX_K
 MAX_CONDITIONS: Final = 64
@@ -84,6 +86,13 @@ class SearchRequest(BaseModel):
     k: Annotated[int, Field(ge=1, le=MAX_K, description="How many results.")] = 5
     hybrid: Annotated[bool, Field(description="Fuse the meaning ranking with a BM25 word ranking.")] = True
     mmr: Annotated[bool, Field(description="Diversify results (avoid near-duplicates).")] = False
+    names: Annotated[
+        bool,
+        Field(
+            description="Instances: rank first what the question names (object names, namespaces, kinds, images) "
+            "and, for a question about trouble, what is degraded."
+        ),
+    ] = True
     rerank: Annotated[
         bool, Field(description="Reorder the top candidates with the configured reranker, if any (not with mmr).")
     ] = True
@@ -173,7 +182,10 @@ class SearchRequest(BaseModel):
 
     @property
     def pool(self) -> int:
-        """How many candidates to rank before cutting to ``k``."""
+        """How many candidates to rank before cutting to ``k``: for instances read by their names, a fixed
+        :data:`NAMED_POOL` (at least ``k``), so that the top ``k`` never depends on ``k``."""
+        if self.collection == "instances" and self.names and not self.mmr:
+            return max(self.fetch_k or NAMED_POOL, self.k)
         return max(self.fetch_k or 4 * self.k, self.k) if (self.mmr or self.hybrid) else self.k
 
 

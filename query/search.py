@@ -35,16 +35,17 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from kubevec.backends import Hit, Record, VectorStore
-from kubevec.backends.filters import And, Contains, Eq, Filter, all_of, matches, words
+from kubevec.backends.filters import And, Contains, Eq, Filter, In, all_of, matches, words
 from kubevec.core.errors import BackendError, CollectionNotFound, EmbedderError, InvalidFilter, SearchError
 from kubevec.inference.change_records import CHANGES
-from kubevec.inference.documents import CAPABILITIES, INSTANCES
+from kubevec.inference.documents import CAPABILITIES, INSTANCES, is_kubernetes_name
 from kubevec.inference.fleet import is_shared, parts_of, project
 from kubevec.inference.identity import parse_instance_id
 from kubevec.inference.providers.embedders.base import Embedder
-from kubevec.query.answers import Answer, Result, make_result
+from kubevec.query.answers import Answer, Result, cosine, make_result
 from kubevec.query.changes import Changes, ChangesRequest, list_changes
 from kubevec.query.cursors import any_word, make_cursor, read_cursor
+from kubevec.query.intent import Intent
 from kubevec.query.kinds import exact_kinds, kind_answers
 from kubevec.query.lexical import LexicalIndex
 from kubevec.query.ranking import LEXICAL_WEIGHT, RRF_K, fuse, mmr
@@ -62,6 +63,8 @@ if TYPE_CHECKING:
 REFRESH_SECONDS: Final = 5.0
 #: How long a query may wait for its vector (the embedder's own retries can take a minute).
 QUERY_EMBED_TIMEOUT: Final = 10.0
+#: Objects a question names (and degraded ones, for a question about trouble) added to the candidates, at most.
+MAX_NAMED: Final = 100
 #: After the embedder failed, queries go straight to keywords for this long, then try it again.
 EMBEDDER_DOWN_SECONDS: Final = 30.0
 
@@ -304,6 +307,8 @@ class SearchService:
                 ),
                 "fused",
             )
+        if request.collection == INSTANCES and request.names and not request.mmr:
+            ranked = await self._named(name, query=query, vector=vector, ranked=ranked, conditions=conditions)
         if request.mmr:
             hits = [hit for hit, _ in ranked[:pool]]
             ranked, kind = (
@@ -319,6 +324,45 @@ class SearchService:
             ],
             total=len(ranked),
         )
+
+    async def _named(
+        self,
+        name: str,
+        *,
+        query: str,
+        vector: list[float],
+        ranked: list[tuple[Hit, float]],
+        conditions: Filter | None,
+    ) -> list[tuple[Hit, float]]:
+        """Candidates re-scored by what the question names (``kubevec.query.intent``), with the objects it
+        names exactly and, for a question about trouble, degraded ones added to the candidates even when
+        neither ranking found them. Scores are rescaled so the first is 1.0 (the order's own score)."""
+        intent = Intent.of(query)
+        have = {hit.id for hit, _ in ranked}
+        wanted = tuple(sorted(p for p in intent.phrases if is_kubernetes_name(p)))[:MAX_NAMED]
+        extra: dict[str, Record] = {}
+        for where in (In("name", wanted) if wanted else None, Eq("health", "degraded") if intent.trouble else None):
+            if where is None:
+                continue
+            async for record in self.store.iter_records(name, filter=all_of(conditions, where), page_size=MAX_NAMED):
+                if record.id not in have:
+                    extra[record.id] = record
+                if len(extra) >= 2 * MAX_NAMED:
+                    break
+        scored = list(ranked)
+        if extra:
+            vectors = {r.id: r.vector for r in await self.store.get(name, list(extra), include_vectors=True)}
+            scored += [
+                (Hit(id=i, score=max(0.0, cosine(vector, vectors[i])), text=r.text, metadata=r.metadata), 0.0)
+                for i, r in extra.items()
+                if vectors.get(i)
+            ]
+        intent = intent.among(frozenset(str(hit.metadata.get("name", "")).lower() for hit, _ in scored))
+        boosted = sorted(
+            ((hit, base + intent.boost(hit.metadata)) for hit, base in scored), key=lambda pair: (-pair[1], pair[0].id)
+        )
+        top = max((score for _, score in boosted), default=0.0)
+        return [(hit, max(0.0, score / top) if top > 0 else 0.0) for hit, score in boosted]
 
     async def _query_vector(self, query: str) -> list[float] | None:
         """The query's vector; None when the embedder failed now or moments ago (see ``_from_words``)."""

@@ -79,12 +79,13 @@ def test_every_search_request_field_is_a_search_flag_with_the_models_defaults() 
     argv = [
         "search", "q", "--collection", "instances", "--keyword", "w", "--filter", '{"kind": "Pod"}', "--kind", "Pod",
         "--group", "apps", "-n", "a", "--health", "degraded", "--cluster", "c", "-l", "x=y", "-k", "7",
-        "--no-hybrid", "--mmr", "--no-rerank", "--mmr-lambda", "0.3", "--fetch-k", "40", "--min-score", "0.2",
+        "--no-hybrid", "--mmr", "--no-rerank", "--mmr-lambda", "0.3", "--fetch-k", "40", "--min-score", "0.2", "--no-names",
     ]  # fmt: skip
     fields = request_fields(parser.parse_args(argv), SearchRequest)
     assert set(fields) == set(SearchRequest.model_fields) - {"cursor", "count_by"}
     request = SearchRequest.build(**fields)
     assert (request.hybrid, request.rerank, request.mmr, request.fetch_k, request.k) == (False, False, True, 40, 7)
+    assert request.names is False
     assert request.filter == {"kind": "Pod"}
     assert request.labels == ("x=y",)
     # nothing given: nothing passed, so the model's defaults are the only ones

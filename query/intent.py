@@ -1,0 +1,281 @@
+"""What an instance question names, and how much that weighs: names, namespaces, kinds, health.
+
+A meaning ranking alone finds objects that sound like the question, which on a real cluster are
+often the wrong ones: "pod sea-turtle" ranks ten other Pods above the Pod named sea-turtle, a
+namespace or a ServiceAccount sharing the question's words beats the workload, 110 ``default``
+ServiceAccounts and the cluster's IPAddress objects crowd the list. So the candidates of an
+instance search are re-scored by what the question says outright:
+
+- **names**: a candidate whose name is one of the question's words or hyphen-joined word runs
+  (``node exporter`` -> ``node-exporter``) gains :data:`EXACT_NAME`; a generated name whose base
+  is (a Pod ``cartservice-9479b6c-p6722`` of ReplicaSet ``cartservice-9479b6c``) gains
+  :data:`BASE_NAME`; a name partly covered by the question's words a share of :data:`PARTIAL_NAME`;
+- **namespaces, images, labels** the question names: small gains (they narrow, they do not answer);
+- **kinds**: a kind the question names (``pod``, ``network policy``, ``hpa``, ``service account``;
+  the longest phrase wins, so "service account" is not "Service") gains :data:`KIND`; its
+  ``Cluster`` twin (ClusterRole for "role") a part;
+- **health**: a question about trouble ("crashing", "failing", "not ready", "can't", "OOM") lifts
+  degraded objects;
+- **noise**: kinds nobody asks about unless they name them (IPAddress, ControllerRevision,
+  EndpointSlice, Lease...), ``default`` ServiceAccounts, and ReplicaSets and Pods that have an owner
+  (the owner answers for them) lose a little unless the question names their kind.
+
+Everything is read from the question and the candidates' payloads (no extra model), so the order
+of the candidates is a pure function of the question and the store: the top ``k`` never depends on ``k``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import re
+from collections.abc import Mapping
+from typing import Any, Final
+
+EXACT_NAME: Final = 0.8
+BASE_NAME: Final = 0.6
+PARTIAL_NAME: Final = 0.3
+NAMESPACE: Final = 0.15
+IMAGE: Final = 0.2
+LABEL: Final = 0.1
+KIND: Final = 0.8
+#: ``role`` names Role fully and ClusterRole by this share (and RoleBinding/ClusterRoleBinding alike).
+CLUSTER_TWIN: Final = 0.6
+DEGRADED: Final = 0.6
+PROGRESSING: Final = 0.1
+NOISE: Final = -0.5
+OWNED: Final = -0.25
+DEFAULT_ACCOUNT: Final = -0.3
+
+#: Kinds that fill a cluster and answer almost no question unless it names them.
+NOISE_KINDS: Final = frozenset(
+    {
+        "IPAddress",
+        "ControllerRevision",
+        "EndpointSlice",
+        "Endpoints",
+        "Lease",
+        "Event",
+        "APIService",
+        "FlowSchema",
+        "PriorityLevelConfiguration",
+        "ServiceCIDR",
+        "CertificateSigningRequest",
+        "ComponentStatus",
+        "CSINode",
+    }
+)
+#: Phrases (lowercase words) that name a kind besides its own CamelCase words.
+KIND_ALIASES: Final[dict[tuple[str, ...], str]] = {
+    ("hpa",): "HorizontalPodAutoscaler",
+    ("autoscaler",): "HorizontalPodAutoscaler",
+    ("pdb",): "PodDisruptionBudget",
+    ("disruption", "budget"): "PodDisruptionBudget",
+    ("svc",): "Service",
+    ("sa",): "ServiceAccount",
+    ("cm",): "ConfigMap",
+    ("configmap",): "ConfigMap",
+    ("ns",): "Namespace",
+    ("netpol",): "NetworkPolicy",
+    ("pvc",): "PersistentVolumeClaim",
+    ("volume", "claim"): "PersistentVolumeClaim",
+    ("pv",): "PersistentVolume",
+    ("crd",): "CustomResourceDefinition",
+    ("cronjob",): "CronJob",
+    ("statefulset",): "StatefulSet",
+    ("daemonset",): "DaemonSet",
+    ("replicaset",): "ReplicaSet",
+    ("quota",): "ResourceQuota",
+    ("ingress",): "Ingress",
+    ("servicemonitor",): "ServiceMonitor",
+    ("podmonitor",): "PodMonitor",
+    ("rolebinding",): "RoleBinding",
+    ("clusterrole",): "ClusterRole",
+    ("clusterrolebinding",): "ClusterRoleBinding",
+    ("serviceaccount",): "ServiceAccount",
+    ("networkpolicy",): "NetworkPolicy",
+    ("virtualservice",): "VirtualService",
+    ("destinationrule",): "DestinationRule",
+    ("container",): "Pod",
+}
+#: Words of a question about trouble.
+TROUBLE: Final = re.compile(
+    r"\b(crash\w*|fail\w*|broken|error\w*|unhealthy|not ready|isn'?t ready|oom\w*|out of memory|can'?t|cannot|"
+    r"won'?t|unable|stuck|backoff|back-off|restart\w*|evict\w*|killed|down|degraded|refus\w*|denied|forbidden|"
+    r"exceed\w*|wrong|problem\w*|issue\w*|pull)\b",
+    re.IGNORECASE,
+)
+_WORD = re.compile(r"[a-z0-9][a-z0-9_.:/-]*[a-z0-9]|[a-z0-9]")
+_CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z0-9]+")
+_GENERATED = re.compile(r"^(?=[a-z0-9]*[0-9])[a-z0-9]{4,10}$")
+#: Words too common in questions to name anything on their own.
+_STOP: Final = frozenset(
+    {"the", "a", "an", "of", "for", "in", "on", "to", "is", "are", "which", "what", "who", "how", "does", "do",
+     "that", "it", "its", "by", "and", "or", "with", "any", "all", "my", "me", "there", "this", "run", "runs",
+     "use", "uses", "used", "where", "why", "from", "into", "at", "be", "can", "has", "have", "many", "much"}
+)  # fmt: skip
+MAX_RUN: Final = 4
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Intent:
+    """A question read once: its words, their hyphen-joined runs, and whether it asks about trouble."""
+
+    words: tuple[str, ...]
+    phrases: frozenset[str]
+    trouble: bool
+    #: Names of the candidates: a kind's word inside one of them ("node exporter") does not name the kind.
+    names: frozenset[str] = frozenset()
+
+    def among(self, names: frozenset[str]) -> Intent:
+        """This question read against the candidates' names (see :attr:`names`)."""
+        return dataclasses.replace(self, names=names)
+
+    @classmethod
+    def of(cls, question: str) -> Intent:
+        words = tuple(w.strip(".:/") for w in _WORD.findall(question.lower()))
+        words = tuple(w for w in words if w)
+        phrases = {w for w in words if w not in _STOP}
+        for size in range(2, MAX_RUN + 1):
+            for start in range(len(words) - size + 1):
+                run = words[start : start + size]
+                if run[0] not in _STOP and run[-1] not in _STOP:
+                    phrases.add("-".join(run))
+                    phrases.add("".join(run))
+        return cls(words=words, phrases=frozenset(phrases), trouble=TROUBLE.search(question) is not None)
+
+    def names_kind(self, kind: str) -> float:
+        """1 when the question names ``kind`` (longest phrase wins), :data:`CLUSTER_TWIN` for its Cluster twin, else 0."""
+        named = self.kinds
+        if kind in named:
+            return 1.0
+        if kind.startswith("Cluster") and kind.removeprefix("Cluster") in named:
+            return CLUSTER_TWIN
+        if kind not in _vocabulary().values() and _says(self.words, tuple(w.lower() for w in _CAMEL.findall(kind))):
+            return 1.0  # a custom kind the question spells out ("widget", "pipeline run")
+        return 0.0
+
+    @functools.cached_property
+    def kinds(self) -> frozenset[str]:
+        return _kinds_named(self.words, names=self.names)
+
+    def boost(self, metadata: Mapping[str, Any]) -> float:
+        """What the question's names, kinds and health words add to a candidate's score (may be negative)."""
+        kind = str(metadata.get("kind", ""))
+        name = str(metadata.get("name", "")).lower()
+        kind_named = self.names_kind(kind)
+        score = KIND * kind_named + self._name(name, kind=kind, owner=str(metadata.get("owner") or ""))
+        namespace = str(metadata.get("namespace") or "").lower()
+        if namespace and namespace in self.phrases:
+            score += NAMESPACE
+        images = metadata.get("images")
+        if isinstance(images, list) and any(_image_name(str(i)) in self.phrases for i in images):
+            score += IMAGE
+        labels = metadata.get("labels")
+        if isinstance(labels, list) and any(
+            len(v := str(pair).partition("=")[2].lower()) >= 3 and v in self.phrases for pair in labels
+        ):
+            score += LABEL
+        if self.trouble:
+            health = metadata.get("health")
+            score += DEGRADED if health == "degraded" else PROGRESSING if health == "progressing" else 0.0
+        if not kind_named:
+            if kind in NOISE_KINDS:
+                score += NOISE
+            elif kind == "ServiceAccount" and name == "default":
+                score += DEFAULT_ACCOUNT
+            elif kind in ("ReplicaSet", "Pod", "Job") and metadata.get("owner"):
+                score += OWNED
+        return score
+
+    def _name(self, name: str, *, kind: str, owner: str) -> float:
+        if not name:
+            return 0.0
+        if name in self.phrases:
+            return EXACT_NAME
+        base = base_name(owner.rpartition("/")[2].lower()) if kind == "Pod" and owner else base_name(name)
+        if base != name and base in self.phrases:
+            return BASE_NAME
+        parts = [p for p in re.split(r"[-.:]", base) if p]
+        covered = sum(1 for p in parts if p in self.phrases)
+        return PARTIAL_NAME * covered / len(parts) if parts and covered else 0.0
+
+
+def base_name(name: str) -> str:
+    """A generated name without its generated tail: ``web-5cb4d8b4b4`` -> ``web``, ``web-5cb4d8b4b4-x2k9p`` -> ``web``."""
+    parts = name.split("-")
+    while len(parts) > 1 and _GENERATED.match(parts[-1]):
+        parts.pop()
+    return "-".join(parts)
+
+
+def _image_name(image: str) -> str:
+    """``us-docker.pkg.dev/x/frontend:v1`` -> ``frontend``."""
+    return image.rpartition("/")[2].partition("@")[0].partition(":")[0].lower()
+
+
+def _kinds_named(words: tuple[str, ...], *, names: frozenset[str] = frozenset()) -> frozenset[str]:
+    """Kinds a question names: the longest phrase at each place wins ("service account" is not "Service"),
+    and a word run that spells one of ``names`` is a name, not a kind ("node exporter")."""
+    spans: list[tuple[int, int, str]] = [
+        (start, start + size, "")
+        for size in range(2, MAX_RUN + 1)
+        for start in range(len(words) - size + 1)
+        if "-".join(words[start : start + size]) in names
+    ]
+    for phrase, kind in _vocabulary().items():
+        size = len(phrase)
+        for start in range(len(words) - size + 1):
+            if all(_same_word(words[start + i], phrase[i], last=i == size - 1) for i in range(size)):
+                spans.append((start, start + size, kind))
+    spans.sort(key=lambda s: (-(s[1] - s[0]), s[0]))
+    taken: set[int] = set()
+    kinds = set()
+    for start, end, kind in spans:
+        if taken.isdisjoint(range(start, end)):
+            taken.update(range(start, end))
+            if kind:
+                kinds.add(kind)
+    return frozenset(kinds)
+
+
+def _says(words: tuple[str, ...], phrase: tuple[str, ...]) -> bool:
+    size = len(phrase)
+    return size > 0 and any(
+        all(_same_word(words[start + i], phrase[i], last=i == size - 1) for i in range(size))
+        for start in range(len(words) - size + 1)
+    )
+
+
+def _same_word(word: str, wanted: str, *, last: bool) -> bool:
+    if word == wanted:
+        return True
+    if not last:
+        return False
+    return word in (wanted + "s", wanted + "es") or (wanted.endswith("y") and word == wanted[:-1] + "ies")
+
+
+_KNOWN_KINDS: Final = (
+    "Pod", "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "CronJob", "Service", "ServiceAccount",
+    "ConfigMap", "Secret", "Namespace", "Node", "Ingress", "IngressClass", "NetworkPolicy", "PodDisruptionBudget",
+    "HorizontalPodAutoscaler", "PersistentVolumeClaim", "PersistentVolume", "StorageClass", "Role", "ClusterRole",
+    "RoleBinding", "ClusterRoleBinding", "ResourceQuota", "LimitRange", "PriorityClass", "Gateway", "HTTPRoute",
+    "GRPCRoute", "ServiceMonitor", "PodMonitor", "PrometheusRule", "Prometheus", "Alertmanager", "VirtualService",
+    "DestinationRule", "ServiceEntry", "Certificate", "Issuer", "ClusterIssuer", "PipelineRun", "TaskRun",
+    "Pipeline", "Task", "Application", "Kustomization", "HelmRelease", "CustomResourceDefinition",
+    "EndpointSlice", "IPAddress", "ControllerRevision", "Lease", "Event", "APIService", "FlowSchema",
+    "PriorityLevelConfiguration", "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration",
+)  # fmt: skip
+
+
+def _vocabulary() -> dict[tuple[str, ...], str]:
+    global _VOCABULARY
+    if _VOCABULARY is None:
+        vocabulary = {tuple(w.lower() for w in _CAMEL.findall(kind)): kind for kind in _KNOWN_KINDS}
+        vocabulary.update({(kind.lower(),): kind for kind in _KNOWN_KINDS})
+        vocabulary.update(KIND_ALIASES)
+        _VOCABULARY = vocabulary
+    return _VOCABULARY
+
+
+_VOCABULARY: dict[tuple[str, ...], str] | None = None
