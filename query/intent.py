@@ -14,8 +14,10 @@ instance search are re-scored by what the question says outright:
 - **kinds**: a kind the question names (``pod``, ``network policy``, ``hpa``, ``service account``;
   the longest phrase wins, so "service account" is not "Service") gains :data:`KIND`; its
   ``Cluster`` twin (ClusterRole for "role") a part;
+- **references**: a candidate that references what the question names (the binding of the account
+  it names) gains :data:`REFERENCE`;
 - **health**: a question about trouble ("crashing", "failing", "not ready", "can't", "OOM") lifts
-  degraded objects;
+  degraded objects, more when their reasons or message meet its words ("out of memory": ``OOMKilled``);
 - **noise**: kinds nobody asks about unless they name them (IPAddress, ControllerRevision,
   EndpointSlice, Lease...), ``default`` ServiceAccounts, and ReplicaSets and Pods that have an owner
   (the owner answers for them) lose a little unless the question names their kind.
@@ -41,7 +43,13 @@ LABEL: Final = 0.1
 KIND: Final = 0.8
 #: ``role`` names Role fully and ClusterRole by this share (and RoleBinding/ClusterRoleBinding alike).
 CLUSTER_TWIN: Final = 0.6
+#: A custom kind of one word (``Prometheus``) named by that word: it may be the product, not the kind.
+SINGLE_WORD_KIND: Final = 0.5
 DEGRADED: Final = 0.6
+#: A troubled candidate whose reasons or message meet the question's words.
+REASON: Final = 0.3
+#: A candidate that references something the question names (a binding of the account it names).
+REFERENCE: Final = 0.2
 PROGRESSING: Final = 0.1
 NOISE: Final = -0.5
 OWNED: Final = -0.25
@@ -115,6 +123,15 @@ _STOP: Final = frozenset(
      "use", "uses", "used", "where", "why", "from", "into", "at", "be", "can", "has", "have", "many", "much"}
 )  # fmt: skip
 MAX_RUN: Final = 4
+#: Question words for the words of Kubernetes' reasons.
+_SYNONYMS: Final = {"memory": "oom", "crashing": "crash", "crashes": "crash", "pulling": "pull", "pulled": "pull"}
+
+
+def _ref_named(ref: str, phrases: frozenset[str]) -> bool:
+    """A reference's target (``ClusterRole/_cluster/system:auth-delegator``) is named by the question,
+    whole or by the last segment of a ``:`` name."""
+    name = ref.rpartition("/")[2].lower()
+    return name in phrases or name.rpartition(":")[2] in phrases
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -136,6 +153,7 @@ class Intent:
         words = tuple(w.strip(".:/") for w in _WORD.findall(question.lower()))
         words = tuple(w for w in words if w)
         phrases = {w for w in words if w not in _STOP}
+        phrases.update(part for w in words for part in re.split(r"[-.:/]", w) if len(part) > 2 and part not in _STOP)
         for size in range(2, MAX_RUN + 1):
             for start in range(len(words) - size + 1):
                 run = words[start : start + size]
@@ -151,8 +169,11 @@ class Intent:
             return 1.0
         if kind.startswith("Cluster") and kind.removeprefix("Cluster") in named:
             return CLUSTER_TWIN
-        if kind not in _vocabulary().values() and _says(self.words, tuple(w.lower() for w in _CAMEL.findall(kind))):
-            return 1.0  # a custom kind the question spells out ("widget", "pipeline run")
+        phrase = tuple(w.lower() for w in _CAMEL.findall(kind))
+        if kind not in _vocabulary().values() and _says(self.words, phrase):
+            # A custom kind the question spells out ("database", "pipeline run"); one word may be a
+            # product's name as well (Prometheus, Alertmanager, Application), so it counts half.
+            return 1.0 if len(phrase) > 1 else SINGLE_WORD_KIND
         return 0.0
 
     @functools.cached_property
@@ -176,9 +197,14 @@ class Intent:
             len(v := str(pair).partition("=")[2].lower()) >= 3 and v in self.phrases for pair in labels
         ):
             score += LABEL
+        refs = metadata.get("refs")
+        if isinstance(refs, list) and any(_ref_named(str(ref), self.phrases) for ref in refs[:64]):
+            score += REFERENCE
         if self.trouble:
             health = metadata.get("health")
             score += DEGRADED if health == "degraded" else PROGRESSING if health == "progressing" else 0.0
+            if health in ("degraded", "progressing") and self._says_why(metadata):
+                score += REASON
         if not kind_named:
             if kind in NOISE_KINDS:
                 score += NOISE
@@ -187,6 +213,17 @@ class Intent:
             elif kind in ("ReplicaSet", "Pod", "Job") and metadata.get("owner"):
                 score += OWNED
         return score
+
+    def _says_why(self, metadata: Mapping[str, Any]) -> bool:
+        """The question's words meet the candidate's reasons or message ("out of memory": ``OOMKilled``)."""
+        said: list[str] = []
+        for key in ("health_reason", "container_reasons", "health_message"):
+            value = metadata.get(key)
+            for item in value if isinstance(value, list) else [value] if isinstance(value, str) else []:
+                said += [w.lower() for w in _CAMEL.findall(str(item))]
+        stems = {w[:5] for w in said if len(w) >= 3}
+        asked = {_SYNONYMS.get(w, w)[:5] for w in self.words if len(w) >= 3 and w not in _STOP}
+        return not stems.isdisjoint(asked)
 
     def _name(self, name: str, *, kind: str, owner: str) -> float:
         if not name:
@@ -198,6 +235,8 @@ class Intent:
             return BASE_NAME
         parts = [p for p in re.split(r"[-.:]", base) if p]
         covered = sum(1 for p in parts if p in self.phrases)
+        if len(parts) > 1 and covered == len(parts):
+            return EXACT_NAME  # every word of the name, not side by side ("rules for node exporter")
         return PARTIAL_NAME * covered / len(parts) if parts and covered else 0.0
 
 
@@ -260,9 +299,9 @@ _KNOWN_KINDS: Final = (
     "ConfigMap", "Secret", "Namespace", "Node", "Ingress", "IngressClass", "NetworkPolicy", "PodDisruptionBudget",
     "HorizontalPodAutoscaler", "PersistentVolumeClaim", "PersistentVolume", "StorageClass", "Role", "ClusterRole",
     "RoleBinding", "ClusterRoleBinding", "ResourceQuota", "LimitRange", "PriorityClass", "Gateway", "HTTPRoute",
-    "GRPCRoute", "ServiceMonitor", "PodMonitor", "PrometheusRule", "Prometheus", "Alertmanager", "VirtualService",
+    "GRPCRoute", "ServiceMonitor", "PodMonitor", "PrometheusRule", "VirtualService",
     "DestinationRule", "ServiceEntry", "Certificate", "Issuer", "ClusterIssuer", "PipelineRun", "TaskRun",
-    "Pipeline", "Task", "Application", "Kustomization", "HelmRelease", "CustomResourceDefinition",
+    "Kustomization", "HelmRelease", "CustomResourceDefinition",
     "EndpointSlice", "IPAddress", "ControllerRevision", "Lease", "Event", "APIService", "FlowSchema",
     "PriorityLevelConfiguration", "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration",
 )  # fmt: skip

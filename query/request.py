@@ -24,7 +24,23 @@ NAMED_POOL: Final = 100
 MAX_FETCH_K: Final = 4 * MAX_K
 MAX_CONDITIONS: Final = 64
 #: Fields an answer can be counted by (count_by).
-CountField = Literal["kind", "group", "namespace", "health", "cluster", "labels", "owner"]
+CountField = Literal[
+    "kind",
+    "group",
+    "namespace",
+    "health",
+    "cluster",
+    "labels",
+    "owner",
+    "health_reason",
+    "container_reasons",
+    "images",
+    "resource_limits",
+    "role",
+    "subjects",
+    "service_type",
+    "phase",
+]
 
 
 #: The longest cursor any kubevec answer gives is a few hundred characters; longer ones are not ours.

@@ -120,7 +120,16 @@ def _answer(text: str, structured: BaseModel) -> CallToolResult:
 
 @tool_errors
 async def vector_search(ctx: Context | None = None, **arguments: Any) -> CallToolResult:
-    """Search the cluster index by meaning, words and metadata, in one call."""
+    """Search the cluster index by meaning, words and metadata, in one call.
+
+    Ask (query) to find an object: name it when you know its name, kind or namespace ("pod checkout in
+    prod", "network policy for redis"), and say "failing"/"crashing" to see what is broken first.
+    List (no query, filter only) or count (count_by) to answer about every object of a kind: "images of
+    every Pod" is kind=Pod with count_by=images; "Deployments without limits" is kind=Deployment and
+    filter {"resource_limits": {"$ne": "all"}}; "what is broken" is filter {"health": "degraded"},
+    count_by=health_reason or container_reasons (OOMKilled, ImagePullBackOff); "who is bound to
+    cluster-admin" is filter {"role": "ClusterRole/cluster-admin"}, count_by=subjects. A ranked answer
+    holds at most k objects; a listing holds them all, a page at a time."""
     output = arguments.pop("format", "compact")
     results = await reader(ctx).search(SearchRequest.build(**arguments))
     typed = SearchResults(results=[SearchHit(**r.to_json()) for r in results], **results.meta())
@@ -220,7 +229,11 @@ async def list_facets(
         Collection, Field(description=SearchRequest.model_fields["collection"].description)
     ] = "instances",
     field: Annotated[
-        str, Field(description="kind (default), group, namespace, labels, scope, capabilities, providers ...")
+        str,
+        Field(
+            description="kind (default), group, namespace, labels, scope, capabilities, providers; for instances "
+            "also health, health_reason, container_reasons, images, resource_limits, role, subjects, service_type"
+        ),
     ] = "kind",
     cluster: ClusterName = None,
     ctx: Context | None = None,

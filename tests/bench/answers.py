@@ -19,7 +19,7 @@ for generated names), fact recall (each ``facts`` string, case-insensitive, in t
 of what came back), graph recall and precision per relation kind against edges this module computes
 from the live objects on its own (label selectors, roleRefs, hosts, parentRefs), the resident
 service's latency and the one-shot ``kubevec search`` latency. ``KUBEVEC_BENCH_ANSWERS_SHOW=1``
-prints each question's top 5.
+prints each question's top 5; ``KUBEVEC_BENCH_ANSWERS_KEEP=<dir>`` keeps a copy of the store.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ import asyncio
 import fnmatch
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -410,6 +411,8 @@ def run() -> str:
             controller.stop()
         EXPECTED.clear()
         EXPECTED.update(expected_edges(plane))
+        if os.environ.get("KUBEVEC_BENCH_ANSWERS_KEEP"):  # the store, to profile or ask by hand
+            shutil.copytree(store, os.environ["KUBEVEC_BENCH_ANSWERS_KEEP"], dirs_exist_ok=True)
         result = asyncio.run(ask_all(store, show=show))
         first, warm = one_shot(store, Path(tmp) / "cache")
     rows = result["rows"]

@@ -1,0 +1,200 @@
+"""Instance search reads what a question names: names, kinds and trouble rank first; the top k never depends on k."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kubevec.backends import Record
+from kubevec.backends.memory import MemoryStore
+from kubevec.inference.instances import build_instance
+from kubevec.query.intent import Intent, base_name
+from kubevec.query.request import SearchRequest
+from kubevec.query.search import SearchService
+from tests.doubles.embedders import CountingEmbedder
+
+ANIMALS = ["sea-turtle", "sea-lion", "sea-otter", "turtle-dove", "red-panda", "snow-leopard", "grey-wolf", "koala"]
+
+
+def objects() -> list[tuple[str, dict[str, Any]]]:
+    out: list[tuple[str, dict[str, Any]]] = []
+    for animal in ANIMALS:
+        meta = {"namespace": "zoo", "labels": {"app": animal}}
+        out.append(
+            (
+                "pods",
+                {
+                    "apiVersion": "v1",
+                    "kind": "Pod",
+                    "metadata": {"name": animal, **meta},
+                    "spec": {"containers": [{"name": "c", "image": f"zoo/{animal}:1"}]},
+                    "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]},
+                },
+            )
+        )
+        out.append(
+            (
+                "services",
+                {
+                    "apiVersion": "v1",
+                    "kind": "Service",
+                    "metadata": {"name": animal, **meta},
+                    "spec": {"selector": {"app": animal}},
+                },
+            )
+        )
+        out.append(
+            ("serviceaccounts", {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": animal, **meta}})
+        )
+    for i in range(30):
+        out.append(
+            (
+                "ipaddresses",
+                {
+                    "apiVersion": "networking.k8s.io/v1",
+                    "kind": "IPAddress",
+                    "metadata": {"name": f"10.0.0.{i}"},
+                    "spec": {"parentRef": {"resource": "services", "namespace": "zoo", "name": "koala"}},
+                },
+            )
+        )
+    out.append(
+        (
+            "serviceaccounts",
+            {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "default", "namespace": "zoo"}},
+        )
+    )
+    out.append(
+        (
+            "deployments",
+            {
+                "apiVersion": "apps/v1",
+                "kind": "Deployment",
+                "metadata": {"name": "keeper", "namespace": "zoo"},
+                "spec": {"template": {"spec": {"containers": [{"name": "c", "image": "keeper:1"}]}}},
+            },
+        )
+    )
+    out.append(
+        (
+            "replicasets",
+            {
+                "apiVersion": "apps/v1",
+                "kind": "ReplicaSet",
+                "metadata": {
+                    "name": "keeper-5cb4d8b4b4",
+                    "namespace": "zoo",
+                    "ownerReferences": [{"kind": "Deployment", "name": "keeper", "controller": True}],
+                },
+                "spec": {"template": {"spec": {"containers": [{"name": "c", "image": "keeper:1"}]}}},
+            },
+        )
+    )
+    out.append(
+        (
+            "pods",
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {
+                    "name": "keeper-5cb4d8b4b4-x2k9p",
+                    "namespace": "zoo",
+                    "ownerReferences": [{"kind": "ReplicaSet", "name": "keeper-5cb4d8b4b4", "controller": True}],
+                },
+                "spec": {"containers": [{"name": "c", "image": "keeper:1"}]},
+                "status": {
+                    "phase": "Running",
+                    "containerStatuses": [
+                        {
+                            "name": "c",
+                            "restartCount": 4,
+                            "state": {"waiting": {"reason": "CrashLoopBackOff"}},
+                            "lastState": {"terminated": {"reason": "OOMKilled", "exitCode": 137}},
+                        }
+                    ],
+                },
+            },
+        )
+    )
+    return out  # fmt: skip
+
+
+@pytest.fixture
+async def service() -> SearchService:
+    store, embedder = MemoryStore(), CountingEmbedder()
+    await store.ensure_collection("instances", dimension=embedder.dimension, embedder=embedder.name)
+    docs = [build_instance(obj, plural=plural).to_document() for plural, obj in objects()]
+    records = [Record(id=d.id, vector=embedder.vector(d.text), text=d.text, metadata=d.metadata) for d in docs]
+    await store.upsert("instances", records)
+    return SearchService(store=store, embedder=embedder, collections={"instances": "instances"})
+
+
+async def keys(service: SearchService, question: str, *, k: int = 5, names: bool = True) -> list[str]:
+    answer = await service.search(SearchRequest(collection="instances", query=question, k=k, names=names))
+    return [f"{r.metadata['kind']}/{r.metadata.get('namespace', '_cluster')}/{r.metadata['name']}" for r in answer]
+
+
+async def test_a_question_naming_an_object_finds_it_first(service: SearchService) -> None:
+    assert (await keys(service, "pod sea-turtle"))[0] == "Pod/zoo/sea-turtle"
+    assert (await keys(service, "Service sea-lion"))[0] == "Service/zoo/sea-lion"
+    assert (await keys(service, "service account of the red panda"))[0] == "ServiceAccount/zoo/red-panda"
+    assert (await keys(service, "the keeper deployment"))[0] == "Deployment/zoo/keeper"
+    assert (await keys(service, "pod of keeper"))[
+        0
+    ] == "Pod/zoo/keeper-5cb4d8b4b4-x2k9p"  # by its generated name's base
+
+
+async def test_a_question_about_trouble_finds_the_degraded_object(service: SearchService) -> None:
+    assert (await keys(service, "which pod is crashing"))[0] == "Pod/zoo/keeper-5cb4d8b4b4-x2k9p"
+
+
+async def test_noise_kinds_and_default_accounts_do_not_crowd_out_targets(service: SearchService) -> None:
+    found = await keys(service, "koala", k=10)
+    assert not [key for key in found[:3] if key.startswith(("IPAddress/", "ServiceAccount/zoo/default"))]
+    assert "IPAddress/_cluster/10.0.0.3" in await keys(service, "ip address 10.0.0.3", k=3)  # named: found
+
+
+async def test_the_top_k_does_not_depend_on_k(service: SearchService) -> None:
+    for question in ("pod sea-turtle", "turtle", "which pod is crashing", "zoo services"):
+        longest = await keys(service, question, k=20)
+        for k in (1, 3, 5, 10):
+            assert await keys(service, question, k=k) == longest[:k], (question, k)
+
+
+async def test_without_names_the_meaning_ranking_stands_alone(service: SearchService) -> None:
+    plain = await keys(service, "pod sea-turtle", k=10, names=False)
+    assert plain != await keys(service, "pod sea-turtle", k=10)  # the switch is real (the test embedder hashes)
+
+
+@pytest.mark.parametrize(
+    ("question", "kinds"),
+    [
+        ("pod of cartservice", {"Pod"}),
+        ("service account used by checkout", {"ServiceAccount"}),
+        ("which Service exposes the shop", {"Service"}),
+        ("network policies in prod", {"NetworkPolicy"}),
+        ("pdb for prometheus", {"PodDisruptionBudget"}),
+        ("disruption budget of alertmanager", {"PodDisruptionBudget"}),
+        ("hpa of web", {"HorizontalPodAutoscaler"}),
+        ("what is running", set()),
+    ],
+)
+def test_the_longest_kind_phrase_wins(question: str, kinds: set[str]) -> None:
+    assert Intent.of(question).kinds == kinds
+
+
+def test_a_name_spelled_as_words_is_a_name_not_a_kind() -> None:
+    question = "node exporter host network"
+    assert Intent.of(question).kinds == {"Node"}
+    assert Intent.of(question).among(frozenset({"node-exporter"})).kinds == frozenset()
+    assert Intent.of("role binding of x").names_kind("ClusterRoleBinding") == pytest.approx(0.6)
+
+
+@pytest.mark.parametrize(
+    ("name", "base"),
+    [("web-5cb4d8b4b4-x2k9p", "web"), ("web-5cb4d8b4b4", "web"), ("prometheus-k8s", "prometheus-k8s"),
+     ("kube-state-metrics", "kube-state-metrics"), ("cart-9479b6c-p6722", "cart")],
+)  # fmt: skip
+def test_base_names(name: str, base: str) -> None:
+    assert base_name(name) == base
