@@ -284,11 +284,13 @@ def _workload(source: Redacted, _: InstancePolicy) -> list[str]:
 
 #: Container fields that say how it runs, in the order they are written.
 _PROBES: Final = (("readinessProbe", "readiness"), ("livenessProbe", "liveness"), ("startupProbe", "startup"))
-MAX_ENV: Final = 8
 
 
 def _container(container: Mapping[str, Any], *, image: bool = False) -> str:
-    """``requests cpu=100m memory=64Mi; limits ...; readiness http /healthz 8080; env PORT=8080, ...``."""
+    """``requests cpu=100m memory=64Mi; limits ...; readiness http /healthz 8080; runAsNonRoot``.
+
+    ``env``, ``command`` and ``args`` are never read (see docs/security.md): they are where people
+    paste credentials, and the objects a container takes its environment from are references already."""
     parts = []
     if image and container.get("image"):
         parts.append(f"image {container['image']}")
@@ -302,15 +304,6 @@ def _container(container: Mapping[str, Any], *, image: bool = False) -> str:
         probe = container.get(field)
         if isinstance(probe, Mapping):
             parts.append(f"{word} {_probe(probe)}")
-    env = _env(container.get("env"))
-    if env:
-        parts.append("env " + ", ".join(env))
-    for field in ("command", "args"):
-        value = container.get(field)
-        if isinstance(value, list) and value:
-            line = " ".join(str(v) for v in value if v != REDACTED)
-            if line.strip():
-                parts.append(f"{field} {_short(line, limit=MAX_VALUE_CHARS * 2)}")
     security = container.get("securityContext")
     if isinstance(security, Mapping):
         flags = [k for k in ("privileged", "runAsNonRoot", "readOnlyRootFilesystem") if security.get(k) is True]
@@ -331,30 +324,6 @@ def _probe(probe: Mapping[str, Any]) -> str:
             return "exec " + _short(" ".join(map(str, command)) if isinstance(command, list) else "", limit=60)
         return f"{'tcp' if kind == 'tcpSocket' else 'grpc'} {how.get('port', '')}".strip()
     return "set"
-
-
-def _env(value: Any) -> list[str]:
-    """``NAME=value`` for literal values (credential ones are already gone), ``NAME from Secret/db`` for references."""
-    out = []
-    for item in value if isinstance(value, list) else []:
-        if not isinstance(item, Mapping) or not isinstance(item.get("name"), str):
-            continue
-        name, literal = item["name"], item.get("value")
-        source = item.get("valueFrom")
-        if isinstance(literal, str | int | float) and literal != REDACTED and str(literal).strip():
-            out.append(f"{name}={_short(str(literal), limit=MAX_VALUE_CHARS)}")
-        elif isinstance(source, Mapping):
-            for key, kind in (("secretKeyRef", "Secret"), ("configMapKeyRef", "ConfigMap")):
-                ref = source.get(key)
-                if isinstance(ref, Mapping) and ref.get("name"):
-                    out.append(f"{name} from {kind}/{ref['name']}")
-            if isinstance(source.get("fieldRef"), Mapping):
-                out.append(f"{name} from {source['fieldRef'].get('fieldPath', 'field')}")
-        else:
-            out.append(name)
-        if len(out) >= MAX_ENV:
-            break
-    return out
 
 
 def _placement(pod: Mapping[str, Any]) -> list[str]:
