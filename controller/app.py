@@ -111,6 +111,8 @@ class App:
             documents=self.documents,
             metrics=self.metrics,
             request_resync=self.request_resync,
+            kube=self.kube,
+            resources=lambda: cluster.resources,
         )
         groups = settings.sync.api_groups
         #: kopf's first listings, handed over to the first resync (installed by the operator's start-up):

@@ -71,6 +71,11 @@ def build_registry(*, settings: Settings, app: App | None = None) -> kopf.Operat
             body=as_body(event["object"]),
         )
 
+    # Warning Events (read, never written): each object's latest goes into its document's metadata.
+    @kopf.on.event(group="", version="v1", plural="events", field="type", value="Warning", registry=registry)
+    async def on_warning(event: kopf.RawEvent, memo: kopf.Memo, **_: Any) -> None:
+        memo.app.events.observe_warning(event_type=event.get("type"), body=as_body(event["object"]))
+
     @kopf.on.event("apiextensions.k8s.io", "customresourcedefinitions", registry=registry)
     async def on_crd(event: kopf.RawEvent, memo: kopf.Memo, **_: Any) -> None:
         memo.app.events.observe_crd(event_type=event.get("type"), body=as_body(event["object"]))

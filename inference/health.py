@@ -57,15 +57,15 @@ class Health:
 
     def metadata(self) -> dict[str, str | bool | int | list[str]]:
         out: dict[str, str | bool | int | list[str]] = {"health": self.state, "ready": self.ready}
-        phase, reason = _word(self.phase), _word(self.reason)
+        phase, reason = clean_word(self.phase), clean_word(self.reason)
         if phase:
             out["phase"] = phase
         if reason:
             out["health_reason"] = reason
-        message = _message(self.message)
+        message = clean_message(self.message)
         if message:
             out["health_message"] = message
-        reasons = [r for r in (_word(r) for r in self.container_reasons) if r]
+        reasons = [r for r in (clean_word(r) for r in self.container_reasons) if r]
         if reasons:
             out["container_reasons"] = list(dict.fromkeys(reasons))
         if self.exit_codes:
@@ -80,7 +80,7 @@ class Health:
 MAX_MESSAGE: Final = 240
 
 
-def _message(value: str | None) -> str | None:
+def clean_message(value: str | None) -> str | None:
     """A condition's message as one bounded line, through the credential rules (it is free text a
     controller wrote, which may quote a command line or a URL with a password)."""
     if not value or not isinstance(value, str):
@@ -93,7 +93,7 @@ def _message(value: str | None) -> str | None:
 _WORDLIKE: Final = re.compile(r"[A-Za-z][A-Za-z0-9_.-]*(?: [A-Za-z0-9_.-]+){0,5}")
 
 
-def _word(value: str | None) -> str | None:
+def clean_word(value: str | None) -> str | None:
     """``value`` if it is a word or short phrase that no credential rule objects to, else None.
 
     Both are copied from ``status``, which any controller may fill with anything: a phase that holds a

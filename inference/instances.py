@@ -22,6 +22,7 @@ from kubevec.inference.health import Health, health_of
 from kubevec.inference.identity import ResourceRef
 from kubevec.inference.redaction import REDACTED, Redacted, redact_object
 from kubevec.inference.references import Links, links_of
+from kubevec.inference.warnings import Warning
 
 #: Labels written into the *text* (the payload's ``labels`` list always holds every label: filters are exact).
 MAX_TEXT_LABELS: Final = 20
@@ -61,6 +62,8 @@ class InstanceDoc:
     links: Links = dataclasses.field(default_factory=Links)
     #: Kind-specific fields agents filter, list and count by (``images``, ``subjects``...): see :func:`facts_of`.
     facts: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    #: The object's latest Warning Event (``kubevec.inference.warnings``): metadata only.
+    warning: Warning | None = None
 
     @property
     def ref(self) -> ResourceRef:
@@ -91,6 +94,8 @@ class InstanceDoc:
         metadata.update(self.facts)
         if self.health is not None:
             metadata.update(self.health.metadata())
+        if self.warning is not None:
+            metadata.update(self.warning.metadata())
         metadata.update(self.links.metadata())
         owner = self.owner.rpartition("/")[2] if self.owner else ""
         identity = tuple(v for v in (self.name, self.namespace or "", self.uid, owner) if v)
@@ -103,8 +108,11 @@ def build_instance(
     plural: str,
     cluster: str = "default",
     policy: InstancePolicy | None = None,
+    warning: Warning | None = None,
 ) -> InstanceDoc:
-    """An InstanceDoc for any object; raises :class:`InferenceError` naming the object if it is malformed."""
+    """An InstanceDoc for any object; raises :class:`InferenceError` naming the object if it is malformed.
+
+    ``warning``: the object's latest Warning Event, if any (metadata only)."""
     policy = policy or InstancePolicy()
     raw_meta = obj.get("metadata") if isinstance(obj, Mapping) else None
     kind = str(obj.get("kind", "")) if isinstance(obj, Mapping) else ""
@@ -126,7 +134,7 @@ def build_instance(
         links = links_of(obj)
     except (KeyError, TypeError, AttributeError, ValueError, RecursionError):
         links = Links()  # the same for odd references
-    return dataclasses.replace(built, health=health, links=links)
+    return dataclasses.replace(built, health=health, links=links, warning=warning)
 
 
 def _build(source: Redacted, *, plural: str, cluster: str, policy: InstancePolicy) -> InstanceDoc:

@@ -35,6 +35,7 @@ from kubevec.inference.capabilities import describe_builtin, describe_crd
 from kubevec.inference.documents import CAPABILITIES, INSTANCES, SCHEMA_VERSION, Collection, Document, with_built_from
 from kubevec.inference.identity import ResourceRef
 from kubevec.inference.instances import InstancePolicy, build_instance
+from kubevec.inference.warnings import Warnings
 
 logger = logging.getLogger(__name__)
 
@@ -86,6 +87,8 @@ class DocumentBuilder:
         self.skipped: collections.OrderedDict[str, str] = collections.OrderedDict()
         self._capabilities: collections.OrderedDict[tuple[str, str], Document] = collections.OrderedDict()
         self.built_from = built_from
+        #: Each object's latest Warning Event, by uid: fed by the Event watch and each resync's listing.
+        self.warnings = Warnings()
         self._version = f"{SCHEMA_VERSION}/{kubevec_version()}/{builder_fingerprint()}"
 
     def instance(self, body: Body, *, plural: str, policy: InstancePolicy) -> Document | Unchanged | None:
@@ -93,8 +96,11 @@ class DocumentBuilder:
         if key is not None and self.built_from(INSTANCES, key[0]) == key[1]:
             return Unchanged(INSTANCES, key[0])
         identity = _identity(body, plural=plural)
+        warning = self.warnings.latest(str(metadata_of(body).get("uid") or ""))
         try:
-            document = build_instance(body, plural=plural, cluster=self.cluster, policy=policy).to_document()
+            document = build_instance(
+                body, plural=plural, cluster=self.cluster, policy=policy, warning=warning
+            ).to_document()
         except Exception as exc:
             self._report(identity, exc)
             return None
@@ -111,7 +117,9 @@ class DocumentBuilder:
         ref = ResourceRef.from_api_version(api_version, kind=kind, plural=plural)
         document_id = ref.instance_id(cluster=self.cluster, namespace=meta.get("namespace"), name=str(name))
         digest = hashlib.sha256(repr(policy).encode()).hexdigest()[:12]  # every field of the (frozen) policy
-        return document_id, f"{uid}/{version}/{digest}/{self._version}"
+        warning = self.warnings.latest(str(uid))
+        said = f"/w{warning.digest}" if warning is not None else ""  # a new warning rebuilds; a repeat does not
+        return document_id, f"{uid}/{version}/{digest}{said}/{self._version}"
 
     def capability(self, crd: Mapping[str, Any]) -> Document | Unchanged | None:
         """The CRD's capability document; one CRD version is described once.

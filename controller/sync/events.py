@@ -12,8 +12,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
+from kubevec.controller.kube.client import ClusterReader
+from kubevec.controller.kube.resources import ApiResource
 from kubevec.controller.kube.versions import crd_version, version_priority
 from kubevec.controller.runtime.metrics import Metrics
 from kubevec.controller.runtime.tracing import tracer
@@ -21,7 +24,7 @@ from kubevec.controller.sync.documents import DocumentBuilder
 from kubevec.controller.sync.engine import SyncEngine
 from kubevec.controller.sync.policy import EffectivePolicy, SyncPolicy
 from kubevec.controller.sync.reconcile import CRD_RESOURCE
-from kubevec.core.errors import BackendError, PolicyError
+from kubevec.core.errors import BackendError, KubeError, PolicyError
 from kubevec.inference.bodies import Body, metadata_of
 from kubevec.inference.documents import CAPABILITIES, INSTANCES, Document
 from kubevec.inference.identity import ResourceRef, resource_name
@@ -40,8 +43,12 @@ class EventRouter:
         documents: DocumentBuilder,
         metrics: Metrics,
         request_resync: Callable[[], None],
+        kube: ClusterReader | None = None,
+        resources: Callable[[], Mapping[tuple[str, str], ApiResource]] | None = None,
     ) -> None:
         self._cluster = cluster
+        self._kube = kube
+        self._resources = resources or dict
         self._engine = engine
         self._documents = documents
         self._metrics = metrics
@@ -52,6 +59,8 @@ class EventRouter:
         self.purges: set[asyncio.Task[None]] = set()  # each removes itself when done
         #: (group, kind) -> the version a CRD's instances are read at, from its latest event.
         self.crd_versions: dict[tuple[str, str], str] = {}
+        #: Objects whose latest warning changed, being read again (each once, however many events come).
+        self.refetching: dict[str, asyncio.Task[None]] = {}
 
     def observe_object(
         self, *, group: str, version: str, plural: str, kind: str, event_type: str | None, body: Body
@@ -91,6 +100,37 @@ class EventRouter:
         document = self._documents.instance(body, plural=plural, policy=self.policy.instance_policy)
         if isinstance(document, Document):
             self._engine.submit(document, received=received)
+
+    def observe_warning(self, *, event_type: str | None, body: Body) -> None:
+        """A Warning Event: when it changes its object's latest warning, that object is read again and
+        rebuilt (metadata only: the text, hence the vector, stays). The resync repairs a failed read."""
+        self._metrics.events.labels(resource="events", type=event_type or "LIST").inc()
+        uid = self._documents.warnings.observe(event_type=event_type, body=body)
+        involved = body.get("involvedObject")
+        if uid is None or uid in self.refetching or not isinstance(involved, Mapping) or self._kube is None:
+            return
+        task = asyncio.create_task(self._refetch(involved), name=f"kubevec-warning-{uid}")
+        self.refetching[uid] = task
+        task.add_done_callback(lambda _: self.refetching.pop(uid, None))
+
+    async def _refetch(self, involved: Mapping[str, Any]) -> None:
+        group = str(involved.get("apiVersion") or "").rpartition("/")[0]
+        resource = self._resources().get((group, str(involved.get("kind") or "")))
+        name, namespace = involved.get("name"), involved.get("namespace")
+        if resource is None or self._kube is None or not isinstance(name, str):
+            return  # a kind not synced (or not discovered yet): the next resync decides
+        try:
+            body = await self._kube.get_object(
+                resource, name, namespace=namespace if isinstance(namespace, str) else None
+            )
+        except KubeError as exc:
+            logger.warning("Could not read an object a warning is about object=%s/%s error=%s", namespace, name, exc)
+            return
+        if body is not None:
+            ref = resource.ref
+            self.observe_object(
+                group=ref.group, version=ref.version, plural=ref.plural, kind=ref.kind, event_type="MODIFIED", body=body
+            )
 
     def observe_crd(self, *, event_type: str | None, body: Body) -> None:
         attributes = {

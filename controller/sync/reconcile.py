@@ -104,6 +104,8 @@ class ClusterState:
         self._metrics = metrics
         self._llm = llm
         self._openapi: dict[tuple[str, str], Mapping[str, Any]] = {}  # one resync's built-in schemas
+        #: The last discovery's resources by (group, kind): what a warning's object is read through.
+        self.resources: dict[tuple[str, str], ApiResource] = {}
 
     async def desired(self, offer: Callable[[Document], object]) -> Desired:
         """Every document the cluster implies, handed to ``offer`` page by page; the ids, and what was unseen.
@@ -124,6 +126,7 @@ class ClusterState:
                 offer(document)
 
         resources = await self._kube.discover()
+        self.resources = {(r.ref.group, r.ref.kind): r for r in resources}
         policy = await self._policy(resources)
         services = await self._kube.list_objects(APISERVICES)
         served = {str((s.get("spec") or {}).get("group") or "") for s in services}
@@ -169,6 +172,7 @@ class ClusterState:
                     if document is not None:
                         take(document)
             self._openapi.clear()
+        await self._warnings(resources)
         groups = self._settings.sync.api_groups
         for resource in resources:
             if not listable(group=resource.ref.group, plural=resource.ref.plural, verbs=resource.verbs, groups=groups):
@@ -194,6 +198,21 @@ class ClusterState:
                 )
                 continue
         return Desired(ids=ids, unseen=unseen)
+
+    async def _warnings(self, resources: list[ApiResource]) -> None:
+        """Every Warning Event, listed before the objects they are about (their documents carry the latest)."""
+        events = next((r for r in resources if r.ref.group == "" and r.ref.plural == "events"), None)
+        if events is None or "list" not in events.verbs:
+            return
+        warnings: list[Mapping[str, Any]] = []
+        try:
+            async for page in self._kube.iter_pages(events, namespace=self._settings.namespace):
+                warnings += [event for event in page if event.get("type") == "Warning"]
+        except KubeForbidden as exc:  # documents keep the warnings the watch gave
+            self._metrics.errors.labels(stage="forbidden").inc()
+            logger.error("Could not list Events; warnings come from the watch alone error=%s", exc.reason)
+            return
+        self._builder.warnings.replace(warnings)
 
     async def _before_listing(self, resource: ApiResource) -> None:
         """At start-up, list a resource kopf watches only once kopf's watch of it has begun (``controller/sync/handover.py``)."""

@@ -17,7 +17,10 @@ def main() -> None:
             stores.run,
         ),
         ("The gate: public canaries and real values, document build time on 3,000 objects (30 hostile)", gate.run),
-        ("Status churn: 1000 Deployments x 10 status rewrites, 2 of which flip health", churn.run),
+        (
+            "Status and Event churn: 1000 Deployments x 10 status rewrites (2 flip health), x 10 Warning Events",
+            churn.run,
+        ),
         ("Change history: 2,000 Deployments, rollouts, status churn and health flips (embedded Chroma)", history.run),
         ("Fleet: two clusters with different versions of 20 CRDs on one store, 3 resyncs each", fleet.run),
         ("Retrieval quality: shared CRDs x queries.jsonl", lambda: asyncio.run(retrieval.quality())),

@@ -1,8 +1,13 @@
-"""Status churn: what status updates cost (embeddings and store writes), with the real engine.
+"""Status and Event churn: what they cost (embeddings and store writes), with the real engine.
 
 Every Deployment's status is rewritten many times, as a cluster does (observed generation,
 replica counts on the way up, condition timestamps); a few times its coarse health flips. The
 health summary is metadata, so no update may embed anything, and only the flips may write.
+
+Then Warning Events about the same objects, as a sick cluster emits them: each object gets one,
+which repeats (a new time and count, the same reason and message) nine times, and a tenth with
+another reason. The latest warning is metadata, so nothing may embed, and only the new reasons
+(and the first warnings) may write.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from kubevec.backends.memory import MemoryStore
 from kubevec.controller.runtime.metrics import Metrics
 from kubevec.controller.sync.engine import SyncEngine
 from kubevec.inference.instances import build_instance
+from kubevec.inference.warnings import Warnings
 from tests.bench.report import table
 from tests.doubles.embedders import CountingEmbedder
 
@@ -77,16 +83,40 @@ async def measure() -> list[list[Any]]:
             engine.submit(build_instance(body, plural="deployments").to_document())
         await engine.flush()
     elapsed = time.perf_counter() - started
+    embedded_by_status = len(embedder.texts) - initial
+    status_writes = int(written() - before_writes)
+    # Warning Events: one per object, repeated, then another reason.
+    warnings, before_events, events = Warnings(), written(), 0
+    final = [deployment(i, ready=3, generation=1, stamp=UPDATES) for i in range(OBJECTS)]
+    for round_ in range(UPDATES):
+        reason = "FailedMount" if round_ < UPDATES - 1 else "BackOff"
+        for i, body in enumerate(final):
+            uid = f"uid-{i}"
+            event = {
+                "type": "Warning", "reason": reason, "message": f"volume cfg-{i} not found", "count": round_ + 1,
+                "lastTimestamp": f"2026-11-23T01:{round_:02d}:00Z",
+                "metadata": {"name": f"app-{i}.{reason}", "namespace": f"ns-{i % 20}"},
+                "involvedObject": {"kind": "Deployment", "name": f"app-{i}", "uid": uid},
+            }  # fmt: skip
+            events += 1
+            if warnings.observe(event_type="MODIFIED" if round_ else "ADDED", body=event) is not None:
+                with_uid = {**body, "metadata": {**body["metadata"], "uid": uid}}
+                document = build_instance(with_uid, plural="deployments", warning=warnings.latest(uid))
+                engine.submit(document.to_document())
+        await engine.flush()
     return [
         ["objects", OBJECTS],
         ["initial embeddings", initial],
         ["status updates", OBJECTS * UPDATES],
         ["of which changed the coarse health", OBJECTS * flips],
-        ["embeddings for all status updates", len(embedder.texts) - initial],
-        ["store writes (metadata only, vector re-used)", int(written() - before_writes)],
+        ["embeddings for all status updates", embedded_by_status],
+        ["store writes (metadata only, vector re-used)", status_writes],
         ["engine time per update (ms)", round(1000 * elapsed / (OBJECTS * UPDATES), 3)],
+        ["Warning Events (9 repeats and 1 new reason per object)", events],
+        ["embeddings for all Warning Events", len(embedder.texts) - initial - embedded_by_status],
+        ["store writes for Warning Events (first warning, new reason)", int(written() - before_events)],
     ]
 
 
 def run() -> str:
-    return table(["status churn", "value"], asyncio.run(measure()))
+    return table(["status and event churn", "value"], asyncio.run(measure()))

@@ -1,7 +1,8 @@
 """What the store must hold, computed from the live cluster alone, and how far the store is from it.
 
 The checker lists the cluster with its own client (not the controller's), applies the SyncPolicy
-objects it finds, builds each document with the inference layer, and compares ``(id, content_hash)``
+objects it finds, reads the Warning Events (each object's latest is in its metadata), builds each
+document with the inference layer, and compares ``(id, content_hash)``
 pairs with everything the store holds: *missing* (should be there, is not), *orphaned* (is there,
 should not be) and *stale* (is there with another hash). Built-in capabilities need the server's
 OpenAPI documents, so fault tests run with ``KUBEVEC_SYNC__BUILTIN_CAPABILITIES=false`` and the
@@ -27,6 +28,7 @@ from kubevec.inference.capabilities import describe_crd
 from kubevec.inference.documents import CAPABILITIES, COLLECTIONS, INSTANCES, Collection
 from kubevec.inference.fleet import is_shared, parts_of, resource_of
 from kubevec.inference.instances import build_instance
+from kubevec.inference.warnings import Warnings
 
 Hashes = dict[Collection, dict[str, str]]
 
@@ -67,6 +69,10 @@ async def expected(*, kubeconfig: Path, cluster: str) -> Hashes:
             except InferenceError:
                 continue
             out[CAPABILITIES][document.id] = document.content_hash
+        warnings = Warnings()
+        events = next((r for r in resources if r.ref.group == "" and r.ref.plural == "events"), None)
+        if events is not None:
+            warnings.replace(await reader.list_objects(events))
         for resource in resources:
             if not listable(group=resource.ref.group, plural=resource.ref.plural, verbs=resource.verbs):
                 continue
@@ -77,7 +83,11 @@ async def expected(*, kubeconfig: Path, cluster: str) -> Hashes:
                     continue
                 try:
                     document = build_instance(
-                        obj, plural=resource.ref.plural, cluster=cluster, policy=policy.instance_policy
+                        obj,
+                        plural=resource.ref.plural,
+                        cluster=cluster,
+                        policy=policy.instance_policy,
+                        warning=warnings.latest(str(obj["metadata"].get("uid") or "")),
                     ).to_document()
                 except InferenceError:
                     continue

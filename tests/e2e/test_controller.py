@@ -206,26 +206,28 @@ def test_status_changes_embed_nothing_and_write_only_when_the_health_summary_cha
         assert degraded["text"] == before_doc["text"]
         assert counter(app, "kubevec_embeddings_skipped_total", collection="instances", reason="vector_reused") > reused
         assert embedded(app, "instances") == before
-        # Churn that leaves the summary equal (another message, a new timestamp): planned, skipped, unchanged.
-        skipped = counter(app, "kubevec_embeddings_skipped_total", collection="instances", reason="unchanged")
-        patch_status(
-            [
-                {
-                    "type": "Ready",
-                    "status": "False",
-                    "reason": "IssuerNotFound",
-                    "message": "still looking",
-                    "lastTransitionTime": "2026-01-01T00:00:00Z",
-                }
-            ]
+        # A message says why: written to the metadata, nothing embedded.
+        looking = {"type": "Ready", "status": "False", "reason": "IssuerNotFound", "message": "still looking"}
+        patch_status([looking])
+        said = eventually(
+            lambda: (
+                (d := stored(store_path, "instances")[certificate(ns)])["metadata"].get("health_message")
+                == "still looking"
+                and d
+            ),
+            message="the condition's message never reached the store",
         )
+        assert embedded(app, "instances") == before
+        # Churn that leaves the summary equal (a new timestamp): planned, skipped, unchanged.
+        skipped = counter(app, "kubevec_embeddings_skipped_total", collection="instances", reason="unchanged")
+        patch_status([{**looking, "lastTransitionTime": "2026-01-01T00:00:00Z"}])
         eventually(
             lambda: (
                 counter(app, "kubevec_embeddings_skipped_total", collection="instances", reason="unchanged") > skipped
             )
         )
         assert embedded(app, "instances") == before
-        assert stored(store_path, "instances")[certificate(ns)] == degraded
+        assert stored(store_path, "instances")[certificate(ns)] == said
         # Agents find it by health, without a query.
         env = {**os.environ, "KUBEVEC_STORE__PATH": str(store_path), "KUBEVEC_LOG_LEVEL": "WARNING"}
         shown = subprocess.run(
@@ -653,3 +655,44 @@ def test_a_controller_of_one_namespace_hands_its_listings_over_without_waiting(
         assert configmap(ns) in stored(store_path, "instances")
         cluster.kubectl("create", "configmap", "after-start", "-n", ns, "--from-literal=a=b")
         eventually(lambda: configmap(ns, "after-start") in stored(store_path, "instances"), timeout=30)
+
+
+def test_a_warning_event_reaches_its_objects_metadata_and_goes_with_it_without_an_embedding(
+    cluster: ControlPlane, ns: str, store_path: Path, embedder: LocalEmbedder
+) -> None:
+    with running_controller(plane=cluster, store_path=store_path, embedder=embedder) as app:
+        before_doc = stored(store_path, "instances")[deployment(ns)]
+        before = embedded(app, "instances")
+        uid = cluster.kubectl("get", "deployment/payments-api", "-n", ns, "-o", "jsonpath={.metadata.uid}")
+        message = 'pods "payments-api-x" is forbidden: exceeded quota: team-quota, requested: pods=1'
+
+        def warn(name: str, *, reason: str, at: str) -> None:
+            apply(cluster, {
+                "apiVersion": "v1", "kind": "Event", "type": "Warning", "reason": reason, "message": message,
+                "metadata": {"name": name, "namespace": ns},
+                "involvedObject": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "payments-api",
+                                   "namespace": ns, "uid": uid},
+                "firstTimestamp": at, "lastTimestamp": at, "count": 1, "source": {"component": "e2e"},
+            })  # fmt: skip
+
+        warn("payments-api.1", reason="FailedCreate", at="2026-01-01T00:00:00Z")
+        warned = eventually(
+            lambda: (d := stored(store_path, "instances")[deployment(ns)])["metadata"].get("warning_reason") and d,
+            message="the warning never reached the Deployment's document",
+        )
+        assert warned["metadata"]["warning_reason"] == "FailedCreate"
+        assert "exceeded quota: team-quota" in warned["metadata"]["warning_message"]
+        assert warned["text"] == before_doc["text"]
+        assert embedded(app, "instances") == before
+        # A later one is the latest; deleting it brings the earlier back; deleting that clears it.
+        warn("payments-api.2", reason="FailedMount", at="2026-01-01T01:00:00Z")
+        eventually(
+            lambda: stored(store_path, "instances")[deployment(ns)]["metadata"].get("warning_reason") == "FailedMount"
+        )
+        cluster.kubectl("delete", "event", "payments-api.2", "-n", ns)
+        eventually(
+            lambda: stored(store_path, "instances")[deployment(ns)]["metadata"].get("warning_reason") == "FailedCreate"
+        )
+        cluster.kubectl("delete", "event", "payments-api.1", "-n", ns)
+        eventually(lambda: "warning_reason" not in stored(store_path, "instances")[deployment(ns)]["metadata"])
+        assert embedded(app, "instances") == before
