@@ -32,7 +32,9 @@ def test_only_warnings_with_an_object_count() -> None:
     assert warning_of({**event("a"), "involvedObject": {"name": "web"}}) is None  # no uid
     assert warning_of({"type": "Warning"}) is None
     uid, warning = warning_of(event("a")) or ("", None)
-    assert uid == UID and warning is not None and warning.reason == "FailedMount"
+    assert uid == UID
+    assert warning is not None
+    assert warning.reason == "FailedMount"
 
 
 def test_the_latest_wins_a_repeat_changes_nothing_and_deletion_brings_back_the_one_before() -> None:
@@ -40,13 +42,15 @@ def test_the_latest_wins_a_repeat_changes_nothing_and_deletion_brings_back_the_o
     assert warnings.observe(event_type="ADDED", body=event("a")) == UID
     assert warnings.observe(event_type="ADDED", body=event("b", reason="BackOff", at="2026-01-01T01:00:00Z")) == UID
     latest = warnings.latest(UID)
-    assert latest is not None and latest.reason == "BackOff"
+    assert latest is not None
+    assert latest.reason == "BackOff"
     repeat = event("b", reason="BackOff", at="2026-01-01T02:00:00Z", count=5)
     assert warnings.observe(event_type="MODIFIED", body=repeat) is None  # same reason and message: no write
     assert warnings.observe(event_type="DELETED", body=repeat) == UID
     assert (warnings.latest(UID) or latest).reason == "FailedMount"
     assert warnings.replace([]) == {UID}
-    assert warnings.latest(UID) is None and len(warnings) == 0
+    assert warnings.latest(UID) is None
+    assert len(warnings) == 0
 
 
 def test_a_warning_is_metadata_only_and_gated() -> None:
@@ -54,7 +58,8 @@ def test_a_warning_is_metadata_only_and_gated() -> None:
     secret = event("a", message="login failed: postgres://app:Qz7mapleRiver@db:5432/app")
     _, warning = warning_of(secret) or ("", None)
     warned = build_instance(POD, plural="pods", warning=warning).to_document()
-    assert warned.text == plain.text and warned.text_hash == plain.text_hash
+    assert warned.text == plain.text
+    assert warned.text_hash == plain.text_hash
     assert warned.content_hash != plain.content_hash
     assert warned.metadata["warning_reason"] == "FailedMount"
     assert "Qz7mapleRiver" not in str(dict(warned.metadata))
@@ -66,6 +71,7 @@ def test_a_new_warning_changes_what_a_document_is_built_from() -> None:
     plain = builder.instance(POD, plural="pods", policy=policy)
     builder.warnings.observe(event_type="ADDED", body=event("a"))
     warned = builder.instance(POD, plural="pods", policy=policy)
-    assert isinstance(plain, Document) and isinstance(warned, Document)
+    assert isinstance(plain, Document)
+    assert isinstance(warned, Document)
     assert plain.metadata["built_from"] != warned.metadata["built_from"]
     assert warned.metadata["warning_reason"] == "FailedMount"
