@@ -558,11 +558,13 @@ def test_related_follows_references_selectors_and_owners_from_the_store_alone(
         # What breaks if the ConfigMap goes: the workloads that mount it, the Service that selects
         # them, the Ingress that routes to the Service.
         dependants = related(configmap(ns), "--direction", "in", "--hops", "3")
+        cluster_ip = cluster.kubectl("get", "service/orders", "-n", ns, "-o", "jsonpath={.spec.clusterIP}")
         assert edges(dependants) == {
             (1, "in", "uses-configmap", f"Deployment/{ns}/orders"),
             (1, "in", "uses-configmap", f"ReplicaSet/{ns}/{rs_name}"),
             (2, "in", "selects", f"Service/{ns}/orders"),
             (3, "in", "routes-to", f"Ingress/{ns}/shop"),
+            (3, "in", "parentRef", f"IPAddress/_cluster/{cluster_ip}"),  # the API server's record of its ClusterIP
         }
         # What the ReplicaSet needs: its owner, the Secret (not stored: no SyncPolicy opts Secrets in),
         # the ConfigMap and the claim, and the claim its storage class.
