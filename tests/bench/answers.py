@@ -50,18 +50,8 @@ from tests.e2e.convergence import wait_converged
 
 APPS = Path(__file__).resolve().parent / "apps"
 CLUSTER = "bench"
-CONTROLLERS = (
-    "namespace",
-    "garbagecollector",
-    "serviceaccount",
-    "serviceaccount-token",
-    "deployment",
-    "replicaset",
-    "daemonset",
-    "resourcequota",
-    "horizontalpodautoscaling",
-    "endpointslice",
-)
+#: The control plane's own controllers and those that make a cluster look lived-in.
+CONTROLLERS = (*ControlPlane.controllers, "daemonset", "resourcequota", "horizontalpodautoscaling", "endpointslice")
 ONE_SHOT_RUNS = 10
 
 
