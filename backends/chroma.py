@@ -142,11 +142,21 @@ class ChromaStore(BaseStore):
             return
 
     def _upsert(self, name: str, records: list[Record]) -> None:
-        self._collection(name).upsert(
+        """Chroma's upsert *merges* an existing record's metadata: a key the new record lacks (a health
+        reason that cleared, a warning whose Event went) would outlive it. Those keys are read first and
+        written as None, which is how Chroma removes a key."""
+        collection = self._collection(name)
+        metadatas = [_to_chroma_metadata(r) for r in records]
+        existing = collection.get(ids=[r.id for r in records], include=["metadatas"])
+        before = dict(zip(existing["ids"], existing.get("metadatas") or [], strict=False))
+        for record, metadata in zip(records, metadatas, strict=True):
+            for key in set(before.get(record.id) or {}) - set(metadata):
+                metadata[key] = None
+        collection.upsert(
             ids=[r.id for r in records],
             embeddings=[r.vector for r in records],
             documents=[r.text for r in records],
-            metadatas=[_to_chroma_metadata(r) for r in records],
+            metadatas=metadatas,
         )
 
     def _delete(self, name: str, ids: list[str]) -> None:

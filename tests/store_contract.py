@@ -127,6 +127,23 @@ class StoreContract:
         assert got.metadata["content_hash"] == "new"
         assert got.vector == pytest.approx(records[1].vector, abs=1e-5)
 
+    async def test_an_upsert_replaces_the_metadata_a_key_it_lacks_is_gone(
+        self, store: VectorStore, collection: str
+    ) -> None:
+        """A health reason or a warning that clears must not outlive it (Chroma's upsert merged metadata)."""
+        (record,) = make_records(1)
+        warned = Record(
+            id=record.id,
+            vector=record.vector,
+            text=record.text,
+            metadata={**record.metadata, "warning_reason": "FailedMount", "exit_codes": ["137"]},
+        )
+        await store.upsert(collection, [warned])
+        await store.upsert(collection, [record])
+        (got,) = await store.get(collection, [record.id])
+        assert dict(got.metadata) == dict(record.metadata)
+        assert not [i async for i, _ in store.iter_ids(collection, filter=Eq("warning_reason", "FailedMount"))]
+
     async def test_ensure_collection_takes_the_fields_to_index(self, store: VectorStore) -> None:
         name = f"idx-{uuid.uuid4().hex[:12]}"
         await store.ensure_collection(name, dimension=DIM, embedder="test-embedder", indexed=("kind", "labels"))
