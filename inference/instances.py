@@ -1,11 +1,15 @@
 """Instance documents: one per live object, with the metadata agents filter on.
 
 Built only from ``metadata`` (name, namespace, labels, owner, selected annotations, uid, creation
-time) and ``spec``-like content, after redaction. ``resourceVersion``, ``generation`` and
-timestamps other than creation are never read, and ``status`` only for a coarse health summary in
-the metadata (``inference/health.py``); references to other objects are metadata too
-(``inference/references.py``). So churn does not change the text, and changes the
-metadata (hence the content hash) only when the summary changes; a label or image change does.
+time) and ``spec``-like content, after redaction: per kind, the facts agents ask for (containers'
+resources, probes and placement, NetworkPolicy rules, Role rules, binding subjects, quota limits,
+autoscaler targets; a custom resource's spec leaves by path), never a container's ``env``,
+``command`` or ``args``. ``resourceVersion``, ``generation`` and timestamps other than creation are
+never read, and ``status`` only for the health summary (``inference/health.py``) and a quota's usage,
+both in the metadata, as are the latest Warning Event (``inference/warnings.py``), the references
+to other objects (``inference/references.py``) and the facts for listing (:func:`facts_of`). So
+churn does not change the text, and changes the metadata (hence the content hash) only when what
+it shows changes; a label or image change does.
 """
 
 from __future__ import annotations

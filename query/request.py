@@ -114,7 +114,12 @@ class SearchRequest(BaseModel):
     ] = True
     mmr_lambda: Annotated[float, Field(ge=0, le=1, description="MMR: 1 = relevance only, 0 = diversity only.")] = 0.5
     fetch_k: Annotated[
-        int | None, Field(ge=1, le=MAX_FETCH_K, description="Candidates for fusion and MMR (default 4*k).")
+        int | None,
+        Field(
+            ge=1,
+            le=MAX_FETCH_K,
+            description="Candidates for fusion and MMR (default 4*k; instances read by names: 100, for every k).",
+        ),
     ] = None
     min_score: Annotated[float | None, Field(ge=0, le=1, description="Drop results below this similarity.")] = None
     cursor: Annotated[
