@@ -170,7 +170,7 @@ class Intent:
         if kind.startswith("Cluster") and kind.removeprefix("Cluster") in named:
             return CLUSTER_TWIN
         phrase = tuple(w.lower() for w in _CAMEL.findall(kind))
-        if kind not in _vocabulary().values() and _says(self.words, phrase):
+        if kind not in _known() and _says(self.words, phrase):
             # A custom kind the question spells out ("database", "pipeline run"); one word may be a
             # product's name as well (Prometheus, Alertmanager, Application), so it counts half.
             return 1.0 if len(phrase) > 1 else SINGLE_WORD_KIND
@@ -307,14 +307,16 @@ _KNOWN_KINDS: Final = (
 )  # fmt: skip
 
 
+@functools.cache
 def _vocabulary() -> dict[tuple[str, ...], str]:
-    global _VOCABULARY
-    if _VOCABULARY is None:
-        vocabulary = {tuple(w.lower() for w in _CAMEL.findall(kind)): kind for kind in _KNOWN_KINDS}
-        vocabulary.update({(kind.lower(),): kind for kind in _KNOWN_KINDS})
-        vocabulary.update(KIND_ALIASES)
-        _VOCABULARY = vocabulary
-    return _VOCABULARY
+    """Phrase -> kind: each known kind's CamelCase words and its name in one word, and the aliases."""
+    vocabulary = {tuple(w.lower() for w in _CAMEL.findall(kind)): kind for kind in _KNOWN_KINDS}
+    vocabulary.update({(kind.lower(),): kind for kind in _KNOWN_KINDS})
+    vocabulary.update(KIND_ALIASES)
+    return vocabulary
 
 
-_VOCABULARY: dict[tuple[str, ...], str] | None = None
+@functools.cache
+def _known() -> frozenset[str]:
+    """Every kind the vocabulary names (a candidate's kind outside it is matched by its own words)."""
+    return frozenset(_vocabulary().values())
