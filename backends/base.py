@@ -30,6 +30,9 @@ T = TypeVar("T")
 P = ParamSpec("P")
 
 DEFAULT_PAGE_SIZE: Final = 1000
+#: How stale a reader of an embedded store another process writes may be (``follow=True``): it
+#: looks for that process's changes at most this often.
+FOLLOW_SECONDS: Final = 1.0
 #: The most neighbours one store search returns (a store limit; agents ask for at most ``kubevec.query.request.MAX_K``).
 MAX_NEIGHBOURS: Final = 1000
 

@@ -8,11 +8,18 @@ Text conditions: Chroma's ``where_document`` cannot be OR-ed with metadata condi
 (whole words, case-insensitive) inside any ``And``/``Or``, each record also stores its distinct
 lower-cased words in a hidden list field ``_words``; ``Contains`` becomes ``_words $contains word``.
 The field is stripped from everything this backend returns.
+
+Other writers: an embedded client keeps each collection's HNSW index in memory and never sees what
+another process writes to the same directory (a search would keep returning deleted records). A
+reader in a process of its own (``follow=True``: ``kubevec mcp``, the resident CLI) reopens the
+client when the database file changed, at most once per :data:`FOLLOW_SECONDS`.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
+import time
 from typing import Any, Final
 from urllib.parse import urlsplit
 
@@ -20,7 +27,7 @@ import chromadb
 import chromadb.errors
 from chromadb.config import Settings as ChromaSettings
 
-from kubevec.backends.base import BaseStore, CollectionInfo, Cursor
+from kubevec.backends.base import FOLLOW_SECONDS, BaseStore, CollectionInfo, Cursor
 from kubevec.backends.filters import And, Contains, Eq, Filter, Gt, Gte, In, Lt, Lte, Ne, Nin, Or, words
 from kubevec.backends.records import Hit, MetadataValue, Record, cosine_distance_to_score
 from kubevec.core.errors import BackendError, BackendUnavailable, CollectionNotFound, InvalidFilter
@@ -28,6 +35,8 @@ from kubevec.core.errors import BackendError, BackendUnavailable, CollectionNotF
 WORDS_FIELD: Final = "_words"
 _META_PREFIX: Final = "kubevec_"
 _RANGE: Final = {Gt: "$gt", Gte: "$gte", Lt: "$lt", Lte: "$lte"}
+#: The files whose (mtime, size) change when anybody writes to an embedded store.
+_DATABASE_FILES: Final = ("chroma.sqlite3", "chroma.sqlite3-wal")
 
 
 def _settings() -> ChromaSettings:
@@ -44,7 +53,9 @@ class ChromaStore(BaseStore):
         url: str | None = None,
         headers: dict[str, str] | None = None,
         timeout: float = 30.0,
+        follow: bool = False,
     ) -> None:
+        """``follow``: this process only reads an embedded store that another process writes."""
         if bool(path) == bool(url):
             raise BackendError("Chroma needs exactly one of a path (embedded) or a url (server)")
         location = f"{url}" if url else f"{path}"
@@ -58,12 +69,23 @@ class ChromaStore(BaseStore):
         self._client: Any = None
         self._collections: dict[str, Any] = {}
         self.max_batch = 1000
+        self._follow = follow and path is not None
+        self._seen: tuple[tuple[int, int] | None, ...] = ()
+        self._looked = 0.0
 
     # -- connection ----------------------------------------------------------------------------
 
     def _connect(self) -> Any:
+        if self._client is not None and self._follow and time.monotonic() - self._looked >= FOLLOW_SECONDS:
+            self._looked = time.monotonic()
+            if self._database_files() != self._seen:
+                self._release()
         if self._client is None:
             if self._path is not None:
+                self._seen, self._looked = (
+                    self._database_files(),
+                    time.monotonic(),
+                )  # before: a write during the open counts
                 self._client = chromadb.PersistentClient(path=self._path, settings=_settings())
             else:
                 parts = urlsplit(self._url or "")
@@ -80,10 +102,30 @@ class ChromaStore(BaseStore):
                 self.max_batch = max(1, min(self.max_batch, int(self._client.get_max_batch_size())))
         return self._client
 
+    def _database_files(self) -> tuple[tuple[int, int] | None, ...]:
+        """What changes when anybody writes: each database file's (mtime, size), None if absent."""
+        found: list[tuple[int, int] | None] = []
+        for name in _DATABASE_FILES:
+            try:
+                stat = os.stat(os.path.join(self._path or "", name))
+            except OSError:
+                found.append(None)
+            else:
+                found.append((stat.st_mtime_ns, stat.st_size))
+        return tuple(found)
+
+    def _release(self) -> None:
+        """Drop the client; the last one on a path stops chromadb's shared system, so the next opens afresh."""
+        client, self._client = self._client, None
+        self._collections.clear()
+        if client is not None and hasattr(client, "close"):
+            client.close()
+
     def _collection(self, name: str) -> Any:
+        client = self._connect()  # first: a following reader may reopen, which forgets the collections
         collection = self._collections.get(name)
         if collection is None:
-            collection = self._connect().get_collection(name=name, embedding_function=None)
+            collection = client.get_collection(name=name, embedding_function=None)
             self._collections[name] = collection
         return collection
 
@@ -227,6 +269,8 @@ class ChromaStore(BaseStore):
         return f"chroma at {self.location}: {len(client.list_collections())} collections"
 
     def _close(self) -> None:
+        if self._follow:
+            self._release()
         self._collections.clear()
         self._client = None
 

@@ -7,8 +7,12 @@ from kubevec.backends.config import StoreSettings
 from kubevec.core.errors import BackendError
 
 
-def open_store(settings: StoreSettings) -> VectorStore:
-    """Build (but do not connect) the store the settings name; connecting happens on first use."""
+def open_store(settings: StoreSettings, *, follow: bool = False) -> VectorStore:
+    """Build (but do not connect) the store the settings name; connecting happens on first use.
+
+    ``follow``: a long-lived reader in a process that does not write (``kubevec mcp``); an embedded
+    store then keeps up with what the controller's process writes to the same directory.
+    """
     if settings.backend == "memory":
         from kubevec.backends.memory import MemoryStore
 
@@ -34,7 +38,7 @@ def open_store(settings: StoreSettings) -> VectorStore:
                 "The lancedb backend needs the lancedb package: pip install 'kubevec[lancedb]' "
                 "(the container image includes it)"
             ) from exc
-        return LanceStore(path=str(settings.path or ".kubevec/lancedb"))
+        return LanceStore(path=str(settings.path or ".kubevec/lancedb"), follow=follow)
     if settings.backend == "weaviate":
         try:
             from kubevec.backends.weaviate import WeaviateStore
@@ -81,4 +85,5 @@ def open_store(settings: StoreSettings) -> VectorStore:
         url=settings.url,
         headers=settings.headers,
         timeout=settings.timeout_seconds,
+        follow=follow,
     )

@@ -15,6 +15,7 @@ The collection's dimension and embedder are kept in the table's schema metadata.
 
 from __future__ import annotations
 
+import datetime
 import json
 import math
 import os
@@ -26,7 +27,7 @@ from typing import Any, Final
 import lancedb
 import pyarrow as pa
 
-from kubevec.backends.base import DEFAULT_PAGE_SIZE, BaseStore, CollectionInfo, Cursor
+from kubevec.backends.base import DEFAULT_PAGE_SIZE, FOLLOW_SECONDS, BaseStore, CollectionInfo, Cursor
 from kubevec.backends.filters import And, Contains, Eq, Filter, Gt, Gte, In, Lt, Lte, Ne, Nin, Or, words
 from kubevec.backends.payload import BOOLS, NUMBERS, STRINGS, kind_of, list_fields, typed
 from kubevec.backends.records import Hit, MetadataValue, Record, cosine_distance_to_score
@@ -65,16 +66,20 @@ class LanceStore(BaseStore):
 
     max_batch = 1000
 
-    def __init__(self, *, path: str) -> None:
+    def __init__(self, *, path: str, follow: bool = False) -> None:
+        """``follow``: this process only reads a directory another process writes (a table opened
+        here would otherwise stay at the version it opened, as lancedb's default does)."""
         super().__init__(backend="lancedb", location=path)
         self._path = path
+        self._follow = follow
         self._db: Any = None
         self._tables: dict[str, Any] = {}
 
     def _connect(self) -> Any:
         if self._db is None:
             Path(self._path).mkdir(parents=True, exist_ok=True)
-            self._db = lancedb.connect(self._path)
+            interval = datetime.timedelta(seconds=FOLLOW_SECONDS) if self._follow else None
+            self._db = lancedb.connect(self._path, read_consistency_interval=interval)
         return self._db
 
     def _table(self, name: str) -> Any:

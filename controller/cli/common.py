@@ -90,8 +90,12 @@ def configuration_errors(exc: ValidationError) -> str:
     return "; ".join(lines)
 
 
-def open_store(settings: Settings, *, existing: bool = False) -> VectorStore:
-    """The configured store; ``existing``: readers refuse to create a local store that is not there."""
+def open_store(settings: Settings, *, existing: bool = False, follow: bool = False) -> VectorStore:
+    """The configured store; ``existing``: readers refuse to create a local store that is not there.
+
+    ``follow``: a long-lived reader (``kubevec mcp``) keeps up with what another process writes to an
+    embedded store (see :func:`kubevec.backends.factory.open_store`).
+    """
     from kubevec.backends.factory import open_store
 
     local = settings.store.local_path
@@ -100,7 +104,7 @@ def open_store(settings: Settings, *, existing: bool = False) -> VectorStore:
             f"the {settings.store.backend} store at {local} does not exist: index one first (kubevec run or kubevec index crds), "
             "or point KUBEVEC_STORE__PATH at it"
         )
-    return open_store(settings.store)
+    return open_store(settings.store, follow=follow)
 
 
 def open_embedder(settings: Settings) -> Embedder:

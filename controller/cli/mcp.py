@@ -40,7 +40,7 @@ def mcp_command(args: argparse.Namespace, settings: Settings) -> int:
     from kubevec.controller.kube.reviews import build_authorizer
     from kubevec.query.mcp import serve
 
-    store = open_store(settings, existing=True)
+    store = open_store(settings, existing=True, follow=True)
     open_embedder(settings)  # a model that cannot load is an error now, not at the first query
     service = search_service(settings, store, embedder=True, one_shot=False)
     authorizer = build_authorizer(settings, placements=lambda: service.placements(settings.cluster_name))

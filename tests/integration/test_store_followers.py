@@ -1,0 +1,101 @@
+"""A long-lived reader of an embedded store sees what another process writes to it (``follow=True``).
+
+``kubevec mcp`` (or the resident CLI) reads the directory ``kubevec run`` writes. Without following,
+chromadb's embedded client kept serving its in-memory HNSW index (a deleted record was still found,
+a new one never) and a Lance table stayed at the version it opened: found by running ``kubevec mcp``
+beside a controller.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from kubevec.backends.base import FOLLOW_SECONDS
+from kubevec.backends.config import StoreSettings
+from kubevec.backends.factory import open_store
+
+pytestmark = pytest.mark.integration
+
+BACKENDS = ["chroma", "lancedb"]
+
+
+def write(backend: str, path: Path, script: str) -> None:
+    """Run ``script`` with ``store`` open on ``path``, in a process of its own (as the controller is)."""
+    program = textwrap.dedent(
+        f"""
+        import asyncio
+        from kubevec.backends import Record
+        from kubevec.backends.config import StoreSettings
+        from kubevec.backends.factory import open_store
+
+        async def main():
+            store = open_store(StoreSettings(backend={backend!r}, path={str(path)!r}))
+            await store.ensure_collection("instances", dimension=2, embedder="e")
+        """
+    )
+    program += (
+        textwrap.indent(textwrap.dedent(script).strip() + "\n", "    ")
+        + "    await store.close()\n\nasyncio.run(main())\n"
+    )
+    subprocess.run([sys.executable, "-c", program], check=True, timeout=120)
+
+
+async def found(store: object, vector: list[float]) -> list[str]:
+    hits = await store.search("instances", vector=vector, k=5)  # type: ignore[attr-defined]
+    return [hit.id for hit in hits]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_a_following_reader_sees_another_process_write_and_delete(tmp_path: Path, backend: str) -> None:
+    path = tmp_path / "store"
+    write(
+        backend,
+        path,
+        'await store.upsert("instances", [Record(id="a", vector=[1.0, 0.0], text="a", metadata={"content_hash": "h"})])',
+    )
+    reader = open_store(StoreSettings(backend=backend, path=path), follow=True)  # type: ignore[arg-type]
+    try:
+        assert await found(reader, [0.0, 1.0]) == ["a"]
+        write(
+            backend,
+            path,
+            """
+            await store.upsert("instances", [Record(id="b", vector=[0.0, 1.0], text="b", metadata={"content_hash": "h"})])
+            await store.delete("instances", ["a"])
+            """,
+        )
+        deadline = asyncio.get_running_loop().time() + FOLLOW_SECONDS + 5
+        seen = await found(reader, [0.0, 1.0])
+        while seen != ["b"] and asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(0.2)
+            seen = await found(reader, [0.0, 1.0])
+        assert seen == ["b"]
+        assert await reader.get("instances", ["a", "b"]) == await reader.get("instances", ["b"])
+    finally:
+        await reader.close()
+
+
+async def test_a_reader_that_does_not_follow_is_not_reopened(tmp_path: Path) -> None:
+    """The controller's own store (one writer, no follower) never pays for a reopen."""
+    path = tmp_path / "store"
+    write(
+        "chroma",
+        path,
+        'await store.upsert("instances", [Record(id="a", vector=[1.0, 0.0], text="a", metadata={"content_hash": "h"})])',
+    )
+    store = open_store(StoreSettings(backend="chroma", path=path))
+    try:
+        assert await found(store, [0.0, 1.0]) == ["a"]
+        client = store._client  # type: ignore[attr-defined]
+        write("chroma", path, 'await store.delete("instances", ["a"])')
+        await asyncio.sleep(FOLLOW_SECONDS + 0.1)
+        await found(store, [0.0, 1.0])
+        assert store._client is client  # type: ignore[attr-defined]
+    finally:
+        await store.close()
