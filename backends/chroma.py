@@ -80,6 +80,8 @@ class ChromaStore(BaseStore):
             self._looked = time.monotonic()
             if self._database_files() != self._seen:
                 self._release()
+                if not os.path.isdir(self._path or ""):  # reopening would create an empty store in its place
+                    raise BackendUnavailable(f"The Chroma store at {self._path} is gone")
         if self._client is None:
             if self._path is not None:
                 self._seen, self._looked = (

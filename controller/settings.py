@@ -192,6 +192,13 @@ class Settings(BaseSettings):
         default_factory=lambda: Path.home() / ".cache" / "kubevec",
         description="where one-shot commands keep what they can re-use between calls (the keyword index)",
     )
+    cli_resident_seconds: int = Field(
+        default=300,
+        ge=0,
+        le=86400,
+        description="reading commands leave a warm process answering the next ones with the same settings; "
+        "it exits after this long without a call (0: off; read before the settings, see controller/cli/resident.py)",
+    )
     tracing: TracingSettings = Field(default_factory=TracingSettings)
     embedder: EmbedderSettings = Field(default_factory=EmbedderSettings)
     reranker: RerankerSettings = Field(default_factory=RerankerSettings)

@@ -33,7 +33,7 @@ class Result:
             "score_kind": self.score_kind,
             "similarity": None if self.similarity is None else round(self.similarity, 4),
             "label": self.label,
-            "metadata": dict(self.metadata),
+            "metadata": dict(sorted(self.metadata.items())),  # one order, whichever path read the record
             "text": self.text,
         }
 

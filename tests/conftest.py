@@ -25,6 +25,10 @@ with warnings.catch_warnings():
     for _name in dir(anyio):
         getattr(anyio, _name)
 
+# Reading commands run in their own processes here: a resident reader (controller/cli/resident.py) per
+# test store would outlive the test by minutes. The tests of the resident reader turn it on for themselves.
+os.environ["KUBEVEC_CLI_RESIDENT_SECONDS"] = "0"
+
 REPO = Path(__file__).resolve().parent.parent
 SAMPLES = REPO / "deploy" / "samples"
 SAMPLE_CRDS = SAMPLES / "crds.yaml"

@@ -7,6 +7,7 @@ import contextlib
 import json
 import logging
 from collections.abc import AsyncIterator, Callable, Coroutine
+from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -26,6 +27,9 @@ logger = logging.getLogger("kubevec")
 Handler = Callable[[argparse.Namespace, Settings], int | Coroutine[Any, Any, int]]
 #: The ``-o`` formats of the reading commands.
 FORMATS: Final = ("text", "json", "yaml")
+#: The resident reader's search service (set in its process only): every reading command uses it as
+#: it is, warm, instead of opening the store and loading the model (``resident_server``).
+RESIDENT: ContextVar[SearchService | None] = ContextVar("kubevec_resident_service", default=None)
 
 
 def _global_flags(parser: argparse.ArgumentParser, *, default: Any) -> None:
@@ -146,6 +150,10 @@ def emit(output: str, data: Any, *, text: str) -> None:
 @contextlib.asynccontextmanager
 async def reading(settings: Settings, *, embedder: bool = False) -> AsyncIterator[SearchService]:
     """The search service over the configured store, closed after the command: what reading commands use."""
+    resident = RESIDENT.get()
+    if resident is not None:
+        yield resident
+        return
     store = open_store(settings, existing=True)
     try:
         yield search_service(settings, store, embedder=embedder)
