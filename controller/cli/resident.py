@@ -152,6 +152,8 @@ def ask(argv: Sequence[str]) -> int | None:
             answer = receive(connection)
     except (OSError, ValueError):  # none running, one that died, a timeout: this process answers
         return None
+    except KeyboardInterrupt:  # Ctrl-C while it answers: as a command of its own would end
+        return 130
     if not isinstance(answer, dict) or not isinstance(answer.get("code"), int):
         return None
     try:

@@ -21,25 +21,27 @@ import numpy as np
 
 from kubevec.backends import Record
 from kubevec.backends.chroma import ChromaStore
+from kubevec.controller.cli import resident
 from kubevec.inference.providers.embedders.local import MODEL_NAME, LocalEmbedder
 from kubevec.query.request import SearchRequest
 from kubevec.query.search import SearchService
+from tests.bench.oneshot import timed_calls
 from tests.bench.report import median, table
 
 SIZE = 12_000
 RUNS = 5
 
 
-async def fill(path: Path) -> None:
+async def fill(path: Path, *, size: int = SIZE) -> None:
     rng = np.random.default_rng(5)
-    vectors = rng.normal(size=(SIZE, 384)).astype(np.float32)
+    vectors = rng.normal(size=(size, 384)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     kinds = ["Deployment", "Service", "ConfigMap", "Pod", "Certificate"]
     teams = ["payments", "orders", "search", "ledger", "identity"]
     store = ChromaStore(path=str(path))
     await store.ensure_collection("instances", dimension=384, embedder=MODEL_NAME)
     await store.ensure_collection("capabilities", dimension=384, embedder=MODEL_NAME)
-    for start in range(0, SIZE, 2000):
+    for start in range(0, size, 2000):
         await store.upsert(
             "instances",
             [
@@ -49,10 +51,10 @@ async def fill(path: Path) -> None:
                     text=f"{kinds[i % 5]} {teams[i % 5]}-{i} | namespace: ns{i % 40} | team: {teams[i % 5]} api",
                     metadata={"kind": kinds[i % 5], "namespace": f"ns{i % 40}", "content_hash": str(i)},
                 )
-                for i in range(start, min(SIZE, start + 2000))
+                for i in range(start, min(size, start + 2000))
             ],
         )
-        print(f"  loaded {min(SIZE, start + 2000)}/{SIZE} documents", file=sys.stderr, flush=True)
+        print(f"  loaded {min(size, start + 2000)}/{size} documents", file=sys.stderr, flush=True)
     await store.close()
 
 
@@ -102,6 +104,7 @@ def run() -> str:
             "KUBEVEC_STORE__PATH": str(store),
             "KUBEVEC_CACHE_DIR": str(Path(tmp) / "cache"),
             "KUBEVEC_LOG_LEVEL": "WARNING",
+            resident.SECONDS_VARIABLE: "0",  # each call in its own process; the resident reader has its row
         }
         cold = one_shot(env, "payments api in prod")  # builds and saves the BM25 index
         rows: list[list[object]] = [["default (hybrid), first call: builds the index", cold, "", ""]]
@@ -113,6 +116,9 @@ def run() -> str:
             seconds = median([one_shot(env, *args) for _ in range(RUNS)])
             goal = "<= 0.8 s" if label.endswith("warm") else ""
             rows.append([label, seconds, goal, ("met" if seconds <= 0.8 else "not met") if goal else ""])
+        calls = [["search", "--collection", "instances", f"payments api in prod {i}"] for i in range(RUNS * 2 + 1)]
+        seconds = median(timed_calls(env, calls, resident_reader=True)[1:])
+        rows.append(["default (hybrid), resident reader: the next calls", seconds, "<= 0.8 s", _met(seconds, 0.8)])
         first, warm, after_warm, later = asyncio.run(in_process(store))
         rows.append(["in process: first hybrid query", first, "<= 0.3 s", "met" if first <= 0.3 else "not met"])
         rows.append(["  warm-up as servers start (builds the index)", warm, "", ""])
@@ -122,8 +128,30 @@ def run() -> str:
         rows.append(["in process: hybrid queries after it (median)", later, "", ""])
     return (
         table([f"kubevec search, {SIZE} instance documents, embedded Chroma", "seconds", "goal", ""], rows)
-        + f"\n(a new process per call, median of {RUNS}; imports, store open and model load included)"
+        + f"\n(a new process per call, median of {RUNS}; imports, store open and model load included)\n\n"
+        + small()
     )
+
+
+def small(size: int = 1000) -> str:
+    """The issue-42 goal's store: 1,000 documents, each call in its own process and with the resident reader."""
+    with tempfile.TemporaryDirectory(prefix="kubevec-cli-bench-") as tmp:
+        store = Path(tmp) / "chroma"
+        asyncio.run(fill(store, size=size))
+        env = {**os.environ, "KUBEVEC_STORE__PATH": str(store), "KUBEVEC_CACHE_DIR": str(Path(tmp) / "cache")}
+        calls = [["search", "--collection", "instances", f"payments api in prod {i}"] for i in range(RUNS * 2 + 1)]
+        own = timed_calls(env, calls, resident_reader=False)
+        warm = timed_calls(env, calls, resident_reader=True)
+    rows: list[list[object]] = [
+        ["every call in its own process: first", own[0], "", ""],
+        ["every call in its own process: the next (median)", median(own[1:]), "<= 1 s", _met(median(own[1:]), 1.0)],
+        ["resident reader: the next (median)", median(warm[1:]), "<= 1 s", _met(median(warm[1:]), 1.0)],
+    ]
+    return table([f"kubevec search, {size} instance documents", "seconds", "goal", ""], rows)
+
+
+def _met(seconds: float, goal: float) -> str:
+    return "met" if seconds <= goal else "not met"
 
 
 def main() -> None:
