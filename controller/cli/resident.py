@@ -9,9 +9,9 @@ the next ones hand it their arguments over a Unix socket and print what it answe
 exit code (~0.1 s). It answers only callers with the same settings: the socket's name is a hash of
 the working directory, the Python and kubevec installation, and every environment variable that
 can change an answer (``KUBEVEC_*``, ``KUBECONFIG``, ``HOME``, ``XDG_*``, proxies, CA bundles...),
-and the reader checks the hash again on every call. It follows what the controller writes to an
-embedded store (``follow=True``), and exits after ``KUBEVEC_CLI_RESIDENT_SECONDS`` (default 300)
-without a call, when its store directory is gone, or when a newer reader holds its place.
+and the reader checks the hash again on every call; at most :data:`MAX_READERS` live at once. It
+follows what the controller writes to an embedded store (``follow=True``), and exits after
+``KUBEVEC_CLI_RESIDENT_SECONDS`` (default 300) without a call or when its store directory is gone.
 ``KUBEVEC_CLI_RESIDENT_SECONDS=0`` turns it off; then every command runs in its own process.
 
 The socket lives in ``$XDG_RUNTIME_DIR/kubevec-<uid>`` (else the temporary directory), a directory
@@ -42,6 +42,9 @@ COMMANDS: Final = frozenset({"search", "get", "resolve", "related", "facets", "c
 #: Seconds without a call after which the resident reader exits; 0 turns it off.
 SECONDS_VARIABLE: Final = "KUBEVEC_CLI_RESIDENT_SECONDS"
 DEFAULT_SECONDS: Final = 300
+#: Readers one user may have at once (each holds a model and an index: ~300 MiB with the offline model).
+MAX_READERS: Final = 4
+_LOG_MAX_BYTES: Final = 1 << 20
 #: How long a caller waits for an answer before it runs the command itself.
 ANSWER_TIMEOUT: Final = 120.0
 _CONNECT_TIMEOUT: Final = 1.0
@@ -176,7 +179,11 @@ def start(argv: Sequence[str]) -> None:
     path, lock, log, identity = found
     if held(lock):
         return
+    if sum(held(other) for other in lock.parent.glob("cli-*.lock")) >= MAX_READERS:
+        return  # callers whose settings change on every call must not fill the memory with readers
     try:
+        if log.exists() and log.stat().st_size > _LOG_MAX_BYTES:
+            log.unlink()
         with open(log, "ab") as output:
             subprocess.Popen(  # this Python, this package, arguments of our own
                 [sys.executable, "-m", "kubevec.controller.cli.resident_server", str(path), str(lock), identity],

@@ -138,3 +138,34 @@ def test_no_reader_and_a_command_that_does_not_read_run_here(tmp_path: Path, mon
     assert resident.ask(["index", "crds", "x"]) is None
     monkeypatch.setenv(resident.SECONDS_VARIABLE, "0")
     assert resident.ask(["search", "x"]) is None
+
+
+@pytest.mark.parametrize(
+    ("living", "started"), [(0, True), (resident.MAX_READERS - 1, True), (resident.MAX_READERS, False)]
+)
+def test_a_reader_is_started_unless_this_user_has_enough(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, living: int, started: bool
+) -> None:
+    import fcntl
+
+    runtime = Path(tempfile.mkdtemp(prefix="kv-", dir="/tmp"))  # short: a socket's path has at most 104 bytes
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    monkeypatch.setenv(resident.SECONDS_VARIABLE, "60")
+    monkeypatch.chdir(tmp_path)
+    directory = resident.place()
+    assert directory is not None
+    held = []
+    for number in range(living):  # readers of other settings, alive (they hold their locks)
+        handle = open(directory / f"cli-other{number}.lock", "a")  # noqa: SIM115 - held until the test ends
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        held.append(handle)
+    (directory / "cli-dead.lock").touch()  # a reader that exited: not counted
+    spawned: list[list[str]] = []
+    monkeypatch.setattr(resident.subprocess, "Popen", lambda argv, **_: spawned.append(argv))
+    resident.start(["search", "x"])
+    assert bool(spawned) == started
+    if started:
+        assert spawned[0][1:3] == ["-m", "kubevec.controller.cli.resident_server"]
+    for handle in held:
+        handle.close()
+    shutil.rmtree(runtime)
