@@ -82,14 +82,22 @@ def test_a_long_socket_path_runs_the_command_here(tmp_path: Path, monkeypatch: p
 
 
 @pytest.fixture
-def reader(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[object], None]]:
-    """A socket where the reader for this test's settings would be; ``reader(answer)`` answers one call so."""
+def sockets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """The reader on, and this user's socket directory in a runtime directory of the test's own."""
     runtime = Path(tempfile.mkdtemp(prefix="kv-", dir="/tmp"))  # short: a socket's path has at most 104 bytes
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
     monkeypatch.setenv(resident.SECONDS_VARIABLE, "60")
     monkeypatch.chdir(tmp_path)
     directory = resident.place()
     assert directory is not None
+    yield directory
+    shutil.rmtree(runtime, ignore_errors=True)
+
+
+@pytest.fixture
+def reader(sockets: Path) -> Iterator[Callable[[object], None]]:
+    """A socket where the reader for this test's settings would be; ``reader(answer)`` answers one call so."""
+    directory = sockets
     path = resident.paths(directory, resident.key(os.environ, cwd=os.getcwd()))[0]
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     server.bind(str(path))
@@ -111,7 +119,6 @@ def reader(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable
     for thread in threads:
         thread.join(timeout=5)
     server.close()
-    shutil.rmtree(runtime, ignore_errors=True)
 
 
 def test_what_the_reader_answers_is_printed_with_its_exit_code(
@@ -144,16 +151,11 @@ def test_no_reader_and_a_command_that_does_not_read_run_here(tmp_path: Path, mon
     ("living", "started"), [(0, True), (resident.MAX_READERS - 1, True), (resident.MAX_READERS, False)]
 )
 def test_a_reader_is_started_unless_this_user_has_enough(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, living: int, started: bool
+    sockets: Path, monkeypatch: pytest.MonkeyPatch, living: int, started: bool
 ) -> None:
     import fcntl
 
-    runtime = Path(tempfile.mkdtemp(prefix="kv-", dir="/tmp"))  # short: a socket's path has at most 104 bytes
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
-    monkeypatch.setenv(resident.SECONDS_VARIABLE, "60")
-    monkeypatch.chdir(tmp_path)
-    directory = resident.place()
-    assert directory is not None
+    directory = sockets
     held = []
     for number in range(living):  # readers of other settings, alive (they hold their locks)
         handle = open(directory / f"cli-other{number}.lock", "a")  # noqa: SIM115 - held until the test ends
@@ -168,4 +170,3 @@ def test_a_reader_is_started_unless_this_user_has_enough(
         assert spawned[0][1:3] == ["-m", "kubevec.controller.cli.resident_server"]
     for handle in held:
         handle.close()
-    shutil.rmtree(runtime)
