@@ -352,6 +352,9 @@ def _generic(status: Mapping[str, Any], meta: Mapping[str, Any]) -> Health | Non
             return Health(
                 state=DEGRADED, ready=False, phase=phase, reason=_reason(trouble) or kind, message=_said(trouble)
             )
+    reported = _reported(status, phase=phase)
+    if reported is not None:
+        return reported
     terminal = next((conditions[k] for k in _TERMINAL if k in conditions), None)
     if terminal is not None:
         reason = _reason(terminal)
@@ -387,6 +390,38 @@ def _generic(status: Mapping[str, Any], meta: Mapping[str, Any]) -> Health | Non
     if conditions:
         return Health(state=UNKNOWN, ready=False)
     return None
+
+
+#: The words of an operator's own verdict in ``status.health.status`` (Argo CD's health vocabulary).
+_REPORTED: Final = {
+    "healthy": HEALTHY,
+    "progressing": PROGRESSING,
+    "suspended": PROGRESSING,
+    "degraded": DEGRADED,
+    "missing": DEGRADED,
+    "unknown": UNKNOWN,
+}
+
+
+def _reported(status: Mapping[str, Any], *, phase: str | None) -> Health | None:
+    """``status.health: {status, message}``, where an operator says what it thinks (Argo CD Applications).
+
+    Not healthy: the word is the reason and the message says why. Healthy but ``status.sync.status``
+    ``OutOfSync`` (what runs differs from git): healthy, with ``OutOfSync`` as the reason, which is
+    what a GitOps question filters on."""
+    health = status.get("health")
+    word = health.get("status") if isinstance(health, Mapping) else None
+    state = _REPORTED.get(word.lower()) if isinstance(word, str) else None
+    if state is None or not isinstance(health, Mapping):
+        return None
+    message = health.get("message")
+    said = str(message) if isinstance(message, str) and message else None
+    if state != HEALTHY:
+        return Health(state=state, ready=False, phase=phase, reason=str(word), message=said)
+    sync = status.get("sync")
+    synced = sync.get("status") if isinstance(sync, Mapping) else None
+    reason = "OutOfSync" if isinstance(synced, str) and synced.lower() == "outofsync" else None
+    return Health(state=HEALTHY, ready=True, phase=phase, reason=reason, message=said)
 
 
 _RULES: Final[dict[tuple[str, str], Rule]] = {

@@ -294,6 +294,8 @@ def _workload(source: Redacted, _: InstancePolicy) -> list[str]:
     return out
 
 
+#: Capabilities listed per container and verb (the kernel has about 40).
+_MAX_CAPABILITIES: Final = 12
 #: Container fields that say how it runs, in the order they are written.
 _PROBES: Final = (("readinessProbe", "readiness"), ("livenessProbe", "liveness"), ("startupProbe", "startup"))
 
@@ -318,10 +320,30 @@ def _container(container: Mapping[str, Any], *, image: bool = False) -> str:
             parts.append(f"{word} {_probe(probe)}")
     security = container.get("securityContext")
     if isinstance(security, Mapping):
-        flags = [k for k in ("privileged", "runAsNonRoot", "readOnlyRootFilesystem") if security.get(k) is True]
-        if flags:
-            parts.append(" ".join(flags))
+        parts += _security(security)
     return "; ".join(parts)
+
+
+def _security(security: Mapping[str, Any]) -> list[str]:
+    """``privileged runAsNonRoot``, ``runAsUser 0``, ``capabilities add NET_ADMIN drop ALL``: what security
+    questions ask of a container (which run as root, which add capabilities)."""
+    flags = [k for k in ("privileged", "runAsNonRoot", "readOnlyRootFilesystem") if security.get(k) is True]
+    if security.get("allowPrivilegeEscalation") is True:
+        flags.append("allowPrivilegeEscalation")
+    user = security.get("runAsUser")
+    if isinstance(user, int) and not isinstance(user, bool):
+        flags.append(f"runAsUser {user}")
+    capabilities = security.get("capabilities")
+    if isinstance(capabilities, Mapping):
+        for verb in ("add", "drop"):
+            names = capabilities.get(verb)
+            if isinstance(names, list) and names:
+                words = [
+                    str(n) for n in names[:_MAX_CAPABILITIES] if isinstance(n, str) and n.replace("_", "").isalnum()
+                ]
+                if words:
+                    flags.append(f"capabilities {verb} {' '.join(words)}")
+    return [" ".join(flags)] if flags else []
 
 
 def _probe(probe: Mapping[str, Any]) -> str:

@@ -11,6 +11,8 @@ instance search are re-scored by what the question says outright:
   is (a Pod ``cartservice-9479b6c-p6722`` of ReplicaSet ``cartservice-9479b6c``) gains
   :data:`BASE_NAME`; a name partly covered by the question's words a share of :data:`PARTIAL_NAME`;
 - **namespaces, images, labels** the question names: small gains (they narrow, they do not answer);
+  an object named like a namespace the question names (the Namespace itself, an Argo CD Application
+  named after the namespace it deploys) gains no more than that unless the question names its kind;
 - **kinds**: a kind the question names (``pod``, ``network policy``, ``hpa``, ``service account``;
   the longest phrase wins, so "service account" is not "Service") gains :data:`KIND`; its
   ``Cluster`` twin (ClusterRole for "role") a part;
@@ -143,10 +145,13 @@ class Intent:
     trouble: bool
     #: Names of the candidates: a kind's word inside one of them ("node exporter") does not name the kind.
     names: frozenset[str] = frozenset()
+    #: Namespaces of the candidates: a question naming one ("sock shop payment service") scopes, so an
+    #: object named like the namespace (the Namespace, an Argo CD Application) is not what it names.
+    namespaces: frozenset[str] = frozenset()
 
-    def among(self, names: frozenset[str]) -> Intent:
-        """This question read against the candidates' names (see :attr:`names`)."""
-        return dataclasses.replace(self, names=names)
+    def among(self, names: frozenset[str], *, namespaces: frozenset[str] = frozenset()) -> Intent:
+        """This question read against the candidates' names and namespaces (see :attr:`names`)."""
+        return dataclasses.replace(self, names=names, namespaces=namespaces)
 
     @classmethod
     def of(cls, question: str) -> Intent:
@@ -185,7 +190,10 @@ class Intent:
         kind = str(metadata.get("kind", ""))
         name = str(metadata.get("name", "")).lower()
         kind_named = self.names_kind(kind)
-        score = KIND * kind_named + self._name(name, kind=kind, owner=str(metadata.get("owner") or ""))
+        named = self._name(name, kind=kind, owner=str(metadata.get("owner") or ""))
+        if named == EXACT_NAME and name in self.namespaces and name in self.phrases and not kind_named:
+            named = NAMESPACE  # the question's scope, not its subject (unless it names the kind too)
+        score = KIND * kind_named + named
         namespace = str(metadata.get("namespace") or "").lower()
         if namespace and namespace in self.phrases:
             score += NAMESPACE

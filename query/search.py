@@ -357,7 +357,10 @@ class SearchService:
                 for i, r in extra.items()
                 if vectors.get(i)
             ]
-        intent = intent.among(frozenset(str(hit.metadata.get("name", "")).lower() for hit, _ in scored))
+        intent = intent.among(
+            frozenset(str(hit.metadata.get("name", "")).lower() for hit, _ in scored),
+            namespaces=frozenset(str(hit.metadata.get("namespace") or "").lower() for hit, _ in scored) - {""},
+        )
         boosted = sorted(
             ((hit, base + intent.boost(hit.metadata)) for hit, base in scored), key=lambda pair: (-pair[1], pair[0].id)
         )

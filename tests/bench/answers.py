@@ -80,6 +80,9 @@ def populate(plane: ControlPlane) -> None:
     plane.kubectl("create", "namespace", "boutique")
     plane.kubectl("apply", "-n", "boutique", "-f", str(APPS / "microservices-demo"))
     plane.kubectl("apply", "-f", str(APPS / "kube-prometheus"))
+    plane.kubectl("apply", "-f", str(APPS / "sock-shop"))
+    plane.kubectl("create", "namespace", "argocd")
+    plane.kubectl("apply", "-n", "argocd", "-f", str(APPS / "argo-cd"))
     plane.kubectl("apply", "-f", str(APPS / "incidents.yaml"))
 
     def pod_of(app: str) -> str | None:
@@ -148,6 +151,31 @@ def populate(plane: ControlPlane) -> None:
         "patch", "pipelinerun", "build-frontend-7xk2p", "-n", "boutique", "--subresource=status", "--type=merge",
         "-p", json.dumps({"status": failed}),
     )  # fmt: skip
+    applications = {  # as Argo CD's application controller writes them
+        "guestbook": {
+            "sync": {"status": "OutOfSync", "revision": "53e28ff20cc530b9ada2173fbbd64d48338583ba"},
+            "health": {
+                "status": "Degraded",
+                "message": 'Deployment "guestbook-ui" exceeded its progress deadline',
+            },
+            "conditions": [
+                {
+                    "type": "SyncError",
+                    "message": "Failed sync attempt to 53e28ff: one or more objects failed to apply",
+                    "lastTransitionTime": "2026-11-25T10:00:00Z",
+                }
+            ],
+        },
+        "sock-shop": {
+            "sync": {"status": "Synced", "revision": "9dff06fae4981921caec6a62393a6ebfce4b3e3f"},
+            "health": {"status": "Healthy"},
+        },
+    }
+    for name, status in applications.items():
+        plane.kubectl(
+            "patch", "applications.argoproj.io", name, "-n", "argocd", "--subresource=status", "--type=merge",
+            "-p", json.dumps({"status": status}),
+        )  # fmt: skip
     _eventually(
         lambda: (
             _kubectl_json(plane, "replicasets", "-n", "boutique-staging")

@@ -464,3 +464,35 @@ def test_a_huge_custom_resource_spec_costs_a_bounded_line() -> None:
     doc = build_instance(body, plural="huges")
     assert len(doc.summary) <= 24
     assert len(doc.text) < 24 * 260 + 500
+
+
+def test_a_container_says_who_it_runs_as_and_which_capabilities_it_adds() -> None:
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "net", "namespace": "s"},
+        "spec": {
+            "containers": [
+                {
+                    "name": "proxy",
+                    "image": "envoy:1",
+                    "securityContext": {
+                        "runAsUser": 0,
+                        "allowPrivilegeEscalation": True,
+                        "capabilities": {"add": ["NET_ADMIN", "NET_BIND_SERVICE"], "drop": ["ALL"]},
+                    },
+                },
+                {
+                    "name": "odd",
+                    "image": "x:1",
+                    "securityContext": {"runAsUser": True, "capabilities": {"add": ["a b; rm"]}},
+                },
+            ]
+        },
+    }
+    text = build_instance(pod, plural="pods").to_document().text
+    assert (
+        "allowPrivilegeEscalation runAsUser 0 capabilities add NET_ADMIN NET_BIND_SERVICE capabilities drop ALL" in text
+    )
+    assert "a b; rm" not in text  # only capability names, never free text
+    assert "container odd" not in text  # nothing it says is read (runAsUser true is not a user)

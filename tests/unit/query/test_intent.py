@@ -198,3 +198,21 @@ def test_a_name_spelled_as_words_is_a_name_not_a_kind() -> None:
 )  # fmt: skip
 def test_base_names(name: str, base: str) -> None:
     assert base_name(name) == base
+
+
+def test_a_namespace_the_question_names_is_its_scope_not_its_subject() -> None:
+    namespace = {"kind": "Namespace", "name": "sock-shop"}
+    application = {"kind": "Application", "name": "sock-shop", "namespace": "argocd"}
+    service = {"kind": "Service", "name": "payment", "namespace": "sock-shop"}
+    inside = {"kind": "Deployment", "name": "orders", "namespace": "sock-shop"}
+    candidates = frozenset({"sock-shop", "payment", "orders"})
+    scoped = Intent.of("what node port does the sock shop use").among(candidates, namespaces=frozenset({"sock-shop"}))
+    assert scoped.boost(namespace) <= scoped.boost(inside)
+    assert scoped.boost(application) <= scoped.boost(inside)
+    assert scoped.boost(service) == scoped.boost(inside)
+    # naming the kind makes it the subject again
+    asked = Intent.of("the sock-shop namespace").among(candidates, namespaces=frozenset({"sock-shop"}))
+    assert asked.boost(namespace) > asked.boost(inside)
+    # and without candidates in that namespace the name is a name
+    unscoped = Intent.of("what node port does the sock shop use").among(candidates)
+    assert unscoped.boost(application) > unscoped.boost(inside)
