@@ -294,6 +294,8 @@ def _workload(source: Redacted, _: InstancePolicy) -> list[str]:
     return out
 
 
+#: A container's securityContext switches worth saying when they are on.
+_SECURITY_FLAGS: Final = ("privileged", "allowPrivilegeEscalation", "runAsNonRoot", "readOnlyRootFilesystem")
 #: Capabilities listed per container and verb (the kernel has about 40).
 _MAX_CAPABILITIES: Final = 12
 #: Container fields that say how it runs, in the order they are written.
@@ -327,23 +329,21 @@ def _container(container: Mapping[str, Any], *, image: bool = False) -> str:
 def _security(security: Mapping[str, Any]) -> list[str]:
     """``privileged runAsNonRoot``, ``runAsUser 0``, ``capabilities add NET_ADMIN drop ALL``: what security
     questions ask of a container (which run as root, which add capabilities)."""
-    flags = [k for k in ("privileged", "runAsNonRoot", "readOnlyRootFilesystem") if security.get(k) is True]
-    if security.get("allowPrivilegeEscalation") is True:
-        flags.append("allowPrivilegeEscalation")
+    flags = [k for k in _SECURITY_FLAGS if security.get(k) is True]
     user = security.get("runAsUser")
     if isinstance(user, int) and not isinstance(user, bool):
         flags.append(f"runAsUser {user}")
     capabilities = security.get("capabilities")
     if isinstance(capabilities, Mapping):
-        for verb in ("add", "drop"):
-            names = capabilities.get(verb)
-            if isinstance(names, list) and names:
-                words = [
-                    str(n) for n in names[:_MAX_CAPABILITIES] if isinstance(n, str) and n.replace("_", "").isalnum()
-                ]
-                if words:
-                    flags.append(f"capabilities {verb} {' '.join(words)}")
+        said = ((verb, _capability_names(capabilities.get(verb))) for verb in ("add", "drop"))
+        flags += [f"capabilities {verb} {' '.join(names)}" for verb, names in said if names]
     return [" ".join(flags)] if flags else []
+
+
+def _capability_names(value: Any) -> list[str]:
+    """``NET_ADMIN``-like names only (a capability is one word), at most :data:`_MAX_CAPABILITIES`."""
+    names = value[:_MAX_CAPABILITIES] if isinstance(value, list) else []
+    return [n for n in names if isinstance(n, str) and n.replace("_", "").isalnum()]
 
 
 def _probe(probe: Mapping[str, Any]) -> str:
