@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 from kubevec.core.errors import InferenceError, TooComplex
+from kubevec.inference import software
 from kubevec.inference.bodies import Body
 from kubevec.inference.documents import INSTANCES, Document, make_document
 from kubevec.inference.health import Health, health_of
@@ -265,6 +266,8 @@ def _workload(source: Redacted, _: InstancePolicy) -> list[str]:
     images = [str(c.get("image")) for c in containers if c.get("image")]
     if images:
         out.append("images: " + ", ".join(images[:MAX_LIST_ITEMS]))
+        if known := software.described(images[:MAX_LIST_ITEMS]):
+            out.append("software: " + ", ".join(known))
     ports = [
         f"{p.get('containerPort')}/{p.get('protocol', 'TCP')}"
         for c in containers
@@ -438,6 +441,13 @@ def _service(source: Redacted, _: InstancePolicy) -> list[str]:
     ]
     if targets:
         out.append("targetPorts: " + ", ".join(map(str, targets[:MAX_LIST_ITEMS])))
+    nodes = [  # NodePort and LoadBalancer: the port every node opens (the API server picks one if none is given)
+        f"{p.get('port')} -> {p.get('nodePort')}"
+        for p in spec.get("ports") or []
+        if isinstance(p, Mapping) and p.get("nodePort")
+    ]
+    if nodes:
+        out.append("nodePorts: " + ", ".join(nodes[:MAX_LIST_ITEMS]))
     for field in ("externalIPs", "loadBalancerSourceRanges"):
         values = spec.get(field)
         if isinstance(values, list) and values:

@@ -7,7 +7,8 @@ ServiceAccounts and the cluster's IPAddress objects crowd the list. So the candi
 instance search are re-scored by what the question says outright:
 
 - **names**: a candidate whose name is one of the question's words or hyphen-joined word runs
-  (``node exporter`` -> ``node-exporter``) gains :data:`EXACT_NAME`; a generated name whose base
+  (``node exporter`` -> ``node-exporter``; a word also as its singular and as names abbreviate it,
+  "databases" -> ``db``) gains :data:`EXACT_NAME`; a generated name whose base
   is (a Pod ``cartservice-9479b6c-p6722`` of ReplicaSet ``cartservice-9479b6c``) gains
   :data:`BASE_NAME`; a name partly covered by the question's words a share of :data:`PARTIAL_NAME`;
 - **namespaces, images, labels** the question names: small gains (they narrow, they do not answer);
@@ -125,6 +126,17 @@ _STOP: Final = frozenset(
      "use", "uses", "used", "where", "why", "from", "into", "at", "be", "can", "has", "have", "many", "much"}
 )  # fmt: skip
 MAX_RUN: Final = 4
+#: How names abbreviate the words questions spell out (``catalogue-db`` is the catalogue's database).
+NAME_ABBREVIATIONS: Final = {
+    "database": "db",
+    "service": "svc",
+    "configuration": "config",
+    "application": "app",
+    "authentication": "auth",
+    "kubernetes": "k8s",
+    "message": "msg",
+    "management": "mgmt",
+}
 #: Question words for the words of Kubernetes' reasons.
 _SYNONYMS: Final = {"memory": "oom", "crashing": "crash", "crashes": "crash", "pulling": "pull", "pulled": "pull"}
 
@@ -159,6 +171,7 @@ class Intent:
         words = tuple(w for w in words if w)
         phrases = {w for w in words if w not in _STOP}
         phrases.update(part for w in words for part in re.split(r"[-.:/]", w) if len(part) > 2 and part not in _STOP)
+        phrases.update(form for w in tuple(phrases) for form in _name_forms(w))
         for size in range(2, MAX_RUN + 1):
             for start in range(len(words) - size + 1):
                 run = words[start : start + size]
@@ -246,6 +259,20 @@ class Intent:
         if len(parts) > 1 and covered == len(parts):
             return EXACT_NAME  # every word of the name, not side by side ("rules for node exporter")
         return PARTIAL_NAME * covered / len(parts) if parts and covered else 0.0
+
+
+def _name_forms(word: str) -> tuple[str, ...]:
+    """Other ways a name spells ``word``: its singular ("sessions" -> ``session-db``) and abbreviation
+    ("database" -> ``catalogue-db``)."""
+    forms = []
+    if len(word) > 4 and word.endswith("ies"):
+        forms.append(word[:-3] + "y")
+    elif len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")) and word.isalpha():
+        forms.append(word[:-1])
+    for form in (word, *forms):
+        if form in NAME_ABBREVIATIONS:
+            forms.append(NAME_ABBREVIATIONS[form])
+    return tuple(forms)
 
 
 def base_name(name: str) -> str:

@@ -216,3 +216,21 @@ def test_a_namespace_the_question_names_is_its_scope_not_its_subject() -> None:
     # and without candidates in that namespace the name is a name
     unscoped = Intent.of("what node port does the sock shop use").among(candidates)
     assert unscoped.boost(application) > unscoped.boost(inside)
+
+
+@pytest.mark.parametrize(
+    ("question", "name", "covered"),
+    [
+        ("which database backs the catalogue", "catalogue-db", True),
+        ("databases of the user accounts", "user-db", True),
+        ("where are the user sessions kept", "session", True),
+        ("policies of the shop", "policy", True),
+        ("status of the payments svc", "payment", True),
+        ("which class is it", "clas", False),
+        ("the redis service", "redis-svc", True),
+    ],
+)
+def test_names_are_read_in_the_forms_names_take(question: str, name: str, covered: bool) -> None:
+    intent = Intent.of(question)
+    parts = name.split("-")
+    assert all(p in intent.phrases for p in parts) == covered
