@@ -63,7 +63,11 @@ def main(argv: Sequence[str]) -> int:
         if identity != resident.key_here():
             logger.warning("Resident reader refused: its environment is not the caller's")
             return 1
-        asyncio.run(Reader(settings=settings, identity=identity).serve(socket_path))
+        try:
+            asyncio.run(Reader(settings=settings, identity=identity).serve(socket_path))
+        except KubevecError as exc:  # the store went between the call that started us and now
+            logger.warning("Resident reader could not start error=%s", exc.first_line())
+            return 1
     return 0
 
 
@@ -114,9 +118,15 @@ class Reader:
         async with self._turn:
             try:
                 await service.warm()
-                await service.search(SearchRequest.build(query="warm up", collection="instances", k=1))
             except KubevecError as exc:
                 logger.info("Resident reader left warming to the first query error=%s", exc.first_line())
+                return
+            for collection in ("instances", "capabilities"):  # the first one the store holds loads the model
+                try:
+                    await service.search(SearchRequest.build(query="warm up", collection=collection, k=1))
+                    return
+                except KubevecError as exc:
+                    logger.info("Resident reader could not warm collection=%s error=%s", collection, exc.first_line())
 
     async def _answer(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
