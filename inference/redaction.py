@@ -1202,8 +1202,23 @@ def _made_of_words(value: str) -> bool:
 
 
 def _names_a_thing(value: str) -> bool:
-    """An ARN or a content digest under a ``*Key*``/``*Hash*`` name: it names a resource, it opens nothing."""
-    return _ARN.fullmatch(value) is not None or _DIGEST.fullmatch(value) is not None
+    """An ARN, a content digest or a Kubernetes qualified name under a ``*Key*``/``*Hash*`` name: it names
+    a resource, a taint or a label (a toleration's or a selector's ``key: node.kubernetes.io/not-ready``),
+    it opens nothing."""
+    return _ARN.fullmatch(value) is not None or _DIGEST.fullmatch(value) is not None or _qualified_name(value)
+
+
+#: ``prefix/name`` as Kubernetes spells label, annotation, taint and extended-resource keys.
+_QUALIFIED: Final = re.compile(r"(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}/([a-z0-9]+(?:[-._][a-z0-9]+)*)")
+
+
+def _qualified_name(value: str) -> bool:
+    """A DNS-prefixed name whose segments read as words or short tokens (``not-ready``, ``managed-by``,
+    ``gpu``, ``v1``), not one long run of letters and digits, which is how a key made to look like one would read."""
+    match = _QUALIFIED.fullmatch(value)
+    if match is None:
+        return False
+    return all(part.isalpha() or len(part) <= 4 for part in re.split(r"[-._]", match.group(1)))
 
 
 def _scrub_field(key: str, value: Any, *, under_credential: bool, budget: Budget, depth: int) -> Any:

@@ -13,7 +13,7 @@ import pytest
 from kubevec.inference.change_records import Stored, change_record
 from kubevec.inference.documents import Document
 from kubevec.inference.instances import build_instance
-from kubevec.inference.redaction import REDACTED, is_credential_name, redact_text
+from kubevec.inference.redaction import REDACTED, is_credential_name, redact_object, redact_text
 from tests.unit.inference.gate_cases import CANARIES, KEEP
 
 
@@ -136,3 +136,33 @@ def test_a_change_record_never_keeps_what_the_document_dropped() -> None:
     assert "Qz7mapleRiver" not in record.text
     assert "hunter2x" not in record.text
     assert "dataSource" in record.text
+
+
+def test_taint_and_label_keys_under_a_key_field_are_names_not_keys() -> None:
+    """Every Pod's default toleration read ``tolerations: <redacted>:NoExecute``: ``key:
+    node.kubernetes.io/not-ready`` looked random enough under a field called ``key``."""
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p", "namespace": "s"},
+        "spec": {
+            "containers": [{"name": "c", "image": "x"}],
+            "tolerations": [{"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute"}],
+            "affinity": {
+                "nodeAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": {
+                        "nodeSelectorTerms": [
+                            {"matchExpressions": [{"key": "app.kubernetes.io/managed-by", "operator": "In"}]}
+                        ]
+                    }
+                }
+            },
+        },
+    }
+    spec = redact_object(pod).obj["spec"]
+    assert spec["tolerations"][0]["key"] == "node.kubernetes.io/not-ready"
+    terms = spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+    assert terms[0]["matchExpressions"][0]["key"] == "app.kubernetes.io/managed-by"
+    for made_to_look_like_one in ("example.com/a8f3k2j9d8s7f6g5h4", "kubevec.io/Qz7mapleRiver2024x"):
+        pod["spec"]["tolerations"][0]["key"] = made_to_look_like_one
+        assert redact_object(pod).obj["spec"]["tolerations"][0]["key"] == REDACTED, made_to_look_like_one
