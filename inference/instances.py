@@ -15,6 +15,7 @@ it shows changes; a label or image change does.
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
@@ -415,7 +416,24 @@ def workload_metadata(obj: Mapping[str, Any]) -> dict[str, Any]:
         isinstance(c.get("resources"), Mapping) and bool((c.get("resources") or {}).get("limits")) for c in containers
     ]
     limits = "all" if all(limited) else "some" if any(limited) else "none"
-    return {"images": images[:32], "resource_limits": limits}
+    out: dict[str, Any] = {"images": images[:32], "resource_limits": limits}
+    if obj.get("kind") == "Pod":  # where it runs and its address: "pods per node", "the pod with IP x"
+        node = pod.get("nodeName")
+        if isinstance(node, str) and node:
+            out["node"] = node
+        status = obj.get("status")
+        address = status.get("podIP") if isinstance(status, Mapping) else None
+        if isinstance(address, str) and _is_ip(address):
+            out["pod_ip"] = address
+    return out
+
+
+def _is_ip(value: str) -> bool:
+    try:
+        ipaddress.ip_address(value)
+    except ValueError:
+        return False
+    return True
 
 
 def _service(source: Redacted, _: InstancePolicy) -> list[str]:
@@ -457,6 +475,8 @@ def _service(source: Redacted, _: InstancePolicy) -> list[str]:
             out.append(f"{field}: {spec[field]}")
     if spec.get("clusterIP") == "None":
         out.append("headless: true")
+    elif isinstance(spec.get("clusterIP"), str) and _is_ip(spec["clusterIP"]):
+        out.append(f"clusterIP: {spec['clusterIP']}")  # assigned once at creation, then fixed
     return out
 
 

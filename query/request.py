@@ -40,6 +40,7 @@ CountField = Literal[
     "subjects",
     "service_type",
     "phase",
+    "node",
 ]
 
 

@@ -232,7 +232,7 @@ async def list_facets(
         str,
         Field(
             description="kind (default), group, namespace, labels, scope, capabilities, providers; for instances "
-            "also health, health_reason, container_reasons, images, resource_limits, role, subjects, service_type"
+            "also health, health_reason, container_reasons, images, resource_limits, role, subjects, service_type, node"
         ),
     ] = "kind",
     cluster: ClusterName = None,

@@ -499,3 +499,26 @@ def test_a_container_says_who_it_runs_as_and_which_capabilities_it_adds() -> Non
     )
     assert "a b; rm" not in text  # only capability names, never free text
     assert "container odd" not in text  # nothing it says is read (runAsUser true is not a user)
+
+
+def test_where_a_pod_runs_and_the_addresses_agents_ask_for() -> None:
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "web-1", "namespace": "s"},
+        "spec": {"nodeName": "worker-2", "containers": [{"name": "c", "image": "web:1"}]},
+        "status": {"phase": "Running", "podIP": "10.244.1.17"},
+    }
+    metadata = build_instance(pod, plural="pods").to_document().metadata
+    assert (metadata["node"], metadata["pod_ip"]) == ("worker-2", "10.244.1.17")
+    pod["status"]["podIP"] = "not an address; rm -rf /"
+    assert "pod_ip" not in build_instance(pod, plural="pods").to_document().metadata
+    service = {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": "web", "namespace": "s"},
+        "spec": {"clusterIP": "10.96.12.7", "ports": [{"port": 80}]},
+    }
+    assert "clusterIP: 10.96.12.7" in build_instance(service, plural="services").to_document().text
+    service["spec"]["clusterIP"] = "None"
+    assert "headless: true" in build_instance(service, plural="services").to_document().text
