@@ -266,8 +266,10 @@ def _pod_state(status: Mapping[str, Any], *, phase: str | None, waiting: list[tu
     if phase in ("Pending", "Running"):
         scheduled = conditions.get("PodScheduled")
         if _is(scheduled, "False"):
+            # the scheduler tried and no node fits (a nodeSelector nothing matches, too little CPU): broken
+            # until something changes; a Pod held by its scheduling gates waits on purpose
             return Health(
-                state=PROGRESSING,
+                state=DEGRADED if _reason(scheduled) == "Unschedulable" else PROGRESSING,
                 ready=False,
                 phase=phase,
                 reason=_reason(scheduled),

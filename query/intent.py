@@ -113,7 +113,8 @@ KIND_ALIASES: Final[dict[tuple[str, ...], str]] = {
 TROUBLE: Final = re.compile(
     r"\b(crash\w*|fail\w*|broken|error\w*|unhealthy|not ready|isn'?t ready|oom\w*|out of memory|can'?t|cannot|"
     r"won'?t|unable|stuck|backoff|back-off|restart\w*|evict\w*|killed|down|degraded|refus\w*|denied|forbidden|"
-    r"exceed\w*|wrong|problem\w*|issue\w*|pull)\b",
+    r"exceed\w*|wrong|problem\w*|issue\w*|pull|pending|unschedul\w*|unavailable|time[sd]? ?out|"
+    r"no endpoints?|not (?:working|running|starting|responding|scheduled)|(?:does|is)n'?t (?:work|running)\w*)\b",
     re.IGNORECASE,
 )
 _WORD = re.compile(r"[a-z0-9][a-z0-9_.:/-]*[a-z0-9]|[a-z0-9]")

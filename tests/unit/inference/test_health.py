@@ -115,7 +115,11 @@ CASES = [
     ),
     (
         obj("v1", "Pod", status={"phase": "Pending", "conditions": [cond("PodScheduled", "False", "Unschedulable")]}),
-        ("progressing", False, "Unschedulable"),
+        ("degraded", False, "Unschedulable"),
+    ),
+    (
+        obj("v1", "Pod", status={"phase": "Pending", "conditions": [cond("PodScheduled", "False", "SchedulingGated")]}),
+        ("progressing", False, "SchedulingGated"),
     ),
     (
         obj(

@@ -234,3 +234,19 @@ def test_names_are_read_in_the_forms_names_take(question: str, name: str, covere
     intent = Intent.of(question)
     parts = name.split("-")
     assert all(p in intent.phrases for p in parts) == covered
+
+
+@pytest.mark.parametrize(
+    ("question", "trouble"),
+    [
+        ("The 'web-app-service' service in the 'node-selector-test' namespace has no endpoints", True),
+        ("why is my pod pending", True),
+        ("the checkout page is not working", True),
+        ("which pods are unschedulable", True),
+        ("requests to payments time out", True),
+        ("what port does the payments service listen on", False),
+        ("which deployment runs the storefront", False),
+    ],
+)
+def test_questions_about_trouble(question: str, trouble: bool) -> None:
+    assert Intent.of(question).trouble == trouble
