@@ -132,6 +132,33 @@ def populate(plane: ControlPlane) -> None:
             ],
         },
     }
+
+    def pods_of(namespace: str, selector: str) -> list[str] | None:
+        return [
+            str(p["metadata"]["name"]) for p in _kubectl_json(plane, "pods", "-n", namespace, "-l", selector)
+        ] or None
+
+    unplaced = {  # as the scheduler writes it when no node fits
+        "phase": "Pending",
+        "conditions": [
+            {
+                "type": "PodScheduled",
+                "status": "False",
+                "reason": "Unschedulable",
+                "message": "0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector.",
+            }
+        ],
+    }
+    both = _eventually(
+        lambda: (found := pods_of("node-selector-test", "app=web-app")) and len(found) == 2 and found,
+        timeout=60,
+        what="both web-app Pods",
+    )
+    for pod in both:
+        plane.kubectl(
+            "patch", "pod", pod, "-n", "node-selector-test", "--subresource=status", "--type=merge", "-p",
+            json.dumps({"status": unplaced}),
+        )  # fmt: skip
     for pod, status in statuses.items():
         plane.kubectl(
             "patch", "pod", pod, "-n", "boutique", "--subresource=status", "--type=merge", "-p",
