@@ -80,14 +80,12 @@ class ChromaStore(BaseStore):
             self._looked = time.monotonic()
             if self._database_files() != self._seen:
                 self._release()
-                if not os.path.isdir(self._path or ""):  # reopening would create an empty store in its place
-                    raise BackendUnavailable(f"The Chroma store at {self._path} is gone")
         if self._client is None:
             if self._path is not None:
-                self._seen, self._looked = (
-                    self._database_files(),
-                    time.monotonic(),
-                )  # before: a write during the open counts
+                if self._follow and not os.path.isdir(self._path):  # opening would create an empty store there
+                    raise BackendUnavailable(f"The Chroma store at {self._path} is gone")
+                # read before opening: a write during the open counts as a change
+                self._seen, self._looked = self._database_files(), time.monotonic()
                 self._client = chromadb.PersistentClient(path=self._path, settings=_settings())
             else:
                 parts = urlsplit(self._url or "")

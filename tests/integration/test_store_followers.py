@@ -99,3 +99,27 @@ async def test_a_reader_that_does_not_follow_is_not_reopened(tmp_path: Path) -> 
         assert store._client is client  # type: ignore[attr-defined]
     finally:
         await store.close()
+
+
+async def test_a_following_reader_never_recreates_a_store_that_was_deleted(tmp_path: Path) -> None:
+    import shutil
+
+    from kubevec.core.errors import BackendUnavailable
+
+    path = tmp_path / "store"
+    write(
+        "chroma",
+        path,
+        'await store.upsert("instances", [Record(id="a", vector=[1.0, 0.0], text="a", metadata={"content_hash": "h"})])',
+    )
+    reader = open_store(StoreSettings(backend="chroma", path=path), follow=True)
+    try:
+        assert await found(reader, [1.0, 0.0]) == ["a"]
+        shutil.rmtree(path)
+        await asyncio.sleep(FOLLOW_SECONDS + 0.1)
+        for _ in range(2):  # the second call too: nothing in between opened a new, empty store
+            with pytest.raises(BackendUnavailable, match="is gone"):
+                await found(reader, [1.0, 0.0])
+        assert not path.exists()
+    finally:
+        await reader.close()
