@@ -9,6 +9,7 @@ beside a controller.
 from __future__ import annotations
 
 import asyncio
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -19,10 +20,14 @@ import pytest
 from kubevec.backends.base import FOLLOW_SECONDS
 from kubevec.backends.config import StoreSettings
 from kubevec.backends.factory import open_store
+from kubevec.core.errors import BackendUnavailable
 
 pytestmark = pytest.mark.integration
 
 BACKENDS = ["chroma", "lancedb"]
+UPSERT_A = (
+    'await store.upsert("instances", [Record(id="a", vector=[1.0, 0.0], text="a", metadata={"content_hash": "h"})])'
+)
 
 
 def write(backend: str, path: Path, script: str) -> None:
@@ -84,11 +89,7 @@ async def test_a_following_reader_sees_another_process_write_and_delete(tmp_path
 async def test_a_reader_that_does_not_follow_is_not_reopened(tmp_path: Path) -> None:
     """The controller's own store (one writer, no follower) never pays for a reopen."""
     path = tmp_path / "store"
-    write(
-        "chroma",
-        path,
-        'await store.upsert("instances", [Record(id="a", vector=[1.0, 0.0], text="a", metadata={"content_hash": "h"})])',
-    )
+    write("chroma", path, UPSERT_A)
     store = open_store(StoreSettings(backend="chroma", path=path))
     try:
         assert await found(store, [0.0, 1.0]) == ["a"]
@@ -102,16 +103,8 @@ async def test_a_reader_that_does_not_follow_is_not_reopened(tmp_path: Path) -> 
 
 
 async def test_a_following_reader_never_recreates_a_store_that_was_deleted(tmp_path: Path) -> None:
-    import shutil
-
-    from kubevec.core.errors import BackendUnavailable
-
     path = tmp_path / "store"
-    write(
-        "chroma",
-        path,
-        'await store.upsert("instances", [Record(id="a", vector=[1.0, 0.0], text="a", metadata={"content_hash": "h"})])',
-    )
+    write("chroma", path, UPSERT_A)
     reader = open_store(StoreSettings(backend="chroma", path=path), follow=True)
     try:
         assert await found(reader, [1.0, 0.0]) == ["a"]
