@@ -59,11 +59,7 @@ async def found(store: object, vector: list[float]) -> list[str]:
 @pytest.mark.parametrize("backend", BACKENDS)
 async def test_a_following_reader_sees_another_process_write_and_delete(tmp_path: Path, backend: str) -> None:
     path = tmp_path / "store"
-    write(
-        backend,
-        path,
-        'await store.upsert("instances", [Record(id="a", vector=[1.0, 0.0], text="a", metadata={"content_hash": "h"})])',
-    )
+    write(backend, path, UPSERT_A)
     reader = open_store(StoreSettings(backend=backend, path=path), follow=True)  # type: ignore[arg-type]
     try:
         assert await found(reader, [0.0, 1.0]) == ["a"]
