@@ -117,6 +117,10 @@ TROUBLE: Final = re.compile(
     r"no endpoints?|not (?:working|running|starting|responding|scheduled)|(?:does|is)n'?t (?:work|running)\w*)\b",
     re.IGNORECASE,
 )
+#: "in the prod namespace", "in namespace prod", "in the 'prod' namespace": a namespace as the question's place.
+_IN_NAMESPACE = re.compile(
+    r"\bin (?:the )?namespace ['\"`]?([a-z0-9][a-z0-9-]*)|\bin (?:the )?['\"`]?([a-z0-9][a-z0-9-]*)['\"`]? namespace\b"
+)
 _WORD = re.compile(r"[a-z0-9][a-z0-9_.:/-]*[a-z0-9]|[a-z0-9]")
 _CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z0-9]+")
 _GENERATED = re.compile(r"^(?=[a-z0-9]*[0-9])[a-z0-9]{4,10}$")
@@ -161,6 +165,9 @@ class Intent:
     #: Namespaces of the candidates: a question naming one ("sock shop payment service") scopes, so an
     #: object named like the namespace (the Namespace, an Argo CD Application) is not what it names.
     namespaces: frozenset[str] = frozenset()
+    #: Namespaces the question places itself in ("in the prod namespace", "in namespace prod"): there
+    #: "namespace" says where, it does not ask for the Namespace object.
+    scopes: frozenset[str] = frozenset()
 
     def among(self, names: frozenset[str], *, namespaces: frozenset[str] = frozenset()) -> Intent:
         """This question read against the candidates' names and namespaces (see :attr:`names`)."""
@@ -168,7 +175,7 @@ class Intent:
 
     @classmethod
     def of(cls, question: str) -> Intent:
-        words = tuple(w.strip(".:/") for w in _WORD.findall(question.lower()))
+        words = tuple(w.strip(".:/'\"") for w in _WORD.findall(question.lower()))
         words = tuple(w for w in words if w)
         phrases = {w for w in words if w not in _STOP}
         phrases.update(part for w in words for part in re.split(r"[-.:/]", w) if len(part) > 2 and part not in _STOP)
@@ -179,7 +186,8 @@ class Intent:
                 if run[0] not in _STOP and run[-1] not in _STOP:
                     phrases.add("-".join(run))
                     phrases.add("".join(run))
-        return cls(words=words, phrases=frozenset(phrases), trouble=TROUBLE.search(question) is not None)
+        scopes = frozenset(m.group(1) or m.group(2) for m in _IN_NAMESPACE.finditer(question.lower()))
+        return cls(words=words, phrases=frozenset(phrases), trouble=TROUBLE.search(question) is not None, scopes=scopes)
 
     def names_kind(self, kind: str) -> float:
         """1 when the question names ``kind`` (longest phrase wins), :data:`CLUSTER_TWIN` for its Cluster twin, else 0."""
@@ -203,7 +211,7 @@ class Intent:
         """What the question's names, kinds and health words add to a candidate's score (may be negative)."""
         kind = str(metadata.get("kind", ""))
         name = str(metadata.get("name", "")).lower()
-        kind_named = self.names_kind(kind)
+        kind_named = 0.0 if kind == "Namespace" and name in self.scopes else self.names_kind(kind)
         named = self._name(name, kind=kind, owner=str(metadata.get("owner") or ""))
         if named == EXACT_NAME and name in self.namespaces and name in self.phrases and not kind_named:
             named = NAMESPACE  # the question's scope, not its subject (unless it names the kind too)
@@ -245,7 +253,10 @@ class Intent:
                 said += [w.lower() for w in _CAMEL.findall(str(item))]
         stems = {w[:5] for w in said if len(w) >= 3}
         asked = {_SYNONYMS.get(w, w)[:5] for w in self.words if len(w) >= 3 and w not in _STOP}
-        return not stems.isdisjoint(asked)
+        if not stems.isdisjoint(asked):
+            return True
+        # inside a reason's word: "scheduled" in Unschedulable, "image" in ImagePullBackOff
+        return any(len(stem) == 5 and stem in word for stem in asked for word in said)
 
     def _name(self, name: str, *, kind: str, owner: str) -> float:
         if not name:

@@ -250,3 +250,25 @@ def test_names_are_read_in_the_forms_names_take(question: str, name: str, covere
 )
 def test_questions_about_trouble(question: str, trouble: bool) -> None:
     assert Intent.of(question).trouble == trouble
+
+
+def test_in_the_namespace_says_where_not_what() -> None:
+    namespace = {"kind": "Namespace", "name": "node-selector-test"}
+    service = {"kind": "Service", "name": "web-app-service", "namespace": "node-selector-test"}
+    question = "The web-app-service service in the 'node-selector-test' namespace has no endpoints. Why?"
+    intent = Intent.of(question).among(
+        frozenset({"node-selector-test", "web-app-service"}), namespaces=frozenset({"node-selector-test"})
+    )
+    assert intent.scopes == {"node-selector-test"}
+    assert intent.boost(namespace) < intent.boost(service)
+    assert Intent.of("pods in namespace prod").scopes == {"prod"}
+    asked = Intent.of("what is the monitoring namespace")
+    assert asked.scopes == frozenset()
+    assert asked.boost({"kind": "Namespace", "name": "monitoring"}) > 0
+
+
+def test_a_reason_is_met_inside_its_words() -> None:
+    unplaced = {"kind": "Pod", "name": "web-1", "health": "degraded", "health_reason": "Unschedulable"}
+    crashing = {"kind": "Pod", "name": "web-2", "health": "degraded", "health_reason": "CrashLoopBackOff"}
+    intent = Intent.of("which pods cannot be scheduled")
+    assert intent.boost(unplaced) > intent.boost(crashing)
