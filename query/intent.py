@@ -18,7 +18,8 @@ instance search are re-scored by what the question says outright:
   the longest phrase wins, so "service account" is not "Service") gains :data:`KIND`; its
   ``Cluster`` twin (ClusterRole for "role") a part;
 - **references**: a candidate that references what the question names (the binding of the account
-  it names) gains :data:`REFERENCE`;
+  it names) gains :data:`REFERENCE`; one that the object the question names references or selects
+  (the Pods of the Service asked about, which say why it has no endpoints) :data:`NEIGHBOUR`;
 - **health**: a question about trouble ("crashing", "failing", "not ready", "can't", "OOM") lifts
   degraded objects, more when their reasons or message meet its words ("out of memory": ``OOMKilled``);
 - **noise**: kinds nobody asks about unless they name them (IPAddress, ControllerRevision,
@@ -54,6 +55,9 @@ REASON: Final = 0.3
 #: A candidate that references something the question names (a binding of the account it names).
 REFERENCE: Final = 0.2
 PROGRESSING: Final = 0.1
+#: A candidate the object the question names points at: it references it or selects it by label (the
+#: Pods of the Service asked about, which say why it has no endpoints).
+NEIGHBOUR: Final = 0.3
 NOISE: Final = -0.5
 OWNED: Final = -0.25
 DEFAULT_ACCOUNT: Final = -0.3
@@ -168,10 +172,34 @@ class Intent:
     #: Namespaces the question places itself in ("in the prod namespace", "in namespace prod"): there
     #: "namespace" says where, it does not ask for the Namespace object.
     scopes: frozenset[str] = frozenset()
+    #: What the objects the question names point at: the keys they reference, and the label selectors
+    #: (namespace, ``k=v`` pairs) they select Pods by.
+    neighbours: frozenset[str] = frozenset()
+    selections: tuple[tuple[str, frozenset[str]], ...] = ()
 
     def among(self, names: frozenset[str], *, namespaces: frozenset[str] = frozenset()) -> Intent:
         """This question read against the candidates' names and namespaces (see :attr:`names`)."""
         return dataclasses.replace(self, names=names, namespaces=namespaces)
+
+    def around(self, candidates: list[Mapping[str, Any]]) -> Intent:
+        """This question with what the candidates it names exactly point at (see :attr:`neighbours`)."""
+        neighbours: set[str] = set()
+        selections: list[tuple[str, frozenset[str]]] = []
+        for metadata in candidates:
+            if not self.names_exactly(metadata):
+                continue
+            refs = metadata.get("refs")
+            if isinstance(refs, list):
+                neighbours.update(str(ref) for ref in refs[:64])
+            selector = metadata.get("selector")
+            if isinstance(selector, list) and selector and all("=" in str(pair) for pair in selector):
+                selections.append((str(metadata.get("namespace") or ""), frozenset(str(p) for p in selector)))
+        return dataclasses.replace(self, neighbours=frozenset(neighbours), selections=tuple(selections[:16]))
+
+    def names_exactly(self, metadata: Mapping[str, Any]) -> bool:
+        """The question names this object (its whole name, not as the namespace it scopes itself to)."""
+        name = str(metadata.get("name", "")).lower()
+        return bool(name) and name in self.phrases and name not in self.namespaces and name not in self.scopes
 
     @classmethod
     def of(cls, question: str) -> Intent:
@@ -230,6 +258,8 @@ class Intent:
         refs = metadata.get("refs")
         if isinstance(refs, list) and any(_ref_named(str(ref), self.phrases) for ref in refs[:64]):
             score += REFERENCE
+        if self._neighbour(metadata, kind=kind, name=name, namespace=namespace) and not self.names_exactly(metadata):
+            score += NEIGHBOUR
         if self.trouble:
             health = metadata.get("health")
             score += DEGRADED if health == "degraded" else PROGRESSING if health == "progressing" else 0.0
@@ -243,6 +273,17 @@ class Intent:
             elif kind in ("ReplicaSet", "Pod", "Job") and metadata.get("owner"):
                 score += OWNED
         return score
+
+    def _neighbour(self, metadata: Mapping[str, Any], *, kind: str, name: str, namespace: str) -> bool:
+        if not (self.neighbours or self.selections):
+            return False
+        if f"{kind}/{namespace or '_cluster'}/{name}" in self.neighbours:
+            return True
+        if kind != "Pod" or not self.selections:
+            return False
+        labels = metadata.get("labels")
+        have = frozenset(str(pair) for pair in labels) if isinstance(labels, list) else frozenset()
+        return any(where == namespace and pairs <= have for where, pairs in self.selections)
 
     def _says_why(self, metadata: Mapping[str, Any]) -> bool:
         """The question's words meet the candidate's reasons or message ("out of memory": ``OOMKilled``)."""

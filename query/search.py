@@ -360,7 +360,7 @@ class SearchService:
         intent = intent.among(
             frozenset(str(hit.metadata.get("name", "")).lower() for hit, _ in scored),
             namespaces=frozenset(str(hit.metadata.get("namespace") or "").lower() for hit, _ in scored) - {""},
-        )
+        ).around([hit.metadata for hit, _ in scored])
         boosted = sorted(
             ((hit, base + intent.boost(hit.metadata)) for hit, base in scored), key=lambda pair: (-pair[1], pair[0].id)
         )

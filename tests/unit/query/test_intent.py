@@ -272,3 +272,20 @@ def test_a_reason_is_met_inside_its_words() -> None:
     crashing = {"kind": "Pod", "name": "web-2", "health": "degraded", "health_reason": "CrashLoopBackOff"}
     intent = Intent.of("which pods cannot be scheduled")
     assert intent.boost(unplaced) > intent.boost(crashing)
+
+
+def test_what_the_named_object_points_at_comes_next() -> None:
+    service = {"kind": "Service", "name": "web-app-service", "namespace": "shop", "selector": ["app=web-app"]}
+    binding = {"kind": "RoleBinding", "name": "web-app-reader", "namespace": "shop", "refs": ["Role/shop/viewer"]}
+    selected = {"kind": "Pod", "name": "web-app-1", "namespace": "shop", "labels": ["app=web-app", "x=y"]}
+    elsewhere = {"kind": "Pod", "name": "web-app-2", "namespace": "other", "labels": ["app=web-app"]}
+    other = {"kind": "Pod", "name": "api-1", "namespace": "shop", "labels": ["app=api"]}
+    role = {"kind": "Role", "name": "viewer", "namespace": "shop"}
+    question = "the web-app-service has no endpoints"
+    intent = Intent.of(question).among(frozenset({"web-app-service"})).around([service, selected, elsewhere, other])
+    assert intent.boost(selected) > intent.boost(elsewhere)
+    assert intent.boost(selected) > intent.boost(other)
+    plain = Intent.of(question).among(frozenset({"web-app-service"}))
+    assert intent.boost(selected) - plain.boost(selected) == pytest.approx(0.3)
+    asked = Intent.of("what does web-app-reader grant").among(frozenset()).around([binding, role])
+    assert asked.boost(role) > Intent.of("what does web-app-reader grant").boost(role)
