@@ -8,12 +8,12 @@ from __future__ import annotations
 import argparse
 from typing import Final
 
-from kubevec.controller.cli import bench, clusters, completion, index, mcp, migrate, run, search, status
+from kubevec.controller.cli import bench, clusters, completion, index, mcp, migrate, resident, run, search, status
 from kubevec.controller.cli.common import Commands
 from kubevec.core.version import kubevec_version
 
 #: Every command module, in the order ``kubevec --help`` lists their commands.
-COMMANDS: Final = (run, index, search, status, clusters, migrate, mcp, bench, completion)
+COMMANDS: Final = (run, index, search, status, clusters, migrate, mcp, resident, bench, completion)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -13,6 +13,7 @@ and the reader checks the hash again on every call; at most :data:`MAX_READERS` 
 follows what the controller writes to an embedded store (``follow=True``), and exits after
 ``KUBEVEC_CLI_RESIDENT_SECONDS`` (default 300) without a call or when its store directory is gone.
 ``KUBEVEC_CLI_RESIDENT_SECONDS=0`` turns it off; then every command runs in its own process.
+``kubevec resident stop`` stops this user's readers now.
 
 The socket lives in ``$XDG_RUNTIME_DIR/kubevec-<uid>`` (else the temporary directory), a directory
 only its owner can enter, which is checked before every use. If anything about the resident reader
@@ -35,7 +36,12 @@ import sys
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
+
+if TYPE_CHECKING:
+    import argparse
+
+    from kubevec.controller.cli.common import Commands
 
 #: The commands a resident reader answers: they read the store and nothing else.
 COMMANDS: Final = frozenset({"search", "get", "resolve", "related", "facets", "changes"})
@@ -242,3 +248,26 @@ def _exactly(connection: socket.socket, size: int) -> bytes:
         chunks.append(chunk)
         size -= len(chunk)
     return b"".join(chunks)
+
+
+def register(commands: Commands) -> None:
+    resident = commands.add("resident", None, help="the warm readers behind the reading commands")
+    nested = commands.nested(resident, dest="what", required=True)
+    nested.add("stop", stop_command, settings=False, help="stop this user's resident readers now")
+
+
+def stop_command(args: argparse.Namespace, settings: object) -> int:
+    """Ask every reader in this user's socket directory to stop (any of them: the directory is theirs alone)."""
+    directory = place()
+    stopped = 0
+    for path in sorted(directory.glob("cli-*.sock")) if directory is not None else []:
+        try:
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
+                connection.settimeout(_CONNECT_TIMEOUT)
+                connection.connect(str(path))
+                send(connection, {"stop": True})
+                stopped += bool(isinstance(answer := receive(connection), dict) and answer.get("stopped"))
+        except (OSError, ValueError):
+            continue  # one that died and left its socket: nothing to stop
+    print(f"Stopped resident readers count={stopped}")
+    return 0

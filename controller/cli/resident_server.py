@@ -132,8 +132,11 @@ class Reader:
         try:
             header = await reader.readexactly(resident.FRAME.size)
             request = resident.decode(await reader.readexactly(resident.FRAME.unpack(header)[0]))
-            if not isinstance(request, dict) or request.get("key") != self._identity:
-                answer: dict[str, Any] = {"fallback": "not the same settings"}
+            if isinstance(request, dict) and request.get("stop") is True:  # kubevec resident stop
+                answer: dict[str, Any] = {"stopped": True}
+                self._stop.set()
+            elif not isinstance(request, dict) or request.get("key") != self._identity:
+                answer = {"fallback": "not the same settings"}
             elif not self._store_is_there():  # deleted: the caller says so in its own words, and we go
                 answer = {"fallback": "the store is gone"}
                 self._stop.set()

@@ -106,7 +106,8 @@ def test_the_next_commands_are_answered_by_the_reader_the_first_left(indexed: tu
         assert (warm.returncode, warm.stdout, warm.stderr) == (own.returncode, own.stdout, own.stderr), args
     assert reader.answered() == 5
     assert json.loads(kubevec("search", QUESTION, "--json", env=env, cwd=cwd).stdout)["results"]
-    reader.stop()
+    stopped = kubevec("resident", "stop", env=env, cwd=cwd)
+    assert (stopped.returncode, stopped.stdout) == (0, "Stopped resident readers count=1\n")
     reader.wait_gone()
 
 
