@@ -667,3 +667,14 @@ def test_weaviate_values_reach_both_servers(helm: str) -> None:
     assert "/store" in refused.stderr
     leaked = template(helm, "--set", "store.backend=weaviate", "--set", "store.url=http://admin:key@weaviate:8080")
     assert leaked.returncode != 0
+
+
+def test_no_resident_reader_in_the_servers_containers(helm: str) -> None:
+    """`kubectl exec deploy/kubevec -- kubevec search` (NOTES.txt) would leave a reader holding a model in
+    the controller's memory limit for minutes: every kubevec container turns it off."""
+    docs = render(helm, "-f", str(CHART / "ci" / "mcp-standalone-values.yaml"))
+    deployments = [d for d in docs if d["kind"] == "Deployment"]
+    assert len(deployments) == 2
+    for deployment in deployments:
+        env = {e["name"]: e.get("value") for e in deployment["spec"]["template"]["spec"]["containers"][0]["env"]}
+        assert env["KUBEVEC_CLI_RESIDENT_SECONDS"] == "0", deployment["metadata"]["name"]
