@@ -210,7 +210,12 @@ def roll_out(plane: ControlPlane, timeout: float = 60) -> None:
     plane.kubectl(
         "set", "image", "deployment/payments-api", "-n", "prod", "payments-api=ghcr.io/acme/payments-api:2.3.2"
     )
-    env = {**os.environ, "KUBEVEC_STORE__PATH": str(STORE), "KUBEVEC_LOG_LEVEL": "WARNING"}
+    env = {
+        **os.environ,
+        "KUBEVEC_STORE__PATH": str(STORE),
+        "KUBEVEC_LOG_LEVEL": "WARNING",
+        "KUBEVEC_CLI_RESIDENT_SECONDS": "0",  # a polling loop, not a person: no reader left behind
+    }
     kubevec = str(Path(sys.executable).with_name("kubevec"))
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
