@@ -38,6 +38,8 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final
 
+from kubevec.inference.software import repository
+
 EXACT_NAME: Final = 0.8
 BASE_NAME: Final = 0.6
 PARTIAL_NAME: Final = 0.3
@@ -248,7 +250,7 @@ class Intent:
         if namespace and namespace in self.phrases:
             score += NAMESPACE
         images = metadata.get("images")
-        if isinstance(images, list) and any(_image_name(str(i)) in self.phrases for i in images):
+        if isinstance(images, list) and any(repository(str(i)) in self.phrases for i in images):
             score += IMAGE
         labels = metadata.get("labels")
         if isinstance(labels, list) and any(
@@ -334,11 +336,6 @@ def base_name(name: str) -> str:
     while len(parts) > 1 and _GENERATED.match(parts[-1]):
         parts.pop()
     return "-".join(parts)
-
-
-def _image_name(image: str) -> str:
-    """``us-docker.pkg.dev/x/frontend:v1`` -> ``frontend``."""
-    return image.rpartition("/")[2].partition("@")[0].partition(":")[0].lower()
 
 
 def _kinds_named(words: tuple[str, ...], *, names: frozenset[str] = frozenset()) -> frozenset[str]:
