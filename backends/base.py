@@ -22,6 +22,7 @@ from typing import Any, Concatenate, Final, Literal, ParamSpec, Protocol, TypeVa
 
 from kubevec.backends.filters import Contains, Filter, all_of, validate, words
 from kubevec.backends.records import RESERVED_METADATA, Health, Hit, MetadataValue, Record, StoredHashes
+from kubevec.backends.stamps import STAMPS, STAMPS_EMBEDDER, new_stamp, stamps_of
 from kubevec.core.errors import BackendError, CollectionMismatch, CollectionNotFound, InvalidFilter, InvalidRecord
 
 Distance = Literal["cosine"]
@@ -30,9 +31,6 @@ T = TypeVar("T")
 P = ParamSpec("P")
 
 DEFAULT_PAGE_SIZE: Final = 1000
-#: How stale a reader of an embedded store another process writes may be (``follow=True``): it
-#: looks for that process's changes at most this often.
-FOLLOW_SECONDS: Final = 1.0
 #: The most neighbours one store search returns (a store limit; agents ask for at most ``kubevec.query.request.MAX_K``).
 MAX_NEIGHBOURS: Final = 1000
 
@@ -87,6 +85,8 @@ class VectorStore(Protocol):
     async def count(self, name: str, filter: Filter | None = None) -> int: ...
 
     async def list_ids(self, name: str) -> list[str]: ...
+
+    async def stamp(self, name: str) -> str | None: ...
 
     def iter_ids(
         self, name: str, *, filter: Filter | None = None, page_size: int = DEFAULT_PAGE_SIZE
@@ -183,9 +183,15 @@ class BaseStore:
     #: Largest number of records one backend call may carry.
     max_batch: int = 1000
 
-    def __init__(self, *, backend: str, location: str) -> None:
+    def __init__(self, *, backend: str, location: str, follow: bool = False) -> None:
+        """``follow``: this process only reads a store other processes write (``kubevec mcp``, the
+        resident CLI reader); every operation then first compares the write stamps (stamps.py) and
+        the backend reopens what it caches when a writer changed anything."""
         self._backend = backend
         self._location = location
+        self._follow = follow
+        self._seen_stamps: dict[str, str] | None = None
+        self._stamps_ready = False
         self._executor = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"kubevec-{backend}")
         self._infos: dict[str, CollectionInfo] = {}
         self.observer: StoreObserver | None = None
@@ -227,6 +233,7 @@ class BaseStore:
         existing = await self._call(self._describe, name)
         if existing is None:
             await self._call(self._create, name, wanted)
+            await self._written(name)
         else:
             _check_same(name=name, existing=existing, wanted=wanted, location=self._location)
         for field in indexed:
@@ -239,10 +246,12 @@ class BaseStore:
         _check_name(name)
         self._infos.pop(name, None)
         await self._call(self._drop, name)
+        await self._written(name)
 
     @_measured("collection_info")
     async def collection_info(self, name: str) -> CollectionInfo | None:
         _check_name(name)
+        await self._follow_writers()
         return await self._call(self._describe, name)
 
     @_measured("upsert")
@@ -256,6 +265,8 @@ class BaseStore:
         batch = list(latest.values())
         for start in range(0, len(batch), self.max_batch):
             await self._call(self._upsert, name, batch[start : start + self.max_batch])
+        if batch:
+            await self._written(name)
 
     @_measured("delete")
     async def delete(self, name: str, ids: Sequence[str]) -> None:
@@ -264,11 +275,14 @@ class BaseStore:
         unique = list(dict.fromkeys(ids))
         for start in range(0, len(unique), self.max_batch):
             await self._call(self._delete, name, unique[start : start + self.max_batch])
+        if unique:
+            await self._written(name)
 
     @_measured("delete_where")
     async def delete_where(self, name: str, filter: Filter) -> None:
         await self._info(name)
         await self._call(self._delete_where, name, validate(filter))
+        await self._written(name)
 
     @_measured("get")
     async def get(self, name: str, ids: Sequence[str], *, include_vectors: bool = False) -> list[Record]:
@@ -294,6 +308,15 @@ class BaseStore:
         """Every id, without payloads: what tells a cached index whether the collection's members changed."""
         await self._info(name)
         return await self._call(self._ids, name, None)
+
+    @_measured("stamp")
+    async def stamp(self, name: str) -> str | None:
+        """``name``'s write stamp now; a value other than an earlier one means somebody wrote since.
+
+        None: no write of this version stamped it (stamps.py). One small read, whatever the size.
+        """
+        _check_name(name)
+        return (await self._follow_writers(always=True)).get(name)
 
     @_measured_pages("iter_ids")
     async def iter_ids(
@@ -412,6 +435,7 @@ class BaseStore:
 
     async def _info(self, name: str) -> CollectionInfo:
         _check_name(name)
+        await self._follow_writers()
         info = self._infos.get(name)
         if info is None:
             info = await self._call(self._describe, name)
@@ -437,6 +461,27 @@ class BaseStore:
                 yield record
             if cursor is None:
                 return
+
+    async def _written(self, name: str) -> None:
+        """Give ``name`` a new stamp, after its data: whoever reads this stamp sees the write."""
+        if name != STAMPS:
+            await self._call(self._stamp, name)
+
+    async def _follow_writers(self, *, always: bool = False) -> dict[str, str]:
+        """For a following store, reopen when another process wrote since the last look; the stamps now.
+
+        Every public operation looks first (one small read), so an answer is never older than the
+        writes that ended before it began. Not following: read only when asked (``always``).
+        """
+        if not (self._follow or always):
+            return {}
+        stamps = await self._call(self._read_stamps)
+        if self._follow:
+            if self._seen_stamps is not None and stamps != self._seen_stamps:
+                self._infos.clear()
+                await self._call(self._reopen)
+            self._seen_stamps = stamps
+        return stamps
 
     async def _call(self, fn: Callable[..., T], *args: Any) -> T:
         loop = asyncio.get_running_loop()
@@ -510,6 +555,37 @@ class BaseStore:
 
     def _close(self) -> None:
         return None
+
+    def _reopen(self) -> None:
+        """Forget what this process caches of the store (a following reader, after another process wrote)."""
+
+    def _read_stamps(self) -> dict[str, str]:
+        """Every collection's stamp (stamps.py); empty when nothing was stamped yet."""
+        if self._describe(STAMPS) is None:
+            return {}
+        found: dict[str, str] = {}
+        cursor: Cursor | None = None
+        while True:
+            page, cursor = self._page(STAMPS, None, cursor, DEFAULT_PAGE_SIZE, False)
+            found.update(stamps_of(page))
+            if cursor is None:
+                return found
+
+    def _stamp(self, name: str) -> None:
+        record = new_stamp(name)
+        if not self._stamps_ready:
+            if self._describe(STAMPS) is None:
+                try:
+                    self._create(STAMPS, CollectionInfo(dimension=1, distance="cosine", embedder=STAMPS_EMBEDDER))
+                except Exception:
+                    if self._describe(STAMPS) is None:  # not another writer's creation in between
+                        raise
+            self._stamps_ready = True
+        try:
+            self._upsert(STAMPS, [record])
+        except Exception:
+            self._stamps_ready = False  # dropped behind our back: create it again next time
+            raise
 
 
 def is_transport_error(exc: BaseException) -> bool:

@@ -10,16 +10,17 @@ lower-cased words in a hidden list field ``_words``; ``Contains`` becomes ``_wor
 The field is stripped from everything this backend returns.
 
 Other writers: an embedded client keeps each collection's HNSW index in memory and never sees what
-another process writes to the same directory (a search would keep returning deleted records). A
-reader in a process of its own (``follow=True``: ``kubevec mcp``, the resident CLI) reopens the
-client when the database file changed, at most once per :data:`FOLLOW_SECONDS`.
+another process writes to the same directory (a search would keep returning deleted records), while
+its ``get`` reads SQLite and is always current. A reader in a process of its own (``follow=True``:
+``kubevec mcp``, the resident CLI) therefore reads the write stamps (stamps.py) before each
+operation and reopens the client only when another process wrote. (Its files' modification times
+cannot tell: opening a client touches ``chroma.sqlite3`` although nothing was written.)
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import time
 from typing import Any, Final
 from urllib.parse import urlsplit
 
@@ -27,7 +28,7 @@ import chromadb
 import chromadb.errors
 from chromadb.config import Settings as ChromaSettings
 
-from kubevec.backends.base import FOLLOW_SECONDS, BaseStore, CollectionInfo, Cursor
+from kubevec.backends.base import BaseStore, CollectionInfo, Cursor
 from kubevec.backends.filters import And, Contains, Eq, Filter, Gt, Gte, In, Lt, Lte, Ne, Nin, Or, words
 from kubevec.backends.records import Hit, MetadataValue, Record, cosine_distance_to_score
 from kubevec.core.errors import BackendError, BackendUnavailable, CollectionNotFound, InvalidFilter
@@ -35,8 +36,6 @@ from kubevec.core.errors import BackendError, BackendUnavailable, CollectionNotF
 WORDS_FIELD: Final = "_words"
 _META_PREFIX: Final = "kubevec_"
 _RANGE: Final = {Gt: "$gt", Gte: "$gte", Lt: "$lt", Lte: "$lte"}
-#: The files whose (mtime, size) change when anybody writes to an embedded store.
-_DATABASE_FILES: Final = ("chroma.sqlite3", "chroma.sqlite3-wal")
 
 
 def _settings() -> ChromaSettings:
@@ -59,7 +58,7 @@ class ChromaStore(BaseStore):
         if bool(path) == bool(url):
             raise BackendError("Chroma needs exactly one of a path (embedded) or a url (server)")
         location = f"{url}" if url else f"{path}"
-        super().__init__(backend="chroma", location=location)
+        super().__init__(backend="chroma", location=location, follow=follow and path is not None)
         self._path = path
         self._url = url
         self._headers = headers or {}
@@ -69,23 +68,15 @@ class ChromaStore(BaseStore):
         self._client: Any = None
         self._collections: dict[str, Any] = {}
         self.max_batch = 1000
-        self._follow = follow and path is not None
-        self._seen: tuple[tuple[int, int] | None, ...] = ()
-        self._looked = 0.0
 
     # -- connection ----------------------------------------------------------------------------
 
     def _connect(self) -> Any:
-        if self._client is not None and self._follow and time.monotonic() - self._looked >= FOLLOW_SECONDS:
-            self._looked = time.monotonic()
-            if self._database_files() != self._seen:
-                self._release()
+        if self._follow and not os.path.isdir(self._path or ""):  # deleted: opening would create an empty store
+            self._release()
+            raise BackendUnavailable(f"The Chroma store at {self._path} is gone")
         if self._client is None:
             if self._path is not None:
-                if self._follow and not os.path.isdir(self._path):  # opening would create an empty store there
-                    raise BackendUnavailable(f"The Chroma store at {self._path} is gone")
-                # read before opening: a write during the open counts as a change
-                self._seen, self._looked = self._database_files(), time.monotonic()
                 self._client = chromadb.PersistentClient(path=self._path, settings=_settings())
             else:
                 parts = urlsplit(self._url or "")
@@ -102,18 +93,6 @@ class ChromaStore(BaseStore):
                 self.max_batch = max(1, min(self.max_batch, int(self._client.get_max_batch_size())))
         return self._client
 
-    def _database_files(self) -> tuple[tuple[int, int] | None, ...]:
-        """What changes when anybody writes: each database file's (mtime, size), None if absent."""
-        found: list[tuple[int, int] | None] = []
-        for name in _DATABASE_FILES:
-            try:
-                stat = os.stat(os.path.join(self._path or "", name))
-            except OSError:
-                found.append(None)
-            else:
-                found.append((stat.st_mtime_ns, stat.st_size))
-        return tuple(found)
-
     def _release(self) -> None:
         """Drop the client; the last one on a path stops chromadb's shared system, so the next opens afresh."""
         client, self._client = self._client, None
@@ -121,8 +100,11 @@ class ChromaStore(BaseStore):
         if client is not None and hasattr(client, "close"):
             client.close()
 
+    def _reopen(self) -> None:
+        self._release()
+
     def _collection(self, name: str) -> Any:
-        client = self._connect()  # first: a following reader may reopen, which forgets the collections
+        client = self._connect()
         collection = self._collections.get(name)
         if collection is None:
             collection = client.get_collection(name=name, embedding_function=None)
@@ -177,7 +159,17 @@ class ChromaStore(BaseStore):
         self._collections[name] = collection
 
     def _drop(self, name: str) -> None:
+        """Delete the records, then the collection. Chroma's ``delete_collection`` leaves list-valued
+        metadata behind, keyed by an internal row id that the next record written (in any collection)
+        reuses, which then reads another object's labels (chroma-core/chroma#7594, open in 1.5);
+        deleting by id removes them. Found by the store contract on a shared server."""
         self._collections.pop(name, None)
+        try:
+            collection = self._connect().get_collection(name=name, embedding_function=None)
+        except (chromadb.errors.NotFoundError, ValueError):
+            return
+        while ids := collection.get(limit=self.max_batch, include=[])["ids"]:
+            collection.delete(ids=ids)
         try:
             self._connect().delete_collection(name=name)
         except (chromadb.errors.NotFoundError, ValueError):

@@ -15,7 +15,6 @@ The collection's dimension and embedder are kept in the table's schema metadata.
 
 from __future__ import annotations
 
-import datetime
 import json
 import math
 import os
@@ -27,10 +26,11 @@ from typing import Any, Final
 import lancedb
 import pyarrow as pa
 
-from kubevec.backends.base import DEFAULT_PAGE_SIZE, FOLLOW_SECONDS, BaseStore, CollectionInfo, Cursor
+from kubevec.backends.base import DEFAULT_PAGE_SIZE, BaseStore, CollectionInfo, Cursor
 from kubevec.backends.filters import And, Contains, Eq, Filter, Gt, Gte, In, Lt, Lte, Ne, Nin, Or, words
 from kubevec.backends.payload import BOOLS, NUMBERS, STRINGS, kind_of, list_fields, typed
 from kubevec.backends.records import Hit, MetadataValue, Record, cosine_distance_to_score
+from kubevec.backends.stamps import STAMPS
 from kubevec.core.errors import BackendError, BackendUnavailable, CollectionNotFound, InvalidFilter
 
 PAYLOAD: Final = "_payload"
@@ -68,18 +68,17 @@ class LanceStore(BaseStore):
 
     def __init__(self, *, path: str, follow: bool = False) -> None:
         """``follow``: this process only reads a directory another process writes (a table opened
-        here would otherwise stay at the version it opened, as lancedb's default does)."""
-        super().__init__(backend="lancedb", location=path)
+        here stays at the version it opened, lancedb's default): it reopens its tables when the
+        write stamps say another process wrote (stamps.py), and reads the stamps themselves afresh."""
+        super().__init__(backend="lancedb", location=path, follow=follow)
         self._path = path
-        self._follow = follow
         self._db: Any = None
         self._tables: dict[str, Any] = {}
 
     def _connect(self) -> Any:
         if self._db is None:
             Path(self._path).mkdir(parents=True, exist_ok=True)
-            interval = datetime.timedelta(seconds=FOLLOW_SECONDS) if self._follow else None
-            self._db = lancedb.connect(self._path, read_consistency_interval=interval)
+            self._db = lancedb.connect(self._path)
         return self._db
 
     def _table(self, name: str) -> Any:
@@ -234,7 +233,7 @@ class LanceStore(BaseStore):
             self._table(name)
             .search(vector, vector_column_name="vector")
             .metric("cosine")
-            .select(["id", "text", PAYLOAD])
+            .select(["id", "text", PAYLOAD, "_distance"])  # named: lance warns on stderr when it adds it itself
             .limit(k)
         )
         if filter is not None:
@@ -260,6 +259,14 @@ class LanceStore(BaseStore):
     def _close(self) -> None:
         self._tables.clear()
         self._db = None
+
+    def _reopen(self) -> None:
+        self._tables.clear()  # opened again at their latest versions
+
+    def _read_stamps(self) -> dict[str, str]:
+        if self._follow:
+            self._tables.pop(STAMPS, None)  # the version written since, not the one opened before
+        return super()._read_stamps()
 
     # -- filters -------------------------------------------------------------------------------
 

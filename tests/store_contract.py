@@ -200,7 +200,27 @@ class StoreContract:
         )
         await store.upsert(collection, [record])
         (got,) = await store.get(collection, ["x"])
-        assert "labels" not in got.metadata
+        assert "labels" not in got.metadata, got.metadata
+
+    async def test_a_dropped_collection_leaves_nothing_to_the_next_records(self, store: VectorStore) -> None:
+        """chroma-core/chroma#7594: Chroma's delete_collection left list metadata behind that the next
+        record written (in any collection) inherited: another object's labels on a new one."""
+        names = [f"test-{uuid.uuid4().hex[:12]}" for _ in range(2)]
+        await store.ensure_collection(names[0], dimension=DIM, embedder="test-embedder")
+        await store.upsert(names[0], make_records(5))
+        await store.drop_collection(names[0])
+        await store.ensure_collection(names[1], dimension=DIM, embedder="test-embedder")
+        try:
+            fresh = [
+                Record(id=f"n{i}", vector=[1.0] + [0.0] * (DIM - 1), text="t", metadata={"content_hash": f"h{i}"})
+                for i in range(5)
+            ]
+            await store.upsert(names[1], fresh)
+            assert [dict(r.metadata) for r in await store.get(names[1], [r.id for r in fresh])] == [
+                dict(r.metadata) for r in fresh
+            ]
+        finally:
+            await store.drop_collection(names[1])
 
     @pytest.mark.parametrize("node", FILTERS, ids=repr)
     async def test_filter_matches_reference(
