@@ -58,6 +58,22 @@ class StoreSettings(BaseModel):
             return self.path
         return None
 
+    @property
+    def sharing(self) -> Literal["shared", "one process", "own"]:
+        """Which processes may open this store at once.
+
+        ``shared``: a server, or embedded Chroma or LanceDB (readers beside a writer, by the write
+        stamps); ``one process``: Qdrant's local mode locks its folder while a client is open (another
+        process gets "already accessed by another instance"); ``own``: the memory store lives and dies
+        with its process. Long-lived helpers that would hold a store open beside the commands (the
+        CLI's resident reader) are only for ``shared`` stores.
+        """
+        if self.backend == "memory":
+            return "own"
+        if self.backend == "qdrant" and not self.url:
+            return "one process"
+        return "shared"
+
     @model_validator(mode="after")
     def _weaviate_needs_a_url(self) -> StoreSettings:
         if self.backend == "weaviate" and not (self.url or "").startswith(("http://", "https://")):

@@ -4,19 +4,19 @@ The corpus of a record is its text plus the fields and description kept in its m
 exact words an embedding blurs ("PgBouncer", "SQS", "cosign") still find their resource; a
 collection whose metadata holds no words of its own (instances: ``with_metadata=False``) is
 indexed from its texts alone, read without metadata (in Chroma, a third of the time at 12,000
-documents), and its ranked records are read back from the store by id. The
-index is rebuilt when the store's fingerprint (a hash of every id and content hash) changes,
-checked at most every ``refresh_seconds``. Only the first query of a collection waits for a
-build; later checks run in the background while queries use the index they have (reading
-20k records takes about a second, which no agent's query should pay every 30 s).
+documents), and its ranked records are read back from the store by id.
 
-A one-shot process (``kubevec search``) cannot keep an index between calls, and reading every
-record's payload is most of its time (2.3 s of metadata at 12k documents in embedded Chroma).
-With ``cache_dir`` the built index is saved there (bm25s's own format, ids beside it) and a later
-process loads it when the collection holds the same ids and the saved index is younger than
-``cache_max_age``: listing ids costs milliseconds. Ranked ids are then read back from the store,
-so results always show the stored text and metadata; a document whose text changed under the
-same id ranks by its old words until the saved index ages out (10 minutes by default).
+The index follows the store's write stamps (``kubevec.backends.stamps``): every query first reads
+its collection's stamp (one small read) and uses the index built at that stamp, rebuilding it when
+a writer wrote since. So a long-lived reader never answers from records the store no longer holds
+and ranks by the words the store holds now, exactly as a process of its own would. With
+``cache_dir`` the built index is saved there under its stamp (bm25s's own format, ids beside it),
+and a later process, or another reader, loads it instead of reading every record again.
+
+A store no writer of this version has stamped yet keeps the older checks: the index is rebuilt
+when a fingerprint of every id and content hash changes, looked at in the background every
+``refresh_seconds``, and a saved index serves when the collection holds the same ids and it is
+younger than ``cache_max_age``.
 """
 
 from __future__ import annotations
@@ -62,6 +62,8 @@ class _Index:
     records: list[Record] | None
     retriever: Any
     fingerprint: str
+    #: The collection's write stamp the index was built at; None for a store that has none.
+    stamp: str | None = None
 
 
 def corpus_text(record: Record) -> str:
@@ -136,12 +138,19 @@ class LexicalIndex:
 
     async def refresh(self, collection: str, *, with_metadata: bool = True) -> None:
         """Bring the index up to date now (waits for a background check already running)."""
+        stamp = await self._store.stamp(collection)
+        if stamp is not None:
+            await self._stamped(collection, stamp, with_metadata=with_metadata)
+            return
         running = self._refreshing.get(collection)
         if running is not None:
             await asyncio.shield(running)
         await self._rebuild(collection, with_metadata=with_metadata)
 
     async def _index(self, collection: str, *, with_metadata: bool) -> _Index:
+        stamp = await self._store.stamp(collection)
+        if stamp is not None:
+            return await self._stamped(collection, stamp, with_metadata=with_metadata)
         current = self._indexes.get(collection)
         if current is None:
             if self._cache_dir is not None:
@@ -158,6 +167,37 @@ class LexicalIndex:
             self._refreshing[collection] = task
         return current
 
+    async def _stamped(self, collection: str, stamp: str, *, with_metadata: bool) -> _Index:
+        """The index of the collection as written at ``stamp``: kept, loaded from the cache, or built."""
+        current = self._indexes.get(collection)
+        if current is not None and current.stamp == stamp:
+            return current
+        async with self._lock:
+            current = self._indexes.get(collection)
+            if current is not None and current.stamp == stamp:  # concurrent queries: one build serves all
+                return current
+            index = await self._load_stamped(collection, stamp) if self._cache_dir is not None else None
+            if index is None:
+                index = await self._build_from_store(collection, with_metadata=with_metadata)
+                index.stamp = stamp
+                if self._cache_dir is not None and index.ids:
+                    await asyncio.to_thread(self._save, collection, index, self._stamped_path(collection, stamp))
+            self._indexes[collection] = index
+            self._checked[collection] = time.monotonic()
+            return index
+
+    async def _build_from_store(self, collection: str, *, with_metadata: bool) -> _Index:
+        """Read every record (or text) of the collection and index it."""
+        records: list[Record] | None = None
+        if with_metadata:
+            records = [r async for r in self._store.iter_records(collection, page_size=1000)]
+            pairs = [(r.id, corpus_text(r)) for r in records]
+            fingerprint = _fingerprint((r.id, str(r.metadata.get("content_hash", ""))) for r in records)
+        else:
+            pairs = [pair async for pair in self._store.iter_texts(collection, page_size=1000)]
+            fingerprint = "texts:" + _fingerprint((i, hashlib.sha256(t.encode()).hexdigest()) for i, t in pairs)
+        return await asyncio.to_thread(_build, pairs, records, fingerprint)
+
     async def _background(self, collection: str, *, with_metadata: bool) -> None:
         try:
             await self._rebuild(collection, with_metadata=with_metadata)
@@ -173,22 +213,14 @@ class LexicalIndex:
             built = self._indexes.get(collection)
             if only_if_missing and built is not None:  # concurrent first queries: one build serves all
                 return built
-            records: list[Record] | None = None
-            if with_metadata:
-                records = [r async for r in self._store.iter_records(collection, page_size=1000)]
-                pairs = [(r.id, corpus_text(r)) for r in records]
-                fingerprint = _fingerprint((r.id, str(r.metadata.get("content_hash", ""))) for r in records)
-            else:
-                pairs = [pair async for pair in self._store.iter_texts(collection, page_size=1000)]
-                fingerprint = "texts:" + _fingerprint((i, hashlib.sha256(t.encode()).hexdigest()) for i, t in pairs)
+            index = await self._build_from_store(collection, with_metadata=with_metadata)
             self._checked[collection] = time.monotonic()
             current = self._indexes.get(collection)
-            if current is not None and current.fingerprint == fingerprint:
+            if current is not None and current.fingerprint == index.fingerprint:
                 return current
-            index = await asyncio.to_thread(_build, pairs, records, fingerprint)
             self._indexes[collection] = index
             if self._cache_dir is not None and index.ids:
-                await asyncio.to_thread(self._save, collection, index)
+                await asyncio.to_thread(self._save, collection, index, self._path(collection, index.ids))
             return index
 
     # -- the disk cache --------------------------------------------------------------------------
@@ -197,6 +229,30 @@ class LexicalIndex:
         assert self._cache_dir is not None
         members = hashlib.sha256("\n".join(sorted(ids)).encode()).hexdigest()[:24]
         return self._cache_dir / f"{collection}-{members}"
+
+    def _stamped_path(self, collection: str, stamp: str) -> Path:
+        assert self._cache_dir is not None
+        return self._cache_dir / f"{collection}-s{hashlib.sha256(stamp.encode()).hexdigest()[:24]}"
+
+    async def _load_stamped(self, collection: str, stamp: str) -> _Index | None:
+        """The index another process saved at this stamp, whatever its age: the collection is as it was then."""
+        path = self._stamped_path(collection, stamp)
+        if not (path / IDS_FILE).is_file():
+            return None
+        loaded = await self._read_saved(path)
+        if loaded is None:
+            return None
+        ids, retriever = loaded
+        return _Index(ids=ids, records=None, retriever=retriever, fingerprint=f"saved:{path.name}", stamp=stamp)
+
+    async def _read_saved(self, path: Path) -> tuple[list[str], Any] | None:
+        try:
+            saved = json.loads((path / IDS_FILE).read_text())
+            retriever = await asyncio.to_thread(_bm25s().BM25.load, str(path), show_progress=False)
+        except (OSError, ValueError) as exc:  # a half-written or foreign cache: rebuild it
+            logger.warning("Ignoring a lexical index cache path=%s error=%s", path, exc)
+            return None
+        return [str(i) for i in saved], retriever
 
     async def _load(self, collection: str) -> _Index | None:
         ids = await self._store.list_ids(collection)
@@ -207,19 +263,16 @@ class LexicalIndex:
             return None
         if age > self._cache_max_age:
             return None
-        try:
-            saved = json.loads((path / IDS_FILE).read_text())
-            retriever = await asyncio.to_thread(_bm25s().BM25.load, str(path), show_progress=False)
-        except (OSError, ValueError) as exc:  # a half-written or foreign cache: rebuild it
-            logger.warning("Ignoring a lexical index cache path=%s error=%s", path, exc)
+        loaded = await self._read_saved(path)
+        if loaded is None:
             return None
+        saved, retriever = loaded
         if sorted(saved) != sorted(ids):
             return None
         return _Index(ids=saved, records=None, retriever=retriever, fingerprint=f"saved:{path.name}")
 
-    def _save(self, collection: str, index: _Index) -> None:
+    def _save(self, collection: str, index: _Index, path: Path) -> None:
         """Write beside any older cache, then rename into place: a reader never loads half an index."""
-        path = self._path(collection, index.ids)
         try:
             assert self._cache_dir is not None
             self._cache_dir.mkdir(parents=True, exist_ok=True)

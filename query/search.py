@@ -109,6 +109,11 @@ class SearchService:
         self._embedder_down_until = -math.inf
         self._embedder_down_reason = ""
 
+    def begin_call(self) -> None:
+        """A resident process's next caller: read the active collections and try the embedder afresh,
+        as a process of its own would (nothing one caller met shapes the next one's answer)."""
+        self._refreshed = self._embedder_down_until = -math.inf
+
     async def fresh(self, *, force: bool = False) -> None:
         """Re-read the active collections when they may have changed (see ``refresh``)."""
         if self._refresh is None or (not force and time.monotonic() - self._refreshed < REFRESH_SECONDS):

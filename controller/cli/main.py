@@ -39,14 +39,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     answered = resident.ask(arguments)
     if answered is not None:
         return answered
-    code = run_here(arguments)
-    if code == 0:
-        resident.start(arguments)  # the next reading command with these settings is answered warm
+    code, settings = run_here(arguments)
+    if code == 0 and settings is not None and settings.store.sharing == "shared":
+        # the next reading command with these settings is answered warm; never for a store one process
+        # at a time may open (Qdrant local): the reader would hold it and every writer would fail
+        resident.start(arguments)
     return code
 
 
-def run_here(argv: Sequence[str]) -> int:
-    """Parse, load the settings, run the command in this process."""
+def run_here(argv: Sequence[str]) -> tuple[int, Settings | None]:
+    """Parse, load the settings, run the command in this process: its exit code and the settings it ran with."""
     import asyncio
     import inspect
 
@@ -57,7 +59,7 @@ def run_here(argv: Sequence[str]) -> int:
     if args.needs_settings:
         loaded = load_settings(kubeconfig=args.kubeconfig, context=args.context)
         if isinstance(loaded, int):
-            return loaded
+            return loaded, None
         settings = loaded
         from kubevec.controller.runtime.logs import install
 
@@ -65,14 +67,14 @@ def run_here(argv: Sequence[str]) -> int:
     try:
         outcome = args.handler(args, settings)
         code: int = asyncio.run(outcome) if inspect.iscoroutine(outcome) else outcome
-        return code
+        return code, settings
     except KubevecError as exc:
-        return failed(args, exc)
+        return failed(args, exc), settings
     except KeyboardInterrupt:
-        return 130
+        return 130, settings
     except BrokenPipeError:  # `kubevec ... | head`: the reader is gone, which is not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
+        return 0, settings
 
 
 def load_settings(*, kubeconfig: Path | None, context: str | None, base: Settings | None = None) -> Settings | int:

@@ -6,7 +6,9 @@ tens of milliseconds. Agents call the command line many times in a row, each a n
 like ``dmypy`` or Gradle's daemon, the first reading command (``search``, ``get``, ``resolve``,
 ``related``, ``facets``, ``changes``) that succeeds starts a resident reader in the background, and
 the next ones hand it their arguments over a Unix socket and print what it answers, with the same
-exit code (~0.1 s). It answers only callers with the same settings: the socket's name is a hash of
+exit code (~0.1 s). It is started only for a store other processes may open beside it (not Qdrant's
+local mode, which locks its folder: the reader would make every writer fail; not the memory
+store), and it takes no lock a writer needs. It answers only callers with the same settings: the socket's name is a hash of
 the working directory, the Python and kubevec installation, and every environment variable that
 can change an answer (``KUBEVEC_*``, ``KUBECONFIG``, ``HOME``, ``XDG_*``, proxies, CA bundles...),
 and the reader checks the hash again on every call; at most :data:`MAX_READERS` live at once. It
@@ -92,10 +94,12 @@ def command_of(argv: Sequence[str]) -> str | None:
 def key(environ: Mapping[str, str], *, cwd: str) -> str:
     """What makes two callers' answers the same: working directory, installation, relevant environment."""
     here = os.stat(__file__)
-    relevant = {
+    relevant = {  # by upper-cased name: the settings read kubevec_store__path as KUBEVEC_STORE__PATH
         name: value
         for name, value in environ.items()
-        if name.startswith(_ENVIRONMENT_PREFIXES) or name.upper() in _ENVIRONMENT or name.lower().endswith("_proxy")
+        if name.upper().startswith(_ENVIRONMENT_PREFIXES)
+        or name.upper() in _ENVIRONMENT
+        or name.lower().endswith("_proxy")
     }
     identity = {
         "cwd": cwd,

@@ -40,6 +40,10 @@ logger = logging.getLogger("kubevec.resident")
 
 #: How often the idle reader looks at the clock and at its store.
 _TICK: Final = 2.0
+#: A caller that connects and then sends nothing (or half a request) is dropped after this long.
+_READ_SECONDS: Final = 10.0
+#: The largest request read (arguments as JSON); a larger one is dropped unread.
+_REQUEST_MAX_BYTES: Final = 1 << 20
 
 
 def main(argv: Sequence[str]) -> int:
@@ -63,6 +67,11 @@ def main(argv: Sequence[str]) -> int:
         if identity != resident.key_here():
             logger.warning("Resident reader refused: its environment is not the caller's")
             return 1
+        if settings.store.sharing != "shared":  # it would hold the store and every writer would fail
+            logger.warning(
+                "Resident reader refused: the %s store opens in one process at a time", settings.store.backend
+            )
+            return 1
         try:
             asyncio.run(Reader(settings=settings, identity=identity).serve(socket_path))
         except KubevecError as exc:  # the store went between the call that started us and now
@@ -81,12 +90,14 @@ class Reader:
         self._stop = asyncio.Event()
         self._last = time.monotonic()
         self._turn = asyncio.Lock()
+        self._service: SearchService | None = None
 
     async def serve(self, socket_path: Path) -> None:
         from kubevec.controller.cli.common import RESIDENT, open_store, search_service
 
         store = open_store(self._settings, existing=True, follow=True)
         service = search_service(self._settings, store, embedder=True, one_shot=False)
+        self._service = service
         RESIDENT.set(service)  # the handlers' tasks copy this context: every reading command gets it
         with contextlib.suppress(FileNotFoundError):
             os.unlink(socket_path)  # a reader that died left it; we hold the lock, so none lives
@@ -130,8 +141,11 @@ class Reader:
 
     async def _answer(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
-            header = await reader.readexactly(resident.FRAME.size)
-            request = resident.decode(await reader.readexactly(resident.FRAME.unpack(header)[0]))
+            header = await asyncio.wait_for(reader.readexactly(resident.FRAME.size), _READ_SECONDS)
+            size = resident.FRAME.unpack(header)[0]
+            if size > _REQUEST_MAX_BYTES:  # a command line is a few hundred bytes
+                raise ValueError(f"a request of {size} bytes")
+            request = resident.decode(await asyncio.wait_for(reader.readexactly(size), _READ_SECONDS))
             if isinstance(request, dict) and request.get("stop") is True:  # kubevec resident stop
                 answer: dict[str, Any] = {"stopped": True}
                 self._stop.set()
@@ -142,6 +156,8 @@ class Reader:
                 self._stop.set()
             else:
                 async with self._turn:
+                    if self._service is not None:  # nothing one caller's command learnt shapes the next one's answer
+                        self._service.begin_call()
                     started = time.monotonic()
                     answer = await self._run([str(word) for word in request.get("argv", [])])
                     self._last = time.monotonic()

@@ -77,6 +77,7 @@ STORE_OPERATIONS: Final = (
     "get",
     "count",
     "list_ids",
+    "stamp",
     "iter_ids",
     "iter_hashes",
     "iter_records",

@@ -1,4 +1,6 @@
-"""The BM25 index: built on first use, refreshed in the background, never blocking a query on a check."""
+"""The BM25 index: built on first use, following the store's write stamps (what every query answers
+from is the collection as written now), saved for the next process under its stamp; a store without
+stamps (written by an older kubevec) is refreshed in the background, never blocking a query on a check."""
 
 from __future__ import annotations
 
@@ -52,7 +54,42 @@ async def test_concurrent_first_queries_build_once(store: MemoryStore, monkeypat
     assert scans == 1
 
 
-async def test_changes_show_after_a_background_refresh_not_before(store: MemoryStore) -> None:
+class UnstampedStore(MemoryStore):
+    """A store no writer of this version stamped (an older controller writes it)."""
+
+    async def stamp(self, name: str) -> str | None:
+        return None
+
+
+@pytest.fixture
+async def unstamped() -> MemoryStore:
+    store = UnstampedStore()
+    await store.ensure_collection("c", dimension=2, embedder="e")
+    await store.upsert("c", [record("a", "PgBouncer connection pooling"), record("b", "rolling updates")])
+    return store
+
+
+async def test_what_a_writer_wrote_is_in_the_next_answer(store: MemoryStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    index = LexicalIndex(store=store, refresh_seconds=3600.0)
+    assert await ranked_ids(index, "cosign") == []
+    await store.upsert("c", [record("c", "cosign image signatures")])
+    assert await ranked_ids(index, "cosign") == ["c"]
+    await store.delete("c", ["a"])
+    assert await ranked_ids(index, "pgbouncer") == []  # never a record the store no longer holds
+    # Nothing written since: the index is kept, nothing is read but the stamp.
+    before = index._indexes["c"]
+
+    def no_scan(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("read the collection although nobody wrote")
+
+    monkeypatch.setattr(store, "iter_records", no_scan)
+    for _ in range(5):
+        assert await ranked_ids(index, "cosign") == ["c"]
+    assert index._indexes["c"] is before
+
+
+async def test_an_unstamped_store_changes_show_after_a_background_refresh_not_before(unstamped: MemoryStore) -> None:
+    store = unstamped
     index = LexicalIndex(store=store, refresh_seconds=0.0)
     assert await ranked_ids(index, "cosign") == []
     await store.upsert("c", [record("c", "cosign image signatures")])
@@ -65,8 +102,11 @@ async def test_changes_show_after_a_background_refresh_not_before(store: MemoryS
     assert await ranked_ids(index, "pgbouncer") == []
 
 
-async def test_unchanged_collection_keeps_its_index(store: MemoryStore) -> None:
-    index = LexicalIndex(store=store, refresh_seconds=0.0)
+@pytest.mark.parametrize("stamped", [True, False])
+async def test_unchanged_collection_keeps_its_index(
+    store: MemoryStore, unstamped: MemoryStore, *, stamped: bool
+) -> None:
+    index = LexicalIndex(store=store if stamped else unstamped, refresh_seconds=0.0)
     await ranked_ids(index, "pgbouncer")
     before = index._indexes["c"]
     await index.refresh("c")
@@ -74,8 +114,9 @@ async def test_unchanged_collection_keeps_its_index(store: MemoryStore) -> None:
 
 
 async def test_a_failing_refresh_keeps_serving_the_old_index(
-    store: MemoryStore, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+    unstamped: MemoryStore, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    store = unstamped
     index = LexicalIndex(store=store, refresh_seconds=0.0)
     assert await ranked_ids(index, "pgbouncer") == ["a"]
 
@@ -103,8 +144,35 @@ class ScanCountingStore(MemoryStore):
         return super().iter_records(name, **kwargs)
 
 
-async def test_a_saved_index_spares_the_next_process_the_scan_and_results_come_from_the_store(tmp_path: Any) -> None:
+class UnstampedScanCountingStore(ScanCountingStore):
+    async def stamp(self, name: str) -> str | None:
+        return None
+
+
+async def test_a_saved_index_serves_every_process_until_somebody_writes(tmp_path: Any) -> None:
     store = ScanCountingStore()
+    await store.ensure_collection("c", dimension=2, embedder="e")
+    await store.upsert("c", [record("a", "PgBouncer connection pooling"), record("b", "rolling updates")])
+    ScanCountingStore.scans = 0
+    assert await ranked_ids(LexicalIndex(store=store, cache_dir=tmp_path), "pgbouncer") == ["a"]
+    assert ScanCountingStore.scans == 1
+    # Another process (another index object), however much later: the saved index, no scan.
+    [(hit, score)] = await LexicalIndex(store=store, cache_dir=tmp_path, cache_max_age=0.0).rank(
+        "c", text="pgbouncer", k=5
+    )
+    assert ScanCountingStore.scans == 1
+    assert (hit.id, hit.text, score > 0) == ("a", "PgBouncer connection pooling", True)
+    # A text changed under the same id: ranked by the words stored now (a new stamp, a new build).
+    await store.upsert("c", [Record(id="a", vector=[1.0, 0.0], text="pooler v2", metadata={"content_hash": "2"})])
+    assert await ranked_ids(LexicalIndex(store=store, cache_dir=tmp_path), "pgbouncer") == []
+    assert ScanCountingStore.scans == 2
+    assert len(list(tmp_path.glob("c-*"))) == 1  # the older one removed
+
+
+async def test_an_unstamped_saved_index_spares_the_next_process_the_scan_and_results_come_from_the_store(
+    tmp_path: Any,
+) -> None:
+    store = UnstampedScanCountingStore()
     await store.ensure_collection("c", dimension=2, embedder="e")
     await store.upsert("c", [record("a", "PgBouncer connection pooling"), record("b", "rolling updates")])
     ScanCountingStore.scans = 0
@@ -165,7 +233,6 @@ async def test_a_collection_without_words_in_its_metadata_is_indexed_from_texts_
     assert (hit.id, hit.metadata["content_hash"]) == ("a", "PgBouncer connection pooling")
     # A text changed under the same id: the next check rebuilds (the fingerprint covers texts).
     await store.upsert("c", [record("b", "rolling updates with cosign")])
-    await index.refresh("c", with_metadata=False)
     assert [r.id for r, _ in await index.rank("c", text="cosign", k=5, with_metadata=False)] == ["b"]
     await store.delete("c", ["a"])  # deleted after the build: never answered
     assert await index.rank("c", text="pgbouncer", k=5, with_metadata=False) == []
