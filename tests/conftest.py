@@ -26,7 +26,8 @@ with warnings.catch_warnings():
         getattr(anyio, _name)
 
 # Reading commands run in their own processes here: a resident reader (controller/cli/resident.py) per
-# test store would outlive the test by minutes. The tests of the resident reader turn it on for themselves.
+# test store would outlive the test by minutes. The CLI's integration tests turn it on, as users have it,
+# each test with readers of its own that end with it (tests/integration/conftest.py).
 os.environ["KUBEVEC_CLI_RESIDENT_SECONDS"] = "0"
 
 REPO = Path(__file__).resolve().parent.parent

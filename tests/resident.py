@@ -72,9 +72,8 @@ def runtime_dir() -> Iterator[Path]:
     try:
         yield runtime
     finally:
-        for directory in runtime.glob("kubevec-*"):  # whatever a failed test left running
-            for sock in directory.glob("*.sock"):
-                subprocess.run(["pkill", "-f", str(sock)], check=False)
+        # every reader started here, ready or still starting (its arguments name its socket in here)
+        subprocess.run(["pkill", "-f", f"resident_server {runtime}/"], check=False)
         shutil.rmtree(runtime, ignore_errors=True)
 
 
