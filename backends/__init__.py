@@ -1,6 +1,7 @@
 """Backend-agnostic vector stores: one protocol, portable filters; Chroma, Qdrant, pgvector, LanceDB, Weaviate, Redis, memory."""
 
-from kubevec.backends.base import BaseStore, CollectionInfo, VectorStore
+from typing import TYPE_CHECKING, Any
+
 from kubevec.backends.records import Health, Hit, Record, StoredHashes
 from kubevec.core.errors import (
     BackendError,
@@ -10,6 +11,9 @@ from kubevec.core.errors import (
     InvalidFilter,
     InvalidRecord,
 )
+
+if TYPE_CHECKING:
+    from kubevec.backends.base import BaseStore, CollectionInfo, VectorStore
 
 __all__ = [
     "BackendError",
@@ -26,3 +30,13 @@ __all__ = [
     "StoredHashes",
     "VectorStore",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """The store classes on first use: naming a filter or a record (``kubevec --help`` builds the search
+    flags from them) does not import the store machinery and asyncio."""
+    if name in ("BaseStore", "CollectionInfo", "VectorStore"):
+        from kubevec.backends import base
+
+        return getattr(base, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

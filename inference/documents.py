@@ -13,22 +13,21 @@ import hashlib
 import json
 import re
 from collections.abc import Sequence
-from typing import Final, Literal
+from typing import Final
 
 from kubevec.core.errors import InferenceError as InferenceError
 from kubevec.core.types import Metadata as Metadata
 from kubevec.core.types import MetadataValue as MetadataValue
 from kubevec.core.types import Scalar as Scalar
+from kubevec.inference.collections import CAPABILITIES as CAPABILITIES
+from kubevec.inference.collections import COLLECTIONS as COLLECTIONS
+from kubevec.inference.collections import INSTANCES as INSTANCES
+from kubevec.inference.collections import Collection as Collection
 from kubevec.inference.identity import parse_object_key
 from kubevec.inference.redaction import REDACTED, redact_text
 
 #: Bumped whenever document text or metadata layout changes, so old documents are rebuilt.
 SCHEMA_VERSION: Final = 1
-
-CAPABILITIES: Final = "capabilities"
-INSTANCES: Final = "instances"
-Collection = Literal["capabilities", "instances"]
-COLLECTIONS: Final[tuple[Collection, ...]] = (CAPABILITIES, INSTANCES)
 
 
 #: Metadata fields agents filter on by exact value; the controller passes them to

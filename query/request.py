@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 
 from kubevec.backends.filters import And, Eq, Filter, all_of, from_json
 from kubevec.core.errors import InvalidFilter, SearchError
-from kubevec.inference.documents import Collection
+from kubevec.inference.collections import Collection
 
 #: The most results one search returns; also the most MCP and the CLI accept.
 MAX_K: Final = 100

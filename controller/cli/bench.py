@@ -11,10 +11,13 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kubevec.controller.cli.common import Commands, open_embedder
-from kubevec.controller.settings import Settings
 from kubevec.core.errors import CommandError
+
+if TYPE_CHECKING:
+    from kubevec.controller.settings import Settings
 
 
 def register(commands: Commands) -> None:

@@ -5,10 +5,13 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import sys
+from typing import TYPE_CHECKING
 
 from kubevec.controller.cli.common import Commands, emit, open_store, output_flag
-from kubevec.controller.settings import Settings
 from kubevec.core.errors import CommandError
+
+if TYPE_CHECKING:
+    from kubevec.controller.settings import Settings
 
 
 def register(commands: Commands) -> None:

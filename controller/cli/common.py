@@ -11,20 +11,20 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from pydantic import ValidationError
-
-from kubevec.controller.settings import Settings
 from kubevec.core.errors import CommandError
 
 if TYPE_CHECKING:
+    from pydantic import ValidationError
+
     from kubevec.backends import VectorStore
+    from kubevec.controller.settings import Settings
     from kubevec.inference.providers.embedders.base import Embedder
     from kubevec.query.search import SearchService
 
 logger = logging.getLogger("kubevec")
 
 #: What a command runs: given its arguments and the settings, an exit code (or a coroutine of one).
-Handler = Callable[[argparse.Namespace, Settings], int | Coroutine[Any, Any, int]]
+Handler = Callable[[argparse.Namespace, "Settings"], int | Coroutine[Any, Any, int]]
 #: The ``-o`` formats of the reading commands.
 FORMATS: Final = ("text", "json", "yaml")
 #: The resident reader's search service (set in its process only): every reading command uses it as

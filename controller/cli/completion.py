@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import argparse
 import shlex
+from typing import TYPE_CHECKING
 
 from kubevec.controller.cli.common import Commands
-from kubevec.controller.settings import Settings
+
+if TYPE_CHECKING:
+    from kubevec.controller.settings import Settings
 
 _TEMPLATE = """# kubevec shell completion: source <(kubevec completion {shell})
 {preamble}_kubevec() {{

@@ -10,10 +10,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kubevec.controller.cli.common import Commands, open_embedder, open_store
-from kubevec.controller.settings import Settings
 from kubevec.core.errors import CommandError
 
 if TYPE_CHECKING:
+    from kubevec.controller.settings import Settings
+
     pass
 
 logger = logging.getLogger("kubevec")

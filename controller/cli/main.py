@@ -49,12 +49,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def run_here(argv: Sequence[str]) -> tuple[int, Settings | None]:
     """Parse, load the settings, run the command in this process: its exit code and the settings it ran with."""
+    from kubevec.controller.cli.parser import build_parser
+
+    args = build_parser().parse_args(argv)  # `--help` and usage errors end here, having imported little
     import asyncio
     import inspect
 
-    from kubevec.controller.cli.parser import build_parser
-
-    args = build_parser().parse_args(argv)
     settings = None
     if args.needs_settings:
         loaded = load_settings(kubeconfig=args.kubeconfig, context=args.context)

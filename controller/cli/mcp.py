@@ -7,9 +7,10 @@ import logging
 from typing import TYPE_CHECKING
 
 from kubevec.controller.cli.common import Commands, open_embedder, open_store, search_service
-from kubevec.controller.settings import Settings
 
 if TYPE_CHECKING:
+    from kubevec.controller.settings import Settings
+
     pass
 
 logger = logging.getLogger("kubevec")

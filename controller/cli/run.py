@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import logging
 from typing import TYPE_CHECKING
 
 from kubevec.controller.cli.common import Commands
-from kubevec.controller.settings import Settings
 
 if TYPE_CHECKING:
     from kubevec.controller.app import App
+    from kubevec.controller.settings import Settings
 
 logger = logging.getLogger("kubevec")
 
@@ -27,6 +26,8 @@ def register(commands: Commands) -> None:
 def run_command(args: argparse.Namespace, settings: Settings) -> int:
     if args.namespace is not None:
         settings = settings.model_copy(update={"namespace": args.namespace})
+    import asyncio
+
     import kopf
 
     from kubevec.controller.app import App

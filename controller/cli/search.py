@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from kubevec.controller.cli.common import Commands, document_text, emit, output_flag, reading
 from kubevec.controller.cli.request_flags import add_request_flags, request_fields
-from kubevec.controller.settings import Settings
 from kubevec.core.errors import CommandError
-from kubevec.inference.documents import COLLECTIONS
+from kubevec.inference.collections import COLLECTIONS
 from kubevec.query.request import MAX_K, SearchRequest
+
+if TYPE_CHECKING:
+    from kubevec.controller.settings import Settings
 
 
 def register(commands: Commands) -> None:

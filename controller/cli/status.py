@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING, Any
 
 from kubevec.controller.cli.common import Commands, emit, open_store, output_flag, search_service
 from kubevec.controller.kube.resources import api_path
-from kubevec.controller.settings import Settings
-from kubevec.inference.documents import COLLECTIONS
+from kubevec.inference.collections import COLLECTIONS
 
 if TYPE_CHECKING:
     from kubevec.backends import VectorStore
+    from kubevec.controller.settings import Settings
 
 logger = logging.getLogger("kubevec")
 
