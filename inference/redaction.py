@@ -705,7 +705,12 @@ _VALUE_NEEDLES: Final[tuple[tuple[str, ...], ...]] = (
 )  # fmt: skip
 if len(_VALUE_NEEDLES) != len(_VALUE_RULES):  # pragma: no cover - a rule added without its needles
     raise AssertionError("each value rule needs its needles")
-_NEEDLES_OF: Final = {id(pattern): needles for (pattern, _), needles in zip(_VALUE_RULES, _VALUE_NEEDLES, strict=True)}
+_NEEDLES_OF: Final = {
+    id(pattern): frozenset(needles)
+    for (pattern, _), needles in zip(_VALUE_RULES, _VALUE_NEEDLES, strict=True)
+    if needles
+}
+_ALL_NEEDLES: Final = tuple(sorted({needle for needles in _VALUE_NEEDLES for needle in needles}))
 #: Extra rules for strings taken from objects, which may hold YAML or headers (``Authorization: Basic x``;
 #: ``password: x`` is :data:`_COLON_PAIR`). Not applied to rendered document text, whose own layout is
 #: ``field: words``.
@@ -719,8 +724,18 @@ def name_words(name: str) -> tuple[str, ...]:
 
     A name written to slip past the rules reads as it looks: invisible characters (zero-width, soft
     hyphen) are dropped and letters of other scripts that look Latin (Cyrillic ``а``, Greek ``ο``) read
-    as the Latin ones, so ``pass\u200bword`` and ``p\u0430ssword`` are ``password``.
+    as the Latin ones, so ``pass\u200bword`` and ``p\u0430ssword`` are ``password``. Remembered for
+    names of ordinary length: every key of every object asks, and keys repeat.
     """
+    return _name_words(name) if len(name) <= 128 else _split_name(name)
+
+
+@functools.lru_cache(maxsize=16384)
+def _name_words(name: str) -> tuple[str, ...]:
+    return _split_name(name)
+
+
+def _split_name(name: str) -> tuple[str, ...]:
     if not name.isascii():
         name = _DISGUISES.sub("", name)
         if any("a" <= c.lower() <= "z" for c in name):  # Latin mixed with lookalikes; a Cyrillic word stays one
@@ -801,7 +816,7 @@ def _states_a_fact(key: str, value: Any) -> bool:
 
 
 def is_suspicious_name(name: str) -> bool:
-    return any(word in SUSPICIOUS_WORDS for word in name_words(name))
+    return not SUSPICIOUS_WORDS.isdisjoint(name_words(name))
 
 
 def looks_random(value: str) -> bool:
@@ -986,6 +1001,22 @@ def redact_text(value: str, *, raw: bool = True, key: str | None = None) -> str:
     """
     if len(value) < 8:
         return value
+    if len(value) <= _MEMO_MAX_CHARS:
+        return _redact_short(value, raw, key)
+    return _redact_text(value, raw=raw, key=key)
+
+
+#: Values up to this long are judged once per process and remembered (the same image, label or
+#: flag recurs in every replica of a workload: 100,000 objects hold far fewer distinct short strings).
+_MEMO_MAX_CHARS: Final = 256
+
+
+@functools.lru_cache(maxsize=32768)
+def _redact_short(value: str, raw: bool, key: str | None) -> str:
+    return _redact_text(value, raw=raw, key=key)
+
+
+def _redact_text(value: str, *, raw: bool, key: str | None) -> str:
     value = cut_string(value)
     if not value.isascii():
         value = _DISGUISES.sub("", value)  # pass\u200bword: x reads as password: x
@@ -1004,10 +1035,13 @@ def redact_text(value: str, *, raw: bool = True, key: str | None = None) -> str:
 
 
 def _apply_rules(value: str, rules: tuple[tuple[re.Pattern[str], Replacement], ...]) -> str:
+    """Each rule in order, skipping those whose needles the value does not hold: the needles present are
+    found once (a substring test each, exact), not once per rule."""
     lowered = value.lower()
+    present = {needle for needle in _ALL_NEEDLES if needle in lowered}
     for pattern, replacement in rules:
-        needles = _NEEDLES_OF.get(id(pattern), ())
-        if needles and not any(needle in lowered for needle in needles):
+        needles = _NEEDLES_OF.get(id(pattern))
+        if needles is not None and present.isdisjoint(needles):
             continue
         value = pattern.sub(replacement, value)
     return value
@@ -1091,7 +1125,8 @@ def scrub(
     budget.spend()
     if depth >= MAX_DEPTH and isinstance(value, Mapping | list):
         return CUT
-    if isinstance(value, Mapping):
+    kind = type(value)  # plain types first: isinstance against Mapping goes through the ABC machinery
+    if kind is dict or (kind is not str and kind is not list and isinstance(value, Mapping)):
         out = {
             str(k): _scrub_field(str(k), v, under_credential=under_credential, budget=budget, depth=depth + 1)
             for k, v in value.items()
@@ -1180,6 +1215,11 @@ def looks_chosen_password(value: str) -> bool:
     ``Qz7mapleRiver``), or a symbol among letters and digits (``hunter2!``), and no separator that
     would make it a path, host, version, image or identifier. Under a name that does not say what the
     value is, such a token is dropped: its place and grammar do not say it is safe."""
+    return 6 <= len(value) <= 64 and _looks_chosen(value)
+
+
+@functools.lru_cache(maxsize=16384)
+def _looks_chosen(value: str) -> bool:
     if not _CHOSEN.fullmatch(value) or _says_yes_or_no(value) or value.startswith(REDACTED):
         return False
     lower = any(c.islower() for c in value)
