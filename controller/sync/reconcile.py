@@ -17,7 +17,7 @@ import contextlib
 import dataclasses
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final
 
 from opentelemetry.trace import Span
@@ -107,11 +107,15 @@ class ClusterState:
         #: The last discovery's resources by (group, kind): what a warning's object is read through.
         self.resources: dict[tuple[str, str], ApiResource] = {}
 
-    async def desired(self, offer: Callable[[Document], object]) -> Desired:
+    async def desired(
+        self, offer: Callable[[Document], object], pace: Callable[[], Awaitable[object]] | None = None
+    ) -> Desired:
         """Every document the cluster implies, handed to ``offer`` page by page; the ids, and what was unseen.
 
         Only ids are kept: a document in sync with the store is dropped as soon as it is compared,
         and one that is not is queued for writing at once, so embedding overlaps the listing.
+        ``pace`` is awaited after each page and each CRD built: the writer's backpressure (the engine's
+        :meth:`~kubevec.controller.sync.engine.SyncEngine.room`), so listing never runs far ahead of it.
 
         Discovery can be incomplete while the API server starts (the aggregated ``/apis`` list fills
         in over seconds) or while an aggregated API's backend is down: a group that still has an
@@ -156,6 +160,8 @@ class ClusterState:
             elif document is not None:
                 take(document)
             del crd
+            if pace is not None:
+                await pace()
         if self._settings.sync.builtin_capabilities:
             self._openapi.clear()  # schemas are held for one resync only: the next one rarely needs any
             hashes = await self._schema_hashes()
@@ -190,6 +196,8 @@ class ClusterState:
                             if document is not None:
                                 take(document)
                     del page
+                    if pace is not None:
+                        await pace()
             except KubeForbidden as exc:  # anything else aborts the resync: never collect from a partial view
                 unseen = unseen.with_kind(resource.ref.group, resource.ref.kind)
                 self._metrics.errors.labels(stage="forbidden").inc()
@@ -290,7 +298,7 @@ class Reconciler:
             upserts += self._engine.offer(snapshot, document)
 
         with tracer().start_as_current_span("kubevec.resync.list") as listing:
-            desired = await self._cluster.desired(offer)
+            desired = await self._cluster.desired(offer, self._engine.room)
             listing.set_attribute("kubevec.capabilities", len(desired.ids[CAPABILITIES]))
             listing.set_attribute("kubevec.instances", len(desired.ids[INSTANCES]))
         with tracer().start_as_current_span("kubevec.resync.diff") as diff:

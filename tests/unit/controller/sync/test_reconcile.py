@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 from typing import Any
 
 import pytest
@@ -434,3 +435,42 @@ async def test_controllers_of_two_clusters_sharing_a_store_never_collect_each_ot
         await app.engine.flush()
     stored = sorted([i async for i, _ in store.iter_ids("instances")])
     assert stored == ["east/a/core/v1/ConfigMap/c-east", "west/a/core/v1/ConfigMap/c-west"]
+
+
+async def test_the_resync_builds_at_most_a_window_ahead_of_the_writer(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 100,000-object first sync held 80,000 built documents in the queue: the listing ran ahead of the
+    writer. Now it waits for room after each page (pages of two here), so the queue stays within the window."""
+    reader = FakeReader()
+    reader.resources = [CONFIGMAPS]
+    reader.apiservice_groups = [""]
+    reader.objects = {"configmaps": [configmap(f"c{i}") for i in range(200)]}
+    app = await prepared_app(reader)
+    app.engine.batch_size = 5
+    deepest = 0
+    put = app.engine._put
+
+    def counted(item: Any) -> None:
+        nonlocal deepest
+        put(item)
+        deepest = max(deepest, len(app.engine.queue))
+
+    monkeypatch.setattr(app.engine, "_put", counted)
+    monkeypatch.setattr(app.engine, "room", functools.partial(app.engine.room, window=10))
+    flushing = asyncio.create_task(app.engine.run())
+    await asyncio.sleep(0)  # the writer runs, as it does before the controller's first resync
+    try:
+        await app.resync()
+        await asyncio.wait_for(app.engine.wait_idle(), timeout=30)
+    finally:
+        flushing.cancel()
+    assert len(app.engine.known["instances"]) == 200  # nothing lost
+    assert deepest <= 12  # the window and one page
+
+
+async def test_a_resync_without_a_writer_running_never_waits_for_room() -> None:
+    """A standby peer or a resync run on its own (tests, ``kubevec index``) must not wait for a writer."""
+    reader = FakeReader()
+    app = await synced(reader, *(configmap(f"c{i}") for i in range(30)))
+    reader.objects["configmaps"] = [configmap(f"c{i}", tier="new") for i in range(30)]
+    await asyncio.wait_for(app.reconciler.resync(), timeout=10)
+    assert len(app.engine.queue) == 30
