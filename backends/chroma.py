@@ -30,6 +30,7 @@ from chromadb.config import Settings as ChromaSettings
 
 from kubevec.backends.base import BaseStore, CollectionInfo, Cursor
 from kubevec.backends.filters import And, Contains, Eq, Filter, Gt, Gte, In, Lt, Lte, Ne, Nin, Or, words
+from kubevec.backends.paging import IdOrder
 from kubevec.backends.records import Hit, MetadataValue, Record, cosine_distance_to_score
 from kubevec.core.errors import BackendError, BackendUnavailable, CollectionNotFound, InvalidFilter
 
@@ -68,6 +69,7 @@ class ChromaStore(BaseStore):
         self._client: Any = None
         self._collections: dict[str, Any] = {}
         self.max_batch = 1000
+        self._order = IdOrder(self._ids)
 
     # -- connection ----------------------------------------------------------------------------
 
@@ -213,21 +215,22 @@ class ChromaStore(BaseStore):
     def _page(
         self, name: str, filter: Filter | None, cursor: Cursor | None, limit: int, with_text: bool
     ) -> tuple[list[Record], Cursor | None]:
-        offset = int(cursor or 0)
+        """In id order (backends/paging.py): Chroma's offset paging rescans every row before the offset."""
+        ids, after = self._order.page(name, filter, cursor, limit)
+        if not ids:
+            return [], after
         include = ["metadatas", *(["documents"] if with_text else [])]
-        result = self._collection(name).get(
-            where=translate(filter) if filter is not None else None, limit=limit, offset=offset, include=include
-        )
-        records = _records(result, with_vectors=False, with_text=with_text)
-        return records, (offset + len(records) if len(records) == limit else None)
+        found = _records(self._collection(name).get(ids=ids, include=include), with_vectors=False, with_text=with_text)
+        by_id = {record.id: record for record in found}
+        return [by_id[i] for i in ids if i in by_id], after
 
     def _text_page(self, name: str, cursor: Cursor | None, limit: int) -> tuple[list[tuple[str, str]], Cursor | None]:
-        offset = int(cursor or 0)
-        result = self._collection(name).get(limit=limit, offset=offset, include=["documents"])
-        ids, texts = list(result["ids"]), list(result["documents"] or [])
-        return [(i, t or "") for i, t in zip(ids, texts, strict=True)], (
-            offset + len(ids) if len(ids) == limit else None
-        )
+        ids, after = self._order.page(name, None, cursor, limit)
+        if not ids:
+            return [], after
+        result = self._collection(name).get(ids=ids, include=["documents"])
+        texts = dict(zip(result["ids"], result["documents"] or [], strict=True))
+        return [(i, texts[i] or "") for i in ids if i in texts], after
 
     def _ids(self, name: str, filter: Filter | None) -> list[str]:
         # One call: ids alone are small, and offset paging costs Chroma a rescan per page.

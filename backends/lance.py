@@ -28,6 +28,7 @@ import pyarrow as pa
 
 from kubevec.backends.base import DEFAULT_PAGE_SIZE, BaseStore, CollectionInfo, Cursor
 from kubevec.backends.filters import And, Contains, Eq, Filter, Gt, Gte, In, Lt, Lte, Ne, Nin, Or, words
+from kubevec.backends.paging import IdOrder
 from kubevec.backends.payload import BOOLS, NUMBERS, STRINGS, kind_of, list_fields, typed
 from kubevec.backends.records import Hit, MetadataValue, Record, cosine_distance_to_score
 from kubevec.backends.stamps import STAMPS
@@ -74,6 +75,7 @@ class LanceStore(BaseStore):
         self._path = path
         self._db: Any = None
         self._tables: dict[str, Any] = {}
+        self._order = IdOrder(self._ids)
 
     def _connect(self) -> Any:
         if self._db is None:
@@ -199,27 +201,22 @@ class LanceStore(BaseStore):
     def _page(
         self, name: str, filter: Filter | None, cursor: Cursor | None, limit: int, with_text: bool
     ) -> tuple[list[Record], Cursor | None]:
-        """Pages in id order: every matching id is read (ids only), the page's records then by id."""
-        ids = sorted(self._ids(name, filter))
-        start = 0 if cursor is None else _after(ids, str(cursor))
-        page = ids[start : start + limit]
+        """Pages in id order over one listing of the matching ids (backends/paging.py), records by id."""
+        page, after = self._order.page(name, filter, cursor, limit)
         if not page:
-            return [], None
+            return [], after
         columns = ["id", PAYLOAD, *(["text"] if with_text else [])]
         rows = self._table(name).search().where(_ids_in(page)).select(columns).limit(len(page)).to_list()
         by_id = {str(row["id"]): _record(row, with_text=with_text) for row in rows}
-        records = [by_id[i] for i in page if i in by_id]
-        return records, (page[-1] if start + limit < len(ids) else None)
+        return [by_id[i] for i in page if i in by_id], after
 
     def _text_page(self, name: str, cursor: Cursor | None, limit: int) -> tuple[list[tuple[str, str]], Cursor | None]:
-        ids = sorted(self._ids(name, None))
-        start = 0 if cursor is None else _after(ids, str(cursor))
-        page = ids[start : start + limit]
+        page, after = self._order.page(name, None, cursor, limit)
         if not page:
-            return [], None
+            return [], after
         rows = self._table(name).search().where(_ids_in(page)).select(["id", "text"]).limit(len(page)).to_list()
         texts = {str(row["id"]): str(row["text"] or "") for row in rows}
-        return [(i, texts[i]) for i in page if i in texts], (page[-1] if start + limit < len(ids) else None)
+        return [(i, texts[i]) for i in page if i in texts], after
 
     def _ids(self, name: str, filter: Filter | None) -> list[str]:
         table = self._table(name)
@@ -348,12 +345,6 @@ def _record(row: dict[str, Any], *, with_text: bool) -> Record:
 
 def _ids_in(ids: Sequence[str]) -> str:
     return f"id IN ({', '.join(literal(i) for i in ids)})"
-
-
-def _after(ids: list[str], cursor: str) -> int:
-    import bisect
-
-    return bisect.bisect_right(ids, cursor)
 
 
 def _without_metadata(schema: pa.Schema) -> pa.Schema:
