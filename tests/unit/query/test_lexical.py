@@ -260,3 +260,20 @@ async def test_records_are_read_back_only_as_far_as_the_query_needs(
     only_a = await index.rank("c", text="pooling", k=10, with_metadata=False, want=2, keep=lambda r: r.id == "a")
     assert [r.id for r, _ in only_a] == ["a"]
     assert sum(len(ids) for ids in asked) == 7  # filtered: batch after batch until the ranking ends
+
+
+async def test_a_large_collection_is_rebuilt_behind_the_queries_and_never_answers_a_deleted_record(
+    store: MemoryStore,
+) -> None:
+    index = LexicalIndex(store=store, exact_max=1)  # "large": more than one document
+    assert await ranked_ids(index, "pgbouncer") == ["a"]
+    await store.delete("c", ["a"])
+    await store.upsert("c", [record("d", "cosign image signatures")])
+    # The next query ranks with the index it had, whose records come back from the store: "a" is gone.
+    assert await ranked_ids(index, "pgbouncer") == []
+    assert await ranked_ids(index, "cosign") == []  # not indexed yet: the rebuild runs behind
+    for _ in range(100):
+        if not index._refreshing:
+            break
+        await asyncio.sleep(0.01)
+    assert await ranked_ids(index, "cosign") == ["d"]
