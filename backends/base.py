@@ -186,11 +186,12 @@ class BaseStore:
     def __init__(self, *, backend: str, location: str, follow: bool = False) -> None:
         """``follow``: this process only reads a store other processes write (``kubevec mcp``, the
         resident CLI reader); every operation then first compares the write stamps (stamps.py) and
-        the backend reopens what it caches when a writer changed anything."""
+        the backend reopens what it caches when a writer changed the collection it reads."""
         self._backend = backend
         self._location = location
         self._follow = follow
-        self._seen_stamps: dict[str, str] | None = None
+        #: Every collection's stamp when this (following) process last opened the store.
+        self._opened_stamps: dict[str, str] | None = None
         self._stamps_ready = False
         self._executor = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"kubevec-{backend}")
         self._infos: dict[str, CollectionInfo] = {}
@@ -251,7 +252,7 @@ class BaseStore:
     @_measured("collection_info")
     async def collection_info(self, name: str) -> CollectionInfo | None:
         _check_name(name)
-        await self._follow_writers()
+        await self._follow_writers(name)
         return await self._call(self._describe, name)
 
     @_measured("upsert")
@@ -316,7 +317,7 @@ class BaseStore:
         None: no write of this version stamped it (stamps.py). One small read, whatever the size.
         """
         _check_name(name)
-        return (await self._follow_writers(always=True)).get(name)
+        return (await self._follow_writers(name, always=True)).get(name)
 
     @_measured_pages("iter_ids")
     async def iter_ids(
@@ -435,7 +436,7 @@ class BaseStore:
 
     async def _info(self, name: str) -> CollectionInfo:
         _check_name(name)
-        await self._follow_writers()
+        await self._follow_writers(name)
         info = self._infos.get(name)
         if info is None:
             info = await self._call(self._describe, name)
@@ -467,20 +468,24 @@ class BaseStore:
         if name != STAMPS:
             await self._call(self._stamp, name)
 
-    async def _follow_writers(self, *, always: bool = False) -> dict[str, str]:
-        """For a following store, reopen when another process wrote since the last look; the stamps now.
+    async def _follow_writers(self, name: str | None = None, *, always: bool = False) -> dict[str, str]:
+        """For a following store, reopen when another process wrote ``name`` since it opened; the stamps now.
 
-        Every public operation looks first (one small read), so an answer is never older than the
-        writes that ended before it began. Not following: read only when asked (``always``).
+        Every public operation on a collection looks first (one small read), so an answer is never
+        older than the writes that ended before it began; writes to other collections (the
+        controller's status record, its change history) cost no reopen. Not following: read only
+        when asked (``always``).
         """
         if not (self._follow or always):
             return {}
         stamps = await self._call(self._read_stamps)
         if self._follow:
-            if self._seen_stamps is not None and stamps != self._seen_stamps:
+            if self._opened_stamps is None:
+                self._opened_stamps = stamps
+            elif name is not None and stamps.get(name) != self._opened_stamps.get(name):
                 self._infos.clear()
                 await self._call(self._reopen)
-            self._seen_stamps = stamps
+                self._opened_stamps = stamps
         return stamps
 
     async def _call(self, fn: Callable[..., T], *args: Any) -> T:

@@ -96,6 +96,16 @@ async def test_a_following_reader_reopens_only_when_another_process_wrote(tmp_pa
             assert await found(reader, [1.0, 0.0]) == ["a"]
             await reader.count("instances")
         assert reopened == 0
+        write(  # another collection (the controller's status record, its history): nothing to reopen for
+            backend,
+            path,
+            """
+            await store.ensure_collection("status", dimension=1, embedder="none")
+            await store.upsert("status", [Record(id="s", vector=[1.0], text="s", metadata={"content_hash": "1"})])
+            """,
+        )
+        assert await found(reader, [1.0, 0.0]) == ["a"]
+        assert reopened == 0
         write(backend, path, 'await store.delete("instances", ["a"])')
         assert await found(reader, [1.0, 0.0]) == []
         for _ in range(10):
