@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import logging
 from typing import TYPE_CHECKING
 
-from kubevec.controller.cli.common import Commands, open_embedder, open_store, search_service
+from kubevec.controller.cli.common import Commands, open_store, search_service
 
 if TYPE_CHECKING:
     from kubevec.controller.settings import Settings
+    from kubevec.query.search import SearchService
 
     pass
 
@@ -37,13 +39,21 @@ def register(commands: Commands) -> None:
     )
 
 
+async def _load_the_model(service: SearchService) -> None:
+    """The model the service will embed queries with, loaded now: the very one it keeps (loading
+    another just to check held a second copy of the model for the server's life, ~190 MiB)."""
+    await service.fresh(force=True)
+    if service.embedder is not None:
+        _ = service.embedder.name
+
+
 def mcp_command(args: argparse.Namespace, settings: Settings) -> int:
     from kubevec.controller.kube.reviews import build_authorizer
     from kubevec.query.mcp import serve
 
     store = open_store(settings, existing=True, follow=True)
-    open_embedder(settings)  # a model that cannot load is an error now, not at the first query
     service = search_service(settings, store, embedder=True, one_shot=False)
+    asyncio.run(_load_the_model(service))  # a model that cannot load is an error now, not at the first query
     authorizer = build_authorizer(settings, placements=lambda: service.placements(settings.cluster_name))
     serve(
         service,
