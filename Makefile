@@ -100,7 +100,7 @@ bench-retrieval: setup ## Recall@1/@5, MRR, latency of the configured embedder/r
 bench-answers: setup controlplane ## Instance answers on public applications (tests/bench/apps): hit@k, MRR, facts, graph, latency.
 	$(BIN)/python -m tests.bench.answers
 
-bench-scale: setup controlplane ## `kubevec run` at scale on the real control plane (KUBEVEC_BENCH_CRDS/OBJECTS).
+bench-scale: setup controlplane ## `kubevec run` at scale on the real control plane (KUBEVEC_BENCH_CRDS/OBJECTS), then `kubevec index crds` over 2,000 CRDs.
 	$(BIN)/python -m tests.bench.scale
 
 ##@ Running

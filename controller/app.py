@@ -149,6 +149,8 @@ class App:
             else None
         )
         self._prepared = asyncio.Event()
+        #: Where a stop leaves the stored hashes for the next start (``controller/sync/snapshots.py``).
+        self.saved_hashes = settings.cache_dir / "stored-hashes" / _store_key(settings, self.store)
         self.probe = ClusterProbe(
             kube=self.kube,
             metrics=self.metrics,
@@ -198,6 +200,11 @@ class App:
                 await asyncio.wait_for(self.engine.flush(), timeout=10)
             except Exception as exc:  # shutting down: say what was not written, the next start resyncs it
                 logger.warning("Failed the final flush queued=%d error=%s", len(self.engine.queue), exc)
+        if self._prepared.is_set():
+            try:
+                await asyncio.wait_for(self.engine.save_snapshot(self.saved_hashes), timeout=30)
+            except Exception as exc:  # the next start reads the store instead
+                logger.warning("Failed to save the stored hashes error=%s", exc)
         await self.health.stop()
         if self.mcp is not None:
             await self.mcp.stop()
@@ -211,7 +218,7 @@ class App:
         while True:  # the store may be down at start-up: wait for it, visibly (the engine is degraded)
             try:
                 await self._use_generation()
-                await self.engine.prepare()
+                await self.engine.prepare(saved=self.saved_hashes)
                 self.engine.history_gate = builder_fingerprint()
                 self.engine.history_judged_by = await self._history_judged_by()
                 if self.store_directory is not None:
@@ -429,3 +436,11 @@ def _change_log(settings: Settings, *, store: VectorStore, embedder: Embedder, m
         max_age_seconds=history.max_age_hours * 3600,
         max_records=history.max_records,
     )
+
+
+def _store_key(settings: Settings, store: VectorStore) -> str:
+    """One file per store, cluster and collection prefix (several controllers may share a cache directory)."""
+    import hashlib
+
+    place = f"{store.backend}\0{store.location}\0{settings.cluster_name}\0{settings.store.collection_prefix}"
+    return hashlib.sha256(place.encode()).hexdigest()[:24] + ".json"

@@ -25,6 +25,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from collections.abc import Set as AbstractSet
+from pathlib import Path
 from types import MappingProxyType
 from typing import Final
 
@@ -35,6 +36,7 @@ from kubevec.backends import Record, StoredHashes, VectorStore
 from kubevec.backends.filters import And, Eq, Filter, Ne
 from kubevec.controller.runtime.metrics import Metrics
 from kubevec.controller.runtime.tracing import tracer
+from kubevec.controller.sync import snapshots
 from kubevec.controller.sync.changelog import ChangeLog
 from kubevec.controller.sync.shared_records import CapabilityWriter
 from kubevec.core.errors import BackendError, EmbedderError, InvalidRecord
@@ -176,9 +178,10 @@ class SyncEngine:
 
     # -- start-up ----------------------------------------------------------------------------------
 
-    async def prepare(self) -> None:
+    async def prepare(self, *, saved: Path | None = None) -> None:
         """Ensure both collections exist (for this embedder) and seed the known hashes from the store.
 
+        ``saved``: where the last stop saved them (``snapshots.py``), used if nobody wrote since.
         A failure marks the engine degraded (readiness shows why) and is raised for the caller to retry.
         """
         try:
@@ -191,7 +194,7 @@ class SyncEngine:
                 )
             if self.history is not None:
                 await self.history.prepare()
-            snapshot = await self.snapshot()
+            snapshot = await self.snapshot(saved=saved)
         except Exception as exc:
             self._set_degraded(exc, stage="startup")
             raise
@@ -212,13 +215,23 @@ class SyncEngine:
             return None
         return prepared[1]
 
-    async def snapshot(self) -> Snapshot:
+    async def snapshot(self, *, saved: Path | None = None) -> Snapshot:
         """Re-read every stored (id, hash), all pages, and install it as what is known; returns a copy.
 
         Read under the write lock, so no flush lands between the read and the install. The resync
-        takes it *before* listing the cluster (see :meth:`reconcile`).
+        takes it *before* listing the cluster (see :meth:`reconcile`). ``saved``: the hashes the last
+        stop saved, taken instead when every collection's write stamp is as it was then.
         """
         async with self._lock:
+            stamps = {c: await self.store.stamp(self.names[c]) for c in COLLECTIONS} if saved is not None else {}
+            loaded = await asyncio.to_thread(snapshots.load, saved, names=self.names, stamps=stamps) if saved else None
+            if loaded is not None:
+                logger.info(
+                    "Read the stored hashes saved at the last stop documents=%d", sum(map(len, loaded.values()))
+                )
+                self._known = {c: dict(loaded[c]) for c in COLLECTIONS}
+                self._count_documents()
+                return {c: dict(loaded[c]) for c in COLLECTIONS}
             snapshot: Snapshot = {}
             for collection in COLLECTIONS:
                 name = self.names[collection]
@@ -229,6 +242,18 @@ class SyncEngine:
             self._known = {c: dict(ids) for c, ids in snapshot.items()}
         self._count_documents()
         return snapshot
+
+    async def save_snapshot(self, path: Path) -> bool:
+        """At a stop, after the final flush: what the store holds now, for the next start (``snapshots.py``).
+
+        Only when this engine wrote everything it had and knows the store exactly (active, nothing
+        queued or failing).
+        """
+        if not self.active or self._queue or self._inflight or self._degraded:
+            return False
+        async with self._lock:
+            stamps = {c: await self.store.stamp(self.names[c]) for c in COLLECTIONS}
+            return await asyncio.to_thread(snapshots.save, path, names=self.names, stamps=stamps, known=self._known)
 
     def offer(self, snapshot: Snapshot, document: Document) -> bool:
         """Queue one desired document if it differs from ``snapshot`` and nothing newer is known; True if queued.

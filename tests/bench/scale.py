@@ -104,21 +104,23 @@ def corpus_crds() -> list[dict[str, Any]]:
 def scaled_crds(count: int) -> list[dict[str, Any]]:
     """``count`` CRDs: the corpus as is, then copies under new groups (conversion webhooks dropped)."""
     base = corpus_crds()
-    out = []
-    for i in range(count):
-        crd = copy.deepcopy(base[i % len(base)])
-        copy_no = i // len(base)
-        spec = crd["spec"]
-        spec.pop("conversion", None)
-        if copy_no:
-            spec["group"] = f"c{copy_no}.{spec['group']}"
-        annotations = (crd.get("metadata") or {}).get("annotations") or {}
-        crd["metadata"] = {"name": f"{spec['names']['plural']}.{spec['group']}"}
-        if "api-approved.kubernetes.io" in annotations:  # *.k8s.io groups need it
-            crd["metadata"]["annotations"] = {"api-approved.kubernetes.io": annotations["api-approved.kubernetes.io"]}
-        crd.pop("status", None)
-        out.append(crd)
-    return out
+    return [scaled_crd(base, i) for i in range(count)]
+
+
+def scaled_crd(base: list[dict[str, Any]], index: int) -> dict[str, Any]:
+    """The ``index``-th CRD of :func:`scaled_crds` (one at a time: 2,000 of them are gigabytes as Python objects)."""
+    crd = copy.deepcopy(base[index % len(base)])
+    copy_no = index // len(base)
+    spec = crd["spec"]
+    spec.pop("conversion", None)
+    if copy_no:
+        spec["group"] = f"c{copy_no}.{spec['group']}"
+    annotations = (crd.get("metadata") or {}).get("annotations") or {}
+    crd["metadata"] = {"name": f"{spec['names']['plural']}.{spec['group']}"}
+    if "api-approved.kubernetes.io" in annotations:  # *.k8s.io groups need it
+        crd["metadata"]["annotations"] = {"api-approved.kubernetes.io": annotations["api-approved.kubernetes.io"]}
+    crd.pop("status", None)
+    return crd
 
 
 def widget_crd(index: int) -> dict[str, Any]:
@@ -574,8 +576,12 @@ def ratio(ours: float, naive: float) -> str:
 
 
 def main() -> None:
+    from tests.bench import crds_scale
+
     print(f"== Scale: {CRDS} CRDs + {OBJECTS} objects")
     print(run())
+    print(f"\n== The capability side: kubevec index crds over {crds_scale.COUNT} CRDs")
+    print(crds_scale.run())
 
 
 if __name__ == "__main__":
