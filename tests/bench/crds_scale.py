@@ -38,7 +38,7 @@ def timed(argv: list[str], env: dict[str, str]) -> tuple[float, float, float, st
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(argv[:3])} failed: {done.stderr.strip()[-500:]}")
     wall, user, system, peak_kib = (float(x) for x in figures[-4:])
-    lines = (done.stdout + done.stderr).strip().splitlines()
+    lines = (done.stdout.strip() or done.stderr.strip()).splitlines()  # its result line, else its last word
     return wall, user + system, peak_kib / 1024, lines[-1] if lines else ""
 
 
