@@ -298,7 +298,7 @@ class App:
                         await self.resync()
                     finally:
                         self.handover.close()
-                    await self.engine.wait_idle()
+                    await self.engine.wait_written()  # the resync's writes, not a quiet cluster
                 if not self.engine.degraded:
                     if not self.ready and self.search is not None:  # agents' first queries: index built
                         self._tasks.append(asyncio.create_task(self.search.warm(), name="kubevec-warm"))

@@ -82,6 +82,8 @@ class Pending:
     document: Document | None  # None: delete
     received: float  # monotonic time the triggering event arrived
     trace: SpanContext | None = None  # the event's span, linked from the flush that writes it
+    #: Its place in the order of intake (set by the queue): what :meth:`SyncEngine.wait_written` waits for.
+    seq: int = 0
 
 
 class SyncEngine:
@@ -136,6 +138,8 @@ class SyncEngine:
         self._idle.set()
         self._written = asyncio.Event()  # set after each batch, written or not: what :meth:`room` waits for
         self._running = False  # the flush loop runs (without it nothing would drain a queue to wait on)
+        self._seq = 0  # the last place in the order of intake given out
+        self._written_seq = 0  # every item up to this place has been written (or replaced by a later one)
         self._backoff = MIN_BACKOFF
         self._prepared: tuple[float, Snapshot] | None = None
 
@@ -357,7 +361,9 @@ class SyncEngine:
 
     def _put(self, item: Pending) -> None:
         key = (item.collection, item.id)
-        self._queue.pop(key, None)  # last state wins, and moves to the back
+        self._seq += 1
+        item = dataclasses.replace(item, seq=self._seq)
+        self._queue.pop(key, None)  # last state wins, and moves to the back (the queue stays in seq order)
         self._queue[key] = item
         self.metrics.queue_depth.set(len(self._queue))
         self._idle.clear()
@@ -444,6 +450,18 @@ class SyncEngine:
             self._wakeup.set()  # a full batch is there: no debounce to wait out
             await self._written.wait()
 
+    async def wait_written(self) -> None:
+        """Until everything queued before this call is written (what came after may still wait).
+
+        What readiness waits for after a resync: on a cluster that never stops changing the queue is
+        never empty, so waiting for :meth:`wait_idle` there could last as long as the changes do.
+        """
+        target = self._seq
+        while self._written_seq < target and (self._queue or self._inflight):
+            self._written.clear()
+            self._wakeup.set()
+            await self._written.wait()
+
     async def wait_idle(self) -> None:
         """Until the queue is empty and the last flush finished (readiness, tests, shutdown)."""
         await self._idle.wait()
@@ -461,6 +479,9 @@ class SyncEngine:
                         "kubevec.flush", links=links, attributes={"kubevec.documents": len(batch)}
                     ):
                         await self._write(batch)
+                    self._written_seq = max(self._written_seq, *(item.seq for item in batch))
+                    if not self._queue:
+                        self._written_seq = self._seq  # nothing left: everything given out is written
                 except (BackendError, EmbedderError) as exc:
                     self._requeue(batch)
                     self._set_degraded(exc)

@@ -340,3 +340,30 @@ async def test_a_damaged_saved_snapshot_reads_the_store(tmp_path: Path, caplog: 
     await again.prepare(saved=saved)
     assert sorted(again.known["instances"]) == [doc("a").id]
     assert "Ignoring saved stored hashes" in caplog.text
+
+
+async def test_readiness_waits_for_what_was_queued_not_for_a_quiet_cluster() -> None:
+    """A cluster that never stops changing never empties the queue: ``wait_written`` returns once what was
+    queued before it is written, while changes keep coming (``wait_idle`` would wait for them to stop)."""
+    store, embedder = MemoryStore(), CountingEmbedder()
+    engine = await engine_with(store, embedder, debounce=0.01)
+    for name in ("a", "b", "c"):
+        engine.submit(doc(name))
+    churning = True
+
+    async def churn() -> None:
+        step = 0
+        while churning:
+            step += 1
+            engine.submit(doc(f"churn-{step}"))
+            await asyncio.sleep(0)
+
+    flushing = asyncio.create_task(engine.run())
+    changes = asyncio.create_task(churn())
+    try:
+        await asyncio.wait_for(engine.wait_written(), timeout=10)
+        assert {doc(n).id for n in ("a", "b", "c")} <= set(await stored(store))
+    finally:
+        churning = False
+        await changes
+        flushing.cancel()
