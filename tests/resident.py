@@ -7,6 +7,7 @@ most 104 bytes), so its readers are its own, and stops them when it ends.
 from __future__ import annotations
 
 import contextlib
+import difflib
 import os
 import shutil
 import subprocess
@@ -86,14 +87,20 @@ def without_reader(env: Mapping[str, str]) -> dict[str, str]:
     return {**env, resident.SECONDS_VARIABLE: "0"}
 
 
-def differences(
-    reads: Sequence[Sequence[str]], *, env: Mapping[str, str], cwd: Path
-) -> list[tuple[list[str], tuple[int, str, str], tuple[int, str, str]]]:
-    """Each read run with the reader's settings and in a process of its own; the ones that differ."""
+def differences(reads: Sequence[Sequence[str]], *, env: Mapping[str, str], cwd: Path) -> list[str]:
+    """Each read run with the reader's settings and in a process of its own; how the ones that differ differ."""
     out = []
     for args in reads:
         warm = outcome(kubevec(*args, env=env, cwd=cwd))
         own = outcome(kubevec(*args, env=without_reader(env), cwd=cwd))
         if warm != own:
-            out.append((list(args), warm, own))
+            lines = difflib.unified_diff(
+                f"exit {own[0]}\n{own[1]}{own[2]}".splitlines(),
+                f"exit {warm[0]}\n{warm[1]}{warm[2]}".splitlines(),
+                "own process",
+                "resident reader",
+                lineterm="",
+                n=1,
+            )
+            out.append(f"{' '.join(args)}:\n" + "\n".join(list(lines)[:40]))
     return out

@@ -6,11 +6,12 @@ changed and the controller has written it (converged), every reading command ans
 what it answers in a process of its own: the reader follows the controller's writes by their
 stamps, its keyword index too, and it keeps no lock the controller needs (issue 54).
 
-With embedded Chroma the comparisons are made while the controller is stopped (it is started again
-for each change): while a writer runs, a process that opens the directory may not see that writer's
-newest vectors for a few seconds (Chroma's embedded store is not process-safe: chroma-core/chroma#3769,
-#3792; seen here as two fresh processes missing a Deployment written a moment before, the third
-finding it). LanceDB is compared beside the running controller.
+With embedded Chroma, reads are compared while the controller is stopped, and vector searches
+are left out of the comparison: two fresh processes opening the same unchanging Chroma directory
+(written by a controller a moment before) answered the same `--no-hybrid` search differently,
+one finding the newest Deployment and the other not (Chroma's embedded store: a new client's
+queries race its own start-up, chroma-core/chroma#3769, #3792). Every other reading command,
+keyword search included, is compared. LanceDB is compared whole, beside the running controller.
 """
 
 from __future__ import annotations
@@ -52,13 +53,20 @@ def deployment(name: str, image: str, *, purpose: str, namespace: str) -> dict[s
     }
 
 
-def reads(name: str, namespace: str) -> tuple[tuple[str, ...], ...]:
-    return (
+def reads(name: str, namespace: str, *, vectors: bool = True) -> tuple[tuple[str, ...], ...]:
+    """The reading commands compared; ``vectors=False`` leaves out those answered by a vector search."""
+    searched = (
         ("search", "which service takes card payments", "--collection", "instances", "-k", "3"),
         ("search", "redis cache for sessions", "--collection", "instances", "--json", "-k", "2"),
         ("search", "redis cache for sessions", "--collection", "instances", "--json", "-k", "2", "--no-hybrid"),
-        ("search", "redis cache for sessions", "--collection", "instances", "--json", "-k", "2", "--keyword"),
         ("search", "payments", "--collection", "instances", "-n", namespace, "-o", "name"),
+    )
+    return (*(searched if vectors else ()), *_exact_reads(name, namespace))
+
+
+def _exact_reads(name: str, namespace: str) -> tuple[tuple[str, ...], ...]:
+    return (
+        ("search", "--keyword", "redis sessions", "--collection", "instances", "--json", "-k", "2"),
         ("get", f"faults/{namespace}/apps/v1/Deployment/{name}"),
         ("get", f"faults/{namespace}/apps/v1/Deployment/missing"),
         ("related", f"Deployment/{namespace}/{name}"),
@@ -93,6 +101,7 @@ def test_reads_beside_a_running_controller_answer_as_their_own_process(
             restarted.append(True)
 
     restarted: list[bool] = []
+    vectors = backend != "chroma"
     try:
         apply(
             plane, deployment("payments-api", "ghcr.io/acme/payments:1.0", purpose="takes card payments", namespace=ns)
@@ -112,12 +121,12 @@ def test_reads_beside_a_running_controller_answer_as_their_own_process(
                 runtime,
             )
             reader = Reader(env, tmp_path)
-            assert kubevec(*reads("payments-api", ns)[0], env=env, cwd=tmp_path).returncode == 0
+            assert kubevec(*reads("payments-api", ns, vectors=vectors)[0], env=env, cwd=tmp_path).returncode == 0
             reader.wait_ready()
             settled()
             found = kubevec("search", "card payments", "--collection", "instances", "-o", "name", env=env, cwd=tmp_path)
             assert f"faults/{ns}/apps/v1/Deployment/payments-api" in found.stdout.splitlines()
-            assert differences(reads("payments-api", ns), env=env, cwd=tmp_path) == []
+            assert differences(reads("payments-api", ns, vectors=vectors), env=env, cwd=tmp_path) == []
 
             # the controller writes what changed; the reader's next answers are the store's as it is now
             if restarted:
@@ -130,17 +139,17 @@ def test_reads_beside_a_running_controller_answer_as_their_own_process(
             )
             converged()
             settled()
-            assert differences(reads("session-cache", ns), env=env, cwd=tmp_path) == []
+            assert differences(reads("session-cache", ns, vectors=vectors), env=env, cwd=tmp_path) == []
             if restarted:
                 controller.start()
                 controller.wait_ready()
             plane.kubectl("delete", "deployment", "payments-api", "-n", ns)
             converged()
             settled()
-            assert differences(reads("payments-api", ns), env=env, cwd=tmp_path) == []
+            assert differences(reads("payments-api", ns, vectors=vectors), env=env, cwd=tmp_path) == []
             gone = kubevec("search", "card payments", "--collection", "instances", "-o", "name", env=env, cwd=tmp_path)
             assert "payments-api" not in gone.stdout
-            assert reader.answered() >= 3 * len(reads("x", ns))
+            assert reader.answered() >= 3 * len(reads("x", ns, vectors=vectors))
             assert controller.proc is not None
             assert restarted or controller.proc.poll() is None  # it never failed on the reader's account
     finally:
