@@ -263,15 +263,25 @@ async def test_records_are_read_back_only_as_far_as_the_query_needs(
 
 
 async def test_a_large_collection_is_rebuilt_behind_the_queries_and_never_answers_a_deleted_record(
-    store: MemoryStore,
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     index = LexicalIndex(store=store, exact_max=1)  # "large": more than one document
     assert await ranked_ids(index, "pgbouncer") == ["a"]
     await store.delete("c", ["a"])
     await store.upsert("c", [record("d", "cosign image signatures")])
-    # The next query ranks with the index it had, whose records come back from the store: "a" is gone.
+    gate = asyncio.Event()
+    original = store.iter_records
+
+    async def held(*args: Any, **kwargs: Any) -> Any:
+        await gate.wait()  # the rebuild behind the queries takes its time
+        async for item in original(*args, **kwargs):
+            yield item
+
+    monkeypatch.setattr(store, "iter_records", held)
+    # The next queries rank with the index they had, whose records come back from the store: "a" is gone.
     assert await ranked_ids(index, "pgbouncer") == []
     assert await ranked_ids(index, "cosign") == []  # not indexed yet: the rebuild runs behind
+    gate.set()
     for _ in range(100):
         if not index._refreshing:
             break
