@@ -33,7 +33,7 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -168,10 +168,8 @@ class LexicalIndex:
                     return loaded
             return await self._rebuild(collection, only_if_missing=True, with_metadata=with_metadata)
         stale = time.monotonic() - self._checked.get(collection, 0.0) >= self._refresh
-        if stale and collection not in self._refreshing:
-            refreshing = self._background(collection, with_metadata=with_metadata)
-            task = asyncio.create_task(refreshing, name=f"kubevec-lexical-{collection}")
-            self._refreshing[collection] = task
+        if stale:
+            self._behind(collection, self._rebuild(collection, with_metadata=with_metadata))
         return current
 
     async def _stamped(self, collection: str, stamp: str, *, with_metadata: bool) -> _Index:
@@ -185,11 +183,7 @@ class LexicalIndex:
         if current is not None and current.stamp == stamp:
             return current
         if current is not None and len(current.ids) > self._exact_max:
-            if collection not in self._refreshing:
-                task = asyncio.create_task(
-                    self._behind(collection, stamp, with_metadata=with_metadata), name=f"kubevec-lexical-{collection}"
-                )
-                self._refreshing[collection] = task
+            self._behind(collection, self._build_stamped(collection, stamp, with_metadata=with_metadata))
             return dataclasses.replace(current, records=None)
         return await self._build_stamped(collection, stamp, with_metadata=with_metadata)
 
@@ -208,9 +202,17 @@ class LexicalIndex:
             self._checked[collection] = time.monotonic()
             return index
 
-    async def _behind(self, collection: str, stamp: str, *, with_metadata: bool) -> None:
+    def _behind(self, collection: str, build: Coroutine[Any, Any, _Index]) -> None:
+        """Run ``build`` behind the queries, one at a time per collection (a second is dropped unstarted)."""
+        if collection in self._refreshing:
+            build.close()
+            return
+        task = asyncio.create_task(self._guarded(collection, build), name=f"kubevec-lexical-{collection}")
+        self._refreshing[collection] = task
+
+    async def _guarded(self, collection: str, build: Coroutine[Any, Any, _Index]) -> None:
         try:
-            await self._build_stamped(collection, stamp, with_metadata=with_metadata)
+            await build
         except BackendError as exc:  # keep serving the index we have; the next query tries again
             logger.warning("Lexical index refresh failed collection=%s error=%s", collection, exc)
         except Exception:
@@ -229,16 +231,6 @@ class LexicalIndex:
             pairs = [pair async for pair in self._store.iter_texts(collection, page_size=1000)]
             fingerprint = "texts:" + _fingerprint((i, hashlib.sha256(t.encode()).hexdigest()) for i, t in pairs)
         return await asyncio.to_thread(_build, pairs, records, fingerprint)
-
-    async def _background(self, collection: str, *, with_metadata: bool) -> None:
-        try:
-            await self._rebuild(collection, with_metadata=with_metadata)
-        except BackendError as exc:  # keep serving the index we have; the next query tries again
-            logger.warning("Lexical index refresh failed collection=%s error=%s", collection, exc)
-        except Exception:
-            logger.exception("Lexical index refresh crashed collection=%s", collection)
-        finally:
-            self._refreshing.pop(collection, None)
 
     async def _rebuild(self, collection: str, *, with_metadata: bool, only_if_missing: bool = False) -> _Index:
         async with self._lock:
