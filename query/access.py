@@ -22,6 +22,10 @@ Decisions are cached per caller for ``ttl`` seconds (RBAC edits show within that
 their sha256 (never the token itself). Which (namespace, resource) pairs exist is read from the
 store once per ``ttl`` for all callers, and SubjectAccessReview is asked only about those: a pair
 that appears meanwhile stays hidden until the next read (closed, not open).
+
+Here: the :class:`Authorizer` and what it asks the API server. Beside it, one module per concern:
+``views`` (what a view is), ``static_tokens`` (the token file), ``placements`` (what Kubernetes
+callers are reviewed about) and ``review_budget`` (the reviews of all callers together).
 """
 
 from __future__ import annotations
@@ -30,35 +34,45 @@ import asyncio
 import base64
 import binascii
 import dataclasses
-import fnmatch
-import hashlib
 import hmac
 import json
 import logging
-import os
-import re
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from pathlib import Path
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any, Final, Protocol
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
-
-from kubevec.backends.filters import MAX_CHILDREN, MAX_VALUES, And, Eq, Filter, In, Or, matches
-from kubevec.core.errors import AccessConfigError, ReviewUnavailable
+from kubevec.backends.filters import Eq, Filter
 from kubevec.inference.documents import CAPABILITIES, INSTANCES
-from kubevec.inference.identity import plural_of
 from kubevec.query.limits import Caller
+from kubevec.query.placements import Placement, placement_of, visible_instances
 from kubevec.query.rbac import RbacSnapshot
+from kubevec.query.review_budget import ReviewBudget, ReviewThrottled
+from kubevec.query.static_tokens import StaticToken, StaticTokenFile, digest, load_static_tokens
+from kubevec.query.views import View, everything, nothing
+
+#: The names callers import from here, each defined in the module of its concern.
+__all__ = [
+    "CREDENTIAL_ID",
+    "Authorizer",
+    "Identity",
+    "Placement",
+    "ReviewBudget",
+    "ReviewThrottled",
+    "Reviewer",
+    "StaticToken",
+    "StaticTokenFile",
+    "View",
+    "everything",
+    "holder",
+    "load_static_tokens",
+    "nothing",
+    "placement_of",
+    "token_expiry",
+    "visible_instances",
+]
 
 logger = logging.getLogger(__name__)
 
-COLLECTIONS: Final = (CAPABILITIES, INSTANCES)
-ALL: Final = "*"
-#: A namespace name (DNS-1123 label) in which ``*`` and ``?`` may stand for characters: anything else
-#: in a token file's ``namespaces`` can match no namespace and is refused.
-NAMESPACE_PATTERN: Final = re.compile(r"[a-z0-9*?]([-a-z0-9*?]{0,61}[a-z0-9*?])?")
 #: The non-resource URL whose readers may see capability documents (what ``kubectl explain`` reads).
 OPENAPI_PATH: Final = "/openapi/v3"
 #: A token the API server rejected is asked about again after this long (a fresh token may become valid).
@@ -67,69 +81,6 @@ NEGATIVE_TTL: Final = 5.0
 REVIEW_CONCURRENCY: Final = 8
 #: Callers (and tokens) remembered at once; the oldest go first.
 MAX_CACHED: Final = 10_000
-
-
-class ReviewThrottled(ReviewUnavailable):
-    """Answering this caller now would exceed the review budget shared by every caller: come back later."""
-
-    def __init__(self, message: str, *, retry_after: float) -> None:
-        super().__init__(message)
-        self.retry_after = retry_after
-
-
-class ReviewBudget:
-    """A token bucket for every TokenReview and SubjectAccessReview this process asks, all callers together.
-
-    A computation reserves what it will ask before it starts; one that would have to wait longer
-    than ``max_wait`` is refused at once with the wait as Retry-After instead of queueing behind
-    everybody else (200 new callers once waited 206 s each for their first answer).
-    """
-
-    def __init__(
-        self,
-        *,
-        rate: float,
-        burst: int,
-        max_wait: float,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        if rate <= 0 or burst < 1:
-            raise ValueError("the review budget needs a positive rate and burst")
-        self.rate, self.burst, self.max_wait = rate, burst, max_wait
-        self._clock = clock
-        self._tokens = float(burst)
-        self._at = clock()
-        self.spent = 0
-
-    async def spend(self, count: int, *, what: str) -> None:
-        """Take ``count`` reviews, paced to the rate; :class:`ReviewThrottled` when those queued ahead need longer than ``max_wait``.
-
-        What is ahead is the bucket's debt: a caller's own cost is paced, never refused (a view
-        that needs a thousand reviews in ``reviews`` mode takes ten seconds at 100/s), but the next
-        caller is told to come back when that debt is paid instead of queueing behind it.
-        """
-        if count <= 0:
-            return
-        now = self._clock()
-        self._tokens = min(float(self.burst), self._tokens + (now - self._at) * self.rate)
-        self._at = now
-        ahead = max(0.0, -self._tokens) / self.rate
-        if ahead > self.max_wait:
-            raise ReviewThrottled(
-                f"{what} would wait {ahead:.1f}s behind other callers' reviews (budget {self.rate:g}/s)",
-                retry_after=ahead,
-            )
-        wait = max(0.0, (count - self._tokens) / self.rate)
-        self._tokens -= count  # below zero: the next caller waits for this one's debt
-        self.spent += count
-        if wait > 0:
-            await asyncio.sleep(wait)
-
-    def refund(self, count: int) -> None:
-        """Give back what was reserved and not asked (an admin answered by its second question)."""
-        if count > 0:
-            self._tokens = min(float(self.burst), self._tokens + count)
-            self.spent -= count
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -190,259 +141,6 @@ class Reviewer(Protocol):
     ) -> bool:
         """SubjectAccessReview: resource attributes, or the non-resource ``path`` when one is given."""
         ...
-
-
-@dataclasses.dataclass(frozen=True, kw_only=True)
-class View:
-    """What one caller may read: per collection nothing, everything (filter None) or what a filter matches."""
-
-    caller: Caller
-    filters: Mapping[str, Filter | None]
-    #: The clusters it is limited to (None: every one). Capability records shared by clusters show only
-    #: these clusters' parts: the filter alone matches a shared record by any one of its clusters.
-    clusters: frozenset[str] | None = None
-
-    def sees(self, collection: str) -> bool:
-        return collection in self.filters
-
-    def filter(self, collection: str) -> Filter | None:
-        return self.filters.get(collection)
-
-    def restrict(self, collection: str, conditions: Filter | None) -> Filter | None:
-        """``conditions`` AND this view, flattened so the caller's own filter keeps its depth budget."""
-        scope = self.filter(collection)
-        if scope is None:
-            return conditions
-        if conditions is None:
-            return scope
-        left = conditions.filters if isinstance(conditions, And) else (conditions,)
-        right = scope.filters if isinstance(scope, And) else (scope,)
-        return And((*left, *right))
-
-    def allows(self, collection: str, *, metadata: Mapping[str, Any], text: str = "") -> bool:
-        if not self.sees(collection):
-            return False
-        scope = self.filter(collection)
-        return scope is None or matches(scope, text=text, metadata=metadata)
-
-
-def everything(caller: Caller) -> View:
-    return View(caller=caller, filters=dict.fromkeys(COLLECTIONS))
-
-
-def nothing(caller: Caller) -> View:
-    return View(caller=caller, filters={})
-
-
-# -- static tokens ---------------------------------------------------------------------------------
-
-
-class StaticToken(BaseModel):
-    """One entry of the static token file: a token (or its sha256) and what it may see."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    name: str = Field(min_length=1, max_length=128, description="who holds it (logged; the token never is)")
-    token: str | None = Field(default=None, min_length=16, description="the bearer token itself")
-    sha256: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$", description="or the sha256 of it, hex")
-    namespaces: tuple[str, ...] = Field(
-        min_length=1, description="namespaces whose objects it sees; '*': all, cluster-scoped objects too"
-    )
-    collections: tuple[str, ...] = Field(default=COLLECTIONS, min_length=1)
-    clusters: tuple[str, ...] = Field(default=(ALL,), min_length=1, description="clusters' documents; '*': all")
-
-    @field_validator("namespaces")
-    @classmethod
-    def _matchable_namespaces(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        bad = [name for name in value if name != ALL and not NAMESPACE_PATTERN.fullmatch(name)]
-        if bad:
-            raise ValueError(
-                f"{', '.join(repr(b) for b in bad)} can match no namespace: use names or globs of "
-                "lowercase letters, digits, '-', '*' and '?' (at most 63 characters), or '*' alone for all"
-            )
-        return value
-
-    @field_validator("collections")
-    @classmethod
-    def _known_collections(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        unknown = sorted(set(value) - set(COLLECTIONS))
-        if unknown:
-            raise ValueError(f"unknown collection {', '.join(unknown)}; use {' and/or '.join(COLLECTIONS)}")
-        return value
-
-    @model_validator(mode="after")
-    def _one_secret(self) -> StaticToken:
-        if (self.token is None) == (self.sha256 is None):
-            raise ValueError("give exactly one of token and sha256")
-        return self
-
-    @property
-    def digest(self) -> str:
-        return self.sha256 or digest(self.token or "")
-
-    @property
-    def globs(self) -> bool:
-        """Whether a namespace entry is a pattern, so the view depends on which namespaces exist."""
-        return ALL not in self.namespaces and any(_is_glob(name) for name in self.namespaces)
-
-    def view(self, *, namespaces: Iterable[str] = ()) -> View:
-        """The token's view; patterns (``team-*``) are matched against ``namespaces``, those in the index."""
-        caller = Caller("static", self.name)
-        parts: list[Filter] = []
-        if ALL not in self.clusters:
-            parts.append(_in("cluster", self.clusters))
-        scoped = [*parts]
-        instances = True
-        if ALL not in self.namespaces:
-            patterns = [name for name in self.namespaces if _is_glob(name)]
-            chosen = {name for name in self.namespaces if not _is_glob(name)}
-            chosen |= {ns for ns in namespaces if any(fnmatch.fnmatchcase(ns, p) for p in patterns)}
-            if chosen:
-                scoped.append(_any([_in("namespace", chunk) for chunk in _chunks(sorted(chosen), MAX_VALUES)]))
-            else:
-                instances = False  # only patterns, and nothing matches them yet: no instance at all
-        filters: dict[str, Filter | None] = {}
-        for collection in self.collections:
-            if collection == INSTANCES and not instances:
-                continue
-            filters[collection] = _all(scoped if collection == INSTANCES else parts)
-        return View(caller=caller, filters=filters, clusters=None if ALL in self.clusters else frozenset(self.clusters))
-
-
-class StaticTokens(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    tokens: list[StaticToken]
-
-
-def load_static_tokens(path: Path) -> list[StaticToken]:
-    """The token file (YAML or JSON: ``{tokens: [{name, token|sha256, namespaces, collections, clusters}]}``)."""
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
-        raise AccessConfigError(f"Cannot read the MCP token file {path}: {exc}") from exc
-    try:
-        tokens = StaticTokens.model_validate(data).tokens
-    except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}"
-            for e in exc.errors(include_url=False, include_input=False)
-        )
-        raise AccessConfigError(f"Invalid MCP token file {path}: {problems}") from None
-    seen: dict[str, str] = {}
-    for entry in tokens:
-        if entry.digest in seen:
-            raise AccessConfigError(
-                f"Invalid MCP token file {path}: {entry.name} and {seen[entry.digest]} share a token"
-            )
-        seen[entry.digest] = entry.name
-    return tokens
-
-
-def digest(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()
-
-
-def _is_glob(name: str) -> bool:
-    return "*" in name or "?" in name
-
-
-class StaticTokenFile:
-    """The static token file, read again whenever it changes (a mounted Secret updated by the kubelet).
-
-    The file's identity (inode, size, mtime of what the path resolves to; the kubelet swaps a
-    symlink) is looked at no more than once per ``check_seconds``. A new file that is unusable is
-    logged as an error and counted, and the last good set stays: a typo never opens or closes
-    everything at once. A token removed from a good file is refused from the next request on.
-    """
-
-    def __init__(self, path: Path, *, check_seconds: float = 1.0, clock: Callable[[], float] = time.monotonic) -> None:
-        self.path = path
-        self.check_seconds = check_seconds
-        self._clock = clock
-        self._signature = self._stat()
-        self.tokens: dict[str, StaticToken] = {entry.digest: entry for entry in load_static_tokens(path)}
-        self._checked = clock()
-        self.reloads = 0
-        self.reload_errors = 0
-
-    def _stat(self) -> tuple[int, int, int, int] | None:
-        try:
-            found = os.stat(self.path)
-        except OSError:
-            return None
-        return (found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns)
-
-    def current(self) -> dict[str, StaticToken]:
-        now = self._clock()
-        if now - self._checked < self.check_seconds:
-            return self.tokens
-        self._checked = now
-        signature = self._stat()
-        if signature == self._signature:
-            return self.tokens
-        self._signature = signature
-        try:
-            tokens = load_static_tokens(self.path)
-        except AccessConfigError as exc:
-            self.reload_errors += 1
-            logger.error("Kept the last good MCP token file tokens=%d error=%s", len(self.tokens), exc)
-            return self.tokens
-        self.tokens = {entry.digest: entry for entry in tokens}
-        self.reloads += 1
-        logger.info("Reloaded the MCP token file path=%s tokens=%d", self.path, len(self.tokens))
-        return self.tokens
-
-
-# -- Kubernetes callers ----------------------------------------------------------------------------
-
-
-@dataclasses.dataclass(frozen=True, order=True)
-class Placement:
-    """Where documents of one resource live: a namespace (None: cluster-scoped) and the resource."""
-
-    namespace: str | None
-    group: str  # "" for the core group, as RBAC spells it
-    resource: str  # plural.group, the payload's ``resource``
-
-    @property
-    def plural(self) -> str:
-        return plural_of(self.resource)
-
-
-def placement_of(metadata: Mapping[str, Any]) -> Placement | None:
-    resource, group = metadata.get("resource"), metadata.get("group")
-    if not isinstance(resource, str) or not isinstance(group, str):
-        return None
-    namespace = metadata.get("namespace")
-    return Placement(
-        namespace=namespace if isinstance(namespace, str) and namespace else None,
-        group="" if group == "core" else group,
-        resource=resource,
-    )
-
-
-def visible_instances(
-    *, cluster: str, everywhere: Iterable[str], per_namespace: Mapping[str, Iterable[str]]
-) -> Filter | None:
-    """The filter for resources listable cluster-wide plus (namespace, resources) pairs; None: nothing.
-
-    Namespaces allowed the same resources share one clause, and long lists are split to the
-    filter's limits (256 values, 64 children), so a view over hundreds of namespaces stays valid.
-    """
-    clauses: list[Filter] = [_in("resource", chunk) for chunk in _chunks(sorted(set(everywhere)), MAX_VALUES)]
-    by_resources: dict[tuple[str, ...], list[str]] = {}
-    for namespace, resources in per_namespace.items():
-        wanted = tuple(sorted(set(resources) - set(everywhere)))
-        if wanted:
-            by_resources.setdefault(wanted, []).append(namespace)
-    for resources, namespaces in sorted(by_resources.items()):
-        for resource_chunk in _chunks(list(resources), MAX_VALUES):
-            for namespace_chunk in _chunks(sorted(namespaces), MAX_VALUES):
-                clauses.append(And((_in("namespace", namespace_chunk), _in("resource", resource_chunk))))
-    if not clauses:
-        return None
-    return And((Eq("cluster", cluster), _any(clauses)))
 
 
 class Authorizer:
@@ -728,24 +426,3 @@ def _remember(cache: dict[Any, Any], key: Any, value: Any) -> None:
     cache[key] = value
     while len(cache) > MAX_CACHED:
         del cache[next(iter(cache))]
-
-
-def _in(field: str, values: Sequence[str]) -> Filter:
-    return Eq(field, values[0]) if len(values) == 1 else In(field, tuple(values))
-
-
-def _all(parts: Sequence[Filter]) -> Filter | None:
-    if not parts:
-        return None
-    return parts[0] if len(parts) == 1 else And(tuple(parts))
-
-
-def _any(clauses: Sequence[Filter]) -> Filter:
-    """OR of clauses, nested in groups of 64 (the filter's child limit)."""
-    while len(clauses) > MAX_CHILDREN:
-        clauses = [_any(list(chunk)) for chunk in _chunks(list(clauses), MAX_CHILDREN)]
-    return clauses[0] if len(clauses) == 1 else Or(tuple(clauses))
-
-
-def _chunks(items: Sequence[Any], size: int) -> list[Sequence[Any]]:
-    return [items[i : i + size] for i in range(0, len(items), size)]

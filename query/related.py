@@ -27,7 +27,7 @@ from kubevec.core.errors import SearchError
 from kubevec.inference.documents import INSTANCES
 from kubevec.inference.identity import object_key, parse_instance_id, parse_object_key
 from kubevec.inference.references import EVERY, POD_SELECTORS, SELECTOR_RELATIONS, evidence_of
-from kubevec.query.access import View
+from kubevec.query.views import View
 
 Direction = Literal["out", "in", "both"]
 DIRECTIONS: Final = ("out", "in", "both")

@@ -24,12 +24,14 @@ from prometheus_client import CollectorRegistry, generate_latest
 
 from kubevec.backends.filters import json_too_deep
 from kubevec.core.errors import ReviewUnavailable, UnsafeBind
-from kubevec.query.access import Authorizer, ReviewThrottled, View, everything
+from kubevec.query.access import Authorizer
 from kubevec.query.limits import AccessCollector, Caller, Count, Limiter, Limits, Refusal
 from kubevec.query.mcp.jsonrpc import MAX_MESSAGE_DEPTH, clip, echoable, request_id, request_ids, rpc_error
 from kubevec.query.mcp.tools import VIEW_STATE, build_server
 from kubevec.query.oauth_metadata import ResourceMetadata
+from kubevec.query.review_budget import ReviewThrottled
 from kubevec.query.search import SearchService
+from kubevec.query.views import View, everything
 
 logger = logging.getLogger(__name__)
 

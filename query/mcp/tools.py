@@ -24,7 +24,6 @@ from pydantic import BaseModel, Field, ValidationError
 from kubevec.core.errors import KubevecError
 from kubevec.core.version import kubevec_version
 from kubevec.inference.documents import Collection
-from kubevec.query.access import View
 from kubevec.query.changes import ChangesRequest, parse_time
 from kubevec.query.mcp.schemas import (
     ChangeList,
@@ -39,6 +38,7 @@ from kubevec.query.mcp.schemas import (
 from kubevec.query.render import as_json, compact
 from kubevec.query.request import MAX_K, SearchRequest
 from kubevec.query.scoped import ScopedSearch
+from kubevec.query.views import View
 
 logger = logging.getLogger(__name__)
 

@@ -13,9 +13,11 @@ import pytest
 
 from kubevec.backends.filters import MAX_CHILDREN, MAX_VALUES, validate
 from kubevec.core.errors import AccessConfigError, ReviewUnavailable
-from kubevec.query.access import Authorizer, Identity, Placement, StaticToken, load_static_tokens, visible_instances
+from kubevec.query.access import Authorizer, Identity
 from kubevec.query.limits import Caller
+from kubevec.query.placements import Placement, visible_instances
 from kubevec.query.search import SearchService
+from kubevec.query.static_tokens import StaticToken, load_static_tokens
 from tests.unit.tenants import CLUSTER, ids, index
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubevec.query.access import View, everything
 from kubevec.query.limits import Caller, Limits
 from kubevec.query.mcp import HttpGuard
+from kubevec.query.views import View, everything
 
 
 class Tokens:

@@ -11,10 +11,10 @@ from kubevec.backends.filters import Eq
 from kubevec.backends.memory import MemoryStore
 from kubevec.core.errors import SearchError
 from kubevec.inference.change_records import CHANGE_FIELDS, CHANGES, change_record
-from kubevec.query.access import View
 from kubevec.query.changes import ChangesRequest, parse_time
 from kubevec.query.limits import Caller
 from kubevec.query.search import SearchService
+from kubevec.query.views import View
 from tests.doubles.embedders import CountingEmbedder
 from tests.unit.inference.test_change_records import deployment, document, stored
 
