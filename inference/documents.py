@@ -15,6 +15,7 @@ import re
 from collections.abc import Sequence
 from typing import Final
 
+from kubevec.core import fields
 from kubevec.core.errors import InferenceError as InferenceError
 from kubevec.core.types import Metadata as Metadata
 from kubevec.core.types import MetadataValue as MetadataValue
@@ -30,30 +31,10 @@ from kubevec.inference.redaction import REDACTED, redact_text
 SCHEMA_VERSION: Final = 1
 
 
-#: Metadata fields agents filter on by exact value; the controller passes them to
-#: ``ensure_collection(indexed=...)`` so a server backend indexes each (a new field here is indexed
-#: on the next start, also in an existing collection).
-INDEXED_FIELDS: Final = (
-    "cluster",
-    "kind",
-    "group",
-    "version",
-    "api_version",
-    "resource",
-    "namespace",
-    "name",
-    "uid",
-    "labels",
-    "owner",
-    "scope",
-    "providers",
-    "categories",
-    "short_names",
-    "complexity",
-    "health",
-    "refs",
-    "pod_labels",
-)
+#: Metadata fields agents filter on by exact value (``indexed`` in :mod:`kubevec.core.fields`); the
+#: controller passes them to ``ensure_collection(indexed=...)`` so a server backend indexes each (a
+#: new field is indexed on the next start, also in an existing collection).
+INDEXED_FIELDS: Final = fields.indexed()
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

@@ -8,11 +8,12 @@ and one wording of every error.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Final, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from kubevec.backends.filters import And, Eq, Filter, all_of, from_json
+from kubevec.core import fields as payload_fields
 from kubevec.core.errors import InvalidFilter, SearchError
 from kubevec.inference.collections import Collection
 
@@ -23,25 +24,11 @@ NAMED_POOL: Final = 100
 #: The largest candidate pool for fusion and MMR.
 MAX_FETCH_K: Final = 4 * MAX_K
 MAX_CONDITIONS: Final = 64
-#: Fields an answer can be counted by (count_by).
-CountField = Literal[
-    "kind",
-    "group",
-    "namespace",
-    "health",
-    "cluster",
-    "labels",
-    "owner",
-    "health_reason",
-    "container_reasons",
-    "images",
-    "resource_limits",
-    "role",
-    "subjects",
-    "service_type",
-    "phase",
-    "node",
-]
+#: Fields an answer can be counted by (``count_by``): the countable fields of the payload registry.
+if TYPE_CHECKING:
+    CountField = str
+else:
+    CountField = Literal[payload_fields.countable()]
 
 
 #: The longest cursor any kubevec answer gives is a few hundred characters; longer ones are not ours.
