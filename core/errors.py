@@ -23,6 +23,7 @@ The hierarchy::
     │   ├── CollectionMismatch      built with another dimension, distance or embedder
     │   └── CollectionNotFound      nothing indexed yet, or a generation switched
     ├── ModelError                  (RuntimeError) a model (local or behind an API) failed
+    │   ├── Retryable               one call may pass if asked again (never leaves the retry policy)
     │   ├── EmbedderError
     │   │   ├── EmbedderUnavailable transient: network, 5xx, rate limit, timeout
     │   │   └── BatchTooLarge       the server refused the batch for its size
@@ -152,6 +153,20 @@ class ModelError(KubevecError, RuntimeError):
         reason and the status, never a server's words (a body can echo the key)."""
         status = f" status={self.status}" if self.status is not None else ""
         return f"{self.role} failing provider={provider} reason={self.reason}{status}"
+
+
+class Retryable(ModelError):
+    """One call to a model server failed in a way that may pass if asked again (429, 5xx, a timeout).
+
+    Raised inside a provider's retry policy (``kubevec.inference.providers.embedders.remote.RetryPolicy``),
+    which asks again, honouring ``retry_after`` (seconds, from the server's ``Retry-After``), and turns
+    the last one into :class:`EmbedderUnavailable`; it is in the tree so that one escaping a policy is
+    still a :class:`ModelError`. ``reason`` as :class:`EmbedderUnavailable`'s.
+    """
+
+    def __init__(self, message: str, *, reason: str, retry_after: float | None, status: int | None = None) -> None:
+        super().__init__(message, reason=reason, status=status)
+        self.retry_after = retry_after
 
 
 class EmbedderError(ModelError):

@@ -19,15 +19,15 @@ import logging
 from collections.abc import Callable
 from typing import Any, Final
 
-from kubevec.core.errors import EmbedderError
+from kubevec.core.errors import EmbedderError, Retryable
 from kubevec.inference.providers.embedders.remote import (
     DEFAULT_OPTIONS,
     Kind,
     RemoteEmbedder,
     RemoteOptions,
-    Retryable,
     RetryPolicy,
     public_url,
+    retry_after,
 )
 
 DEFAULT_MODEL: Final = "amazon.titan-embed-text-v2:0"
@@ -169,11 +169,10 @@ def _classified(call: Callable[[], Any], *, model: str, endpoint: str) -> dict[s
         code = str(error.get("Code", ""))
         status = int(exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0) or 0)
         if code in RETRYABLE_CODES or status == 429 or status >= 500:
-            retry_after = exc.response.get("ResponseMetadata", {}).get("HTTPHeaders", {}).get("retry-after")
             raise Retryable(
                 f"status={status} code={code}",
                 reason="rate_limited" if status == 429 or "Throttl" in code else "unavailable",
-                retry_after=float(retry_after) if retry_after and retry_after.isdigit() else None,
+                retry_after=retry_after(exc.response.get("ResponseMetadata", {}).get("HTTPHeaders") or {}),
             ) from None
         if code in AUTH_CODES or status in (401, 403):
             raise EmbedderError(

@@ -31,7 +31,7 @@ from typing import Any, ClassVar, Final, Literal, TypeVar
 import httpx
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 
-from kubevec.core.errors import BatchTooLarge, EmbedderError, EmbedderUnavailable
+from kubevec.core.errors import BatchTooLarge, EmbedderError, EmbedderUnavailable, Retryable
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -44,16 +44,6 @@ CHARS_PER_TOKEN: Final = 3
 RETRYABLE_STATUS: Final = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
 #: What a server says when a batch is too large for it (TEI, vLLM, LiteLLM wordings).
 TOO_LARGE_WORDS: Final = ("batch size", "too many inputs", "max_client_batch_size", "maximum allowed batch")
-
-
-class Retryable(Exception):
-    """Raised by a call that can succeed later; ``reason`` as :class:`EmbedderUnavailable`'s."""
-
-    def __init__(self, message: str, *, reason: str, retry_after: float | None, status: int | None = None) -> None:
-        super().__init__(message)
-        self.reason = reason
-        self.retry_after = retry_after
-        self.status = status
 
 
 def public_url(url: str) -> str:
@@ -96,13 +86,16 @@ def _decoded(text: str) -> str:
 
 
 def retry_after(headers: Mapping[str, str]) -> float | None:
-    """``Retry-After`` as seconds (a number or an HTTP date), or None."""
+    """``Retry-After`` as seconds (a number or an HTTP date), or None: the one reading of it for every
+    provider (httpx's headers, botocore's, the Voyage client's), whatever the case of the header's name."""
     value = headers.get("retry-after")
+    if value is None:
+        value = next((v for k, v in headers.items() if isinstance(k, str) and k.lower() == "retry-after"), None)
     if value is None:
         return None
     try:
         return max(0.0, float(value))
-    except ValueError:
+    except (TypeError, ValueError):
         pass
     try:
         when = email.utils.parsedate_to_datetime(value)

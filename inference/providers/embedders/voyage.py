@@ -7,21 +7,24 @@ and only retries what can succeed later (429, 5xx, timeouts, connection errors).
 
 from __future__ import annotations
 
+import dataclasses
 import logging
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable
 from typing import Any, Final, TypeVar
 
 import voyageai.error
 from voyageai.client_async import AsyncClient
 
-from kubevec.core.errors import EmbedderError
+from kubevec.core.errors import EmbedderError, Retryable
 from kubevec.inference.providers.embedders.remote import (
     DEFAULT_OPTIONS,
+    Kind,
+    RemoteEmbedder,
     RemoteOptions,
-    Retryable,
     RetryPolicy,
-    normalised,
+    known_dimension,
     public_url,
+    retry_after,
 )
 
 logger = logging.getLogger(__name__)
@@ -43,11 +46,6 @@ KNOWN_DIMENSIONS: Final = {
 #: (320k for voyage-4 / 3.5, 120k for the large ones); stay well inside the smallest.
 MAX_TEXTS_PER_REQUEST: Final = 1000
 MAX_TOKENS_PER_REQUEST: Final = 100_000
-
-
-def _estimate_tokens(text: str) -> int:
-    """A cheap upper-ish bound (~4 characters a token for English); only used to split batches."""
-    return len(text) // 3 + 1
 
 
 class VoyageCalls(RetryPolicy):
@@ -103,8 +101,19 @@ class VoyageCalls(RetryPolicy):
             ) from exc
 
 
-class VoyageEmbedder:
-    """Embeds with the Voyage API; ``input_type`` is always sent (document vs query)."""
+class VoyageEmbedder(RemoteEmbedder):
+    """Embeds with the Voyage API; ``input_type`` is always sent (document vs query).
+
+    Batching (by count and estimated tokens), the count and dimension checks and normalising are
+    :class:`RemoteEmbedder`'s; only the request is Voyage's. Two things differ from other servers, as
+    they always did here: the server truncates long texts itself (``truncation=True``), so nothing is
+    clipped before sending, and no prefixes are added (Voyage's ``input_type`` does their job).
+    """
+
+    provider = "voyage"
+    known_dimensions = KNOWN_DIMENSIONS
+    max_texts = MAX_TEXTS_PER_REQUEST
+    max_request_tokens = MAX_TOKENS_PER_REQUEST
 
     def __init__(
         self, options: RemoteOptions = DEFAULT_OPTIONS, *, api_key: str | None, max_backoff: float = 30.0
@@ -114,15 +123,9 @@ class VoyageEmbedder:
                 "The Voyage embedder needs an API key: set KUBEVEC_EMBEDDER__API_KEY "
                 "(or use the offline embedder with KUBEVEC_EMBEDDER__PROVIDER=local)"
             )
-        model, dimension = options.model or DEFAULT_MODEL, options.dimension
-        resolved = dimension or KNOWN_DIMENSIONS.get(model)
-        if resolved is None:
-            raise EmbedderError(f"Unknown output dimension for Voyage model {model!r}: set KUBEVEC_EMBEDDER__DIMENSION")
-        self._model = model
-        self._dimension = resolved
-        self._output_dimension = dimension  # only sent when asked for: the model's default otherwise
-        self._batch_size = max(1, min(options.batch_size or 128, MAX_TEXTS_PER_REQUEST))
-        self._calls = VoyageCalls(
+        model = options.model or DEFAULT_MODEL
+        known_dimension(self.provider, model, KNOWN_DIMENSIONS, options.dimension)  # before a client is made
+        self._voyage = VoyageCalls(
             api_key=api_key,
             what=f"model={model}; key: KUBEVEC_EMBEDDER__API_KEY",
             base_url=options.base_url,
@@ -130,75 +133,27 @@ class VoyageEmbedder:
             max_backoff=max_backoff,
             timeout=options.timeout,
         )
+        super().__init__(
+            calls=self._voyage, model=model, options=dataclasses.replace(options, query_prefix="", document_prefix="")
+        )
+        #: Sent whenever it is configured (the model's default size otherwise), known model or not.
+        self._output_dimension = options.dimension
 
-    @property
-    def retries(self) -> int:
-        """Calls retried so far (the controller exports it as kubevec_embedding_retries_total)."""
-        return self._calls.retries
-
-    @property
-    def name(self) -> str:
-        return f"voyage:{self._model}"
-
-    @property
-    def dimension(self) -> int:
-        return self._dimension
-
-    async def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
-        vectors: list[list[float]] = []
-        for batch in self._batches(texts):
-            vectors.extend(await self._embed(batch, input_type="document"))
-        return vectors
-
-    async def embed_query(self, text: str) -> list[float]:
-        (vector,) = await self._embed([text], input_type="query")
-        return vector
-
-    def _batches(self, texts: Sequence[str]) -> Iterator[list[str]]:
-        batch: list[str] = []
-        tokens = 0
-        for text in texts:
-            cost = _estimate_tokens(text)
-            if batch and (len(batch) >= self._batch_size or tokens + cost > MAX_TOKENS_PER_REQUEST):
-                yield batch
-                batch, tokens = [], 0
-            batch.append(text)
-            tokens += cost
-        if batch:
-            yield batch
-
-    async def _embed(self, texts: list[str], *, input_type: str) -> list[list[float]]:
+    async def call_batch(self, texts: list[str], *, kind: Kind) -> list[list[float]]:
         async def call() -> Any:
-            return await self._calls.client.embed(
-                texts,
-                model=self._model,
-                input_type=input_type,
-                truncation=True,
-                output_dimension=self._output_dimension,
+            return await self._voyage.client.embed(
+                texts, model=self.model, input_type=kind, truncation=True, output_dimension=self._output_dimension
             )
 
-        result = await self._calls.call(call)
-        embeddings: list[list[float]] = [normalised(row) for row in result.embeddings]
-        if len(embeddings) != len(texts):
-            raise EmbedderError(
-                f"Voyage returned {len(embeddings)} embeddings for {len(texts)} texts", reason="response"
-            )
-        for row in embeddings:
-            if len(row) != self._dimension:
-                raise EmbedderError(
-                    f"Voyage returned {len(row)}-dimensional vectors, expected {self._dimension} for {self._model} "
-                    "(KUBEVEC_EMBEDDER__DIMENSION); to move the store to another model or size, run kubevec migrate",
-                    reason="dimension",
-                )
-        return embeddings
+        result = await self._voyage.call(call)
+        try:
+            return [list(row) for row in result.embeddings]
+        except (AttributeError, TypeError) as exc:
+            raise self.malformed("embeddings", exc) from None
+
+    def _clipped(self, texts: list[str]) -> list[str]:
+        return texts  # the server truncates (truncation=True)
 
 
 def _retry_after(exc: voyageai.error.VoyageError) -> float | None:
-    headers = getattr(exc, "headers", None) or {}
-    value = headers.get("retry-after") or headers.get("Retry-After")
-    if value is None:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        return None
+    return retry_after(getattr(exc, "headers", None) or {})
