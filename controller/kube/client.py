@@ -12,12 +12,13 @@ import json
 import logging
 import re
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
+from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_fixed
 
 from kubevec.controller.kube.errors import kube_error
 from kubevec.controller.kube.resources import ApiResource, api_path
@@ -29,6 +30,8 @@ from kubevec.inference.identity import ResourceRef
 logger = logging.getLogger(__name__)
 
 
+#: Answers that asking again cannot change: the credentials were refused.
+_REFUSED: Final = (KubeUnauthorized, KubeForbidden)
 #: Objects per list page (kopf's initial listings use the same size: ``controller/kopf_private/paging.py``).
 PAGE_SIZE = 500
 #: Credentials are loaded again this often even without a 401 (projected tokens rotate hourly).
@@ -88,28 +91,37 @@ def short_reason(exc: BaseException) -> str:
     return text.splitlines()[0][:200] if text else type(exc).__name__
 
 
-def preflight(configuration: client.Configuration, *, attempts: int = 3, delay: float = 2.0) -> str:
+def preflight(
+    configuration: client.Configuration,
+    *,
+    attempts: int = 3,
+    delay: float = 2.0,
+    sleep: Callable[[float], None] = time.sleep,
+) -> str:
     """GET /version once the credentials load: the server's version, or :class:`KubeError` in one line.
 
     ``kubevec run`` calls this before kopf starts, so an unreachable or refusing API server is one
-    clear line and a non-zero exit, not a traceback and a retry loop.
+    clear line and a non-zero exit, not a traceback and a retry loop. tenacity asks again after
+    ``delay`` seconds, up to ``attempts`` times in all; refused credentials (401, 403) are not asked again.
     """
     quiet = copy.deepcopy(configuration)
     quiet.retries = 0  # one line per attempt, not urllib3's own retry warnings
     api = client.ApiClient(quiet)
     reader = KubeReader(api=api)
+    retrying = Retrying(
+        stop=stop_after_attempt(max(1, attempts)),
+        wait=wait_fixed(delay),
+        retry=retry_if_exception(lambda exc: isinstance(exc, KubeError) and not isinstance(exc, _REFUSED)),
+        sleep=sleep,
+        reraise=True,
+    )
     try:
-        for attempt in range(1, attempts + 1):
-            try:
-                version = reader._request("GET", "/version", timeout=5)
-                return str((version or {}).get("gitVersion", "unknown"))
-            except KubeError as exc:
-                if attempt == attempts or isinstance(exc, KubeUnauthorized | KubeForbidden):
-                    raise KubeError(f"cannot reach the Kubernetes API at {configuration.host}: {exc.reason}") from exc
-                time.sleep(delay)
+        version = retrying(reader._request, "GET", "/version", timeout=5)
+    except KubeError as exc:
+        raise KubeError(f"cannot reach the Kubernetes API at {configuration.host}: {exc.reason}") from exc
     finally:
         reader.close()
-    raise AssertionError("unreachable")  # pragma: no cover
+    return str((version or {}).get("gitVersion", "unknown"))
 
 
 class ClusterReader(Protocol):
@@ -239,16 +251,13 @@ class KubeReader:
             return self._send(
                 method, path, query=query, body=body, content_type=content_type, accept=accept, timeout=timeout
             )
-        except _Unauthorized as exc:
+        except KubeUnauthorized:
             if not self._reloadable:
-                raise exc.error from None
+                raise
             self._reload("the API server answered 401 Unauthorized")
-        try:
-            return self._send(
-                method, path, query=query, body=body, content_type=content_type, accept=accept, timeout=timeout
-            )
-        except _Unauthorized as exc:
-            raise exc.error from None
+        return self._send(
+            method, path, query=query, body=body, content_type=content_type, accept=accept, timeout=timeout
+        )
 
     def _send(
         self,
@@ -279,7 +288,7 @@ class KubeReader:
             reason = f"HTTP {exc.status} {exc.reason}"
             error = kube_error(f"{method} {path} failed: {reason}", status=exc.status, reason=reason)
             if isinstance(error, KubeUnauthorized):
-                raise _Unauthorized(error) from exc
+                raise error from None  # the client's exception is not chained: it is the 401 said again
             raise error from exc
         except Exception as exc:
             reason = short_reason(exc)
@@ -287,8 +296,6 @@ class KubeReader:
         if not 200 <= response.status < 300:
             reason = f"HTTP {response.status}: {_status_message(payload)}"
             error = kube_error(f"{method} {path} failed: {reason}", status=response.status, reason=reason)
-            if isinstance(error, KubeUnauthorized):
-                raise _Unauthorized(error)
             raise error
         return json.loads(payload) if payload else None
 
@@ -435,14 +442,6 @@ class KubeReader:
             body={"status": dict(status)},
             content_type="application/merge-patch+json",
         )
-
-
-class _Unauthorized(Exception):
-    """A 401, carrying the error to raise if loading the credentials again does not help."""
-
-    def __init__(self, error: KubeError) -> None:
-        super().__init__(str(error))
-        self.error = error
 
 
 def _listed(item: dict[str, Any], resource: ApiResource, *, metadata_only: bool) -> Body:
