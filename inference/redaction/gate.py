@@ -1,0 +1,317 @@
+"""The gate itself: every string and every object through the rules, within bounds.
+
+:func:`redact_text` runs a string through the rules by value (:mod:`.patterns`), judges a string
+that holds a JSON or YAML document as a structure, and ends with deny by default
+(:mod:`.generated`). :func:`scrub` walks any JSON-like value: a field under a credential name
+(:mod:`.names`) loses its value whatever its type, a ``{name, value}`` pair loses the value, a
+list of strings is judged as the command line it makes. :func:`redact_object` drops what is never
+kept (Secret and ConfigMap values, ``managedFields``, some annotations). The walk and the string
+judging call each other (a string may hold a document), so they live together here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import json
+import re
+from collections.abc import Mapping
+from typing import Any, Final, cast
+
+import yaml
+
+from kubevec.core.errors import TooComplex
+from kubevec.inference.bodies import Body
+from kubevec.inference.bounds import CUT, MAX_DEPTH, Budget, cut_string
+from kubevec.inference.redaction.generated import (
+    deny_generated,
+    looks_chosen_password,
+    looks_random,
+    made_of_words,
+    names_a_thing,
+)
+from kubevec.inference.redaction.names import (
+    DISGUISES,
+    is_credential_name,
+    is_suspicious_name,
+    name_words,
+    says_what_it_is,
+    says_yes_or_no,
+    states_a_fact,
+)
+from kubevec.inference.redaction.patterns import (
+    COLON_PAIR,
+    RAW_VALUE_RULES,
+    VALUE_RULES,
+    apply_rules,
+    colon_pair,
+    judge_percent,
+    redact_blocks,
+    redact_equals_pairs,
+)
+from kubevec.inference.redaction.vocabulary import DROPPED_ANNOTATIONS, REDACTED, REFERENCE_WORDS
+
+
+def redact_text(value: str, *, raw: bool = True, key: str | None = None) -> str:
+    """``value`` with every credential-shaped part replaced by ``<redacted>``.
+
+    ``raw=False`` is for rendered document text, where ``field: words`` is our own layout and the
+    ``password: x`` / ``Authorization: x`` rules would eat descriptions (values under such field
+    names were already dropped by name before rendering). ``key`` is the field the value stands
+    under, when known: a UUID or hex id under an identifying name is kept.
+    """
+    if len(value) < 8:
+        return value
+    if len(value) <= _MEMO_MAX_CHARS:
+        return _redact_short(value, raw, key)
+    return _redact_text(value, raw=raw, key=key)
+
+
+#: Values up to this long are judged once per process and remembered (the same image, label or
+#: flag recurs in every replica of a workload: 100,000 objects hold far fewer distinct short strings).
+_MEMO_MAX_CHARS: Final = 256
+
+
+@functools.lru_cache(maxsize=32768)
+def _redact_short(value: str, raw: bool, key: str | None) -> str:
+    return _redact_text(value, raw=raw, key=key)
+
+
+def _redact_text(value: str, *, raw: bool, key: str | None) -> str:
+    value = cut_string(value)
+    if not value.isascii():
+        value = DISGUISES.sub("", value)  # pass\u200bword: x reads as password: x
+    if raw and (value.lstrip()[:1] in ("{", "[") or "\n" in value):
+        structured = _redact_structured(value)
+        if structured is not None:
+            value = structured
+    value = judge_percent(apply_rules(value, (*VALUE_RULES, *RAW_VALUE_RULES) if raw else VALUE_RULES))
+    if "=" in value:
+        value = redact_equals_pairs(value)
+    if raw and ":" in value:
+        if "\n" in value:
+            value = redact_blocks(value)
+        value = COLON_PAIR.sub(colon_pair, value)
+    return deny_generated(value, key=key)
+
+
+def _redact_structured(value: str) -> str | None:
+    """A string that holds a JSON or YAML document, scrubbed as a structure (nested credentials too).
+
+    None when it is not one, or when nothing in it is a credential (the text is then left as it
+    was, formatting and all)."""
+    stripped = value.strip()
+    if _nesting(stripped) > MAX_DEPTH:
+        return None  # judged as text: the parsers recurse once per level
+    try:
+        if stripped[:1] in ("{", "["):
+            try:
+                data = json.loads(stripped)
+            except ValueError:
+                data = None
+            if isinstance(data, dict | list):
+                cleaned = scrub(data, budget=Budget(nodes=MAX_STRUCTURED_NODES))
+                return json.dumps(cleaned, ensure_ascii=False) if cleaned != data else None
+        if "\n" in stripped and ":" in stripped and len(stripped) <= MAX_STRUCTURED:
+            try:
+                data = yaml.safe_load(stripped)
+            except yaml.YAMLError:
+                return None
+            if isinstance(data, dict):
+                cleaned = scrub(data, budget=Budget(nodes=MAX_STRUCTURED_NODES))
+                if cleaned != data:
+                    return yaml.safe_dump(
+                        cleaned, sort_keys=False, allow_unicode=True, default_flow_style=False
+                    ).strip()
+    except (TooComplex, RecursionError):
+        return REDACTED  # a document inside a string that expands past the bounds (YAML aliases): dropped whole
+    return None
+
+
+def _nesting(value: str) -> int:
+    """How deep ``[``/``{`` nest in ``value`` (quotes ignored: an over-estimate only costs the parse)."""
+    deepest = depth = 0
+    for opened in _BRACKETS.finditer(value):
+        depth = depth + 1 if opened.group(0) in "[{" else max(0, depth - 1)
+        deepest = max(deepest, depth)
+    return deepest
+
+
+_BRACKETS: Final = re.compile(r"[\[\]{}]")
+#: Values a document inside a string may expand to (YAML aliases share nodes: a few lines can name billions).
+MAX_STRUCTURED_NODES: Final = 20_000
+
+
+#: Embedded YAML longer than this is judged line by line only.
+MAX_STRUCTURED: Final = 65_536
+
+
+def is_credential_value(value: str) -> bool:
+    return redact_text(value) != value
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Redacted:
+    """An object with every secret-bearing part removed, and the key names its data held.
+
+    The values of a Secret's or ConfigMap's ``data``/``stringData``/``binaryData`` are gone from
+    ``obj``; their key names survive in ``data_keys`` because they say what the object holds.
+    """
+
+    obj: Body
+    data_keys: tuple[str, ...] = ()
+
+
+def redact_object(obj: Body) -> Redacted:
+    """A copy of ``obj`` with every secret-bearing part removed (key names of Secret/ConfigMap kept)."""
+    kind = str(obj.get("kind", ""))
+    out: dict[str, Any] = {}
+    keys: set[str] = set()
+    budget = Budget()
+    for key, value in obj.items():
+        if key == "metadata" and isinstance(value, Mapping):
+            out[key] = _redact_metadata(value)
+        elif kind in ("Secret", "ConfigMap") and key in ("data", "stringData", "binaryData"):
+            if isinstance(value, Mapping):
+                keys.update(str(k) for k in value)
+        else:
+            out[key] = scrub(value, budget=budget)
+    return Redacted(obj=cast(Body, out), data_keys=tuple(sorted(keys)))
+
+
+def _redact_metadata(metadata: Mapping[str, Any]) -> dict[str, Any]:
+    out = {k: v for k, v in metadata.items() if k != "managedFields"}
+    annotations = metadata.get("annotations")
+    if isinstance(annotations, Mapping):
+        out["annotations"] = {
+            str(k): (
+                REDACTED if looks_chosen_password(v) and not says_what_it_is(str(k)) else redact_text(v, key=str(k))
+            )
+            if isinstance(v, str)
+            else v
+            for k, v in annotations.items()
+            if k not in DROPPED_ANNOTATIONS and not is_credential_name(str(k).rsplit("/", 1)[-1])
+        }
+    labels = metadata.get("labels")
+    if isinstance(labels, Mapping):
+        out["labels"] = {
+            str(k): REDACTED
+            if (is_credential_name(str(k).rsplit("/", 1)[-1]) and not says_yes_or_no(str(v)))
+            or (looks_chosen_password(str(v)) and not says_what_it_is(str(k)))
+            else redact_text(str(v), key=str(k))
+            for k, v in labels.items()
+        }
+    return out
+
+
+#: In a map, the field that names a pair (``{name: DB_PASSWORD, value: x}``) ...
+PAIR_NAME_FIELDS: Final = ("name", "key", "parameter", "param", "variable", "var", "field", "option", "setting")
+#: ... and the fields that hold its value.
+PAIR_VALUE_FIELDS: Final = frozenset({"value", "val", "default", "defaultValue", "data", "content", "stringValue"})
+_PEM_BEGIN: Final = re.compile(r"-----BEGIN [A-Z0-9 ]+-----")
+_PEM_END: Final = re.compile(r"-----END [A-Z0-9 ]+-----")
+
+
+def scrub(
+    value: Any, *, under_credential: bool = False, key: str | None = None, budget: Budget | None = None, depth: int = 0
+) -> Any:
+    """Recursively drop credentials from any JSON-like value (see the module docstring).
+
+    Bounded (``inference/bounds.py``): a value nested past :data:`MAX_DEPTH` reads as ``<cut>``,
+    and ``budget`` raises :class:`TooComplex` past its nodes or time.
+    """
+    budget = budget if budget is not None else Budget()
+    budget.spend()
+    if depth >= MAX_DEPTH and isinstance(value, Mapping | list):
+        return CUT
+    kind = type(value)  # plain types first: isinstance against Mapping goes through the ABC machinery
+    if kind is dict or (kind is not str and kind is not list and isinstance(value, Mapping)):
+        out = {
+            str(k): _scrub_field(str(k), v, under_credential=under_credential, budget=budget, depth=depth + 1)
+            for k, v in value.items()
+        }
+        named = next((value[f] for f in PAIR_NAME_FIELDS if isinstance(value.get(f), str)), None)
+        if named is not None and is_credential_name(named):
+            for field in PAIR_VALUE_FIELDS & out.keys():
+                if not says_yes_or_no(str(value[field])):
+                    out[field] = REDACTED  # {name: DB_PASSWORD, value: x} wherever it appears
+        return out
+    if isinstance(value, list):
+        items = [
+            scrub(item, under_credential=under_credential, key=key, budget=budget, depth=depth + 1) for item in value
+        ]
+        hiding = False
+        for index, item in enumerate(value):
+            if isinstance(item, str) and (hiding or _PEM_BEGIN.search(item)):
+                hiding = not _PEM_END.search(item)
+                items[index] = REDACTED  # a key block split across items: every line to its END
+            if index + 1 < len(value):
+                following = value[index + 1]
+                if (
+                    isinstance(item, str)
+                    and isinstance(following, str)
+                    and not following.startswith("-")
+                    and _FLAG.fullmatch(item)
+                    and is_credential_name(item)
+                ):
+                    items[index + 1] = REDACTED  # ["--password", "x"]: a command line's credential
+        _judge_as_command_line(value, items)
+        return items
+    if under_credential:
+        return REDACTED
+    if isinstance(value, str):
+        if key is not None and looks_chosen_password(value) and not says_what_it_is(key):
+            return REDACTED  # a list item of a field whose name says nothing (["Sommer2024"])
+        return redact_text(value, key=key)
+    return value
+
+
+#: A list judged as one command line too: only short lists of strings (an ``args`` list, not 1,000 hostnames).
+MAX_COMMAND_ITEMS: Final = 64
+MAX_COMMAND_CHARS: Final = 4096
+
+
+def _judge_as_command_line(value: list[Any], items: list[Any]) -> None:
+    """Items a rule catches only next to each other (``["curl", "-u", "admin:pw"]``, ``["mysql", "-p", "pw"]``)
+    are judged as the command line they make: an item the joined line loses is redacted in place."""
+    if not 1 < len(value) <= MAX_COMMAND_ITEMS or not all(isinstance(item, str) for item in value):
+        return
+    line = " ".join(value)
+    if len(line) > MAX_COMMAND_CHARS:
+        return
+    judged = redact_text(line)
+    if judged == line:
+        return
+    for index, item in enumerate(value):
+        if item.strip() and item not in judged and items[index] != REDACTED:
+            items[index] = REDACTED
+
+
+#: A command-line flag on its own (its value is the next item of the list).
+_FLAG: Final = re.compile(r"--?[A-Za-z][\w.-]*")
+
+
+def _scrub_field(key: str, value: Any, *, under_credential: bool, budget: Budget, depth: int) -> Any:
+    if is_credential_name(key):
+        if states_a_fact(key, value):
+            return value  # hasSecret: true, enableBasicAuth: false
+        if isinstance(value, Mapping):
+            # reference fields inside (name, key) survive
+            return scrub(value, under_credential=True, budget=budget, depth=depth)
+        return REDACTED
+    if under_credential:
+        if isinstance(value, Mapping):
+            return scrub(value, under_credential=True, budget=budget, depth=depth)
+        words = name_words(key)
+        return scrub(value, key=key, budget=budget, depth=depth) if words and words[-1] in REFERENCE_WORDS else REDACTED
+    if (
+        isinstance(value, str)
+        and is_suspicious_name(key)
+        and looks_random(value)
+        and not names_a_thing(value)
+        and not made_of_words(value)
+    ):
+        return REDACTED
+    if isinstance(value, str) and looks_chosen_password(value) and not says_what_it_is(key):
+        return REDACTED
+    return scrub(value, key=key, budget=budget, depth=depth)
