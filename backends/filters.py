@@ -121,9 +121,16 @@ OPERATORS: Final = frozenset({*_SCALAR_OPS, *_RANGE_OPS, *_SET_OPS, *_BOOL_OPS, 
 # -- construction helpers ------------------------------------------------------------------------
 
 
-def all_of(*filters: Filter | None) -> Filter | None:
-    """AND the given filters, skipping ``None``; ``None`` when nothing is left."""
+def all_of(*filters: Filter | None, flatten: bool = False) -> Filter | None:
+    """AND the given filters, skipping ``None``; ``None`` when nothing is left, the filter itself when one is.
+
+    The one conjunction every package builds with. ``flatten``: an ``And`` among them gives its children
+    instead of itself, so a caller's filter AND a scope keeps its depth budget (it spends width instead:
+    both are bounded, ``MAX_DEPTH`` and ``MAX_CHILDREN``).
+    """
     present = tuple(f for f in filters if f is not None)
+    if flatten:
+        present = tuple(part for f in present for part in (f.filters if isinstance(f, And) else (f,)))
     if not present:
         return None
     return present[0] if len(present) == 1 else And(present)
@@ -321,9 +328,10 @@ def _from_shorthand(data: Mapping[str, Any], *, depth: int) -> Filter:
                     )
         else:
             parts.append(Eq(key, value))
-    if not parts:
+    combined = all_of(*parts)
+    if combined is None:
         raise InvalidFilter("Empty filter")
-    return parts[0] if len(parts) == 1 else And(tuple(parts))
+    return combined
 
 
 def _as_values(values: object, *, op: str) -> tuple[Scalar, ...]:

@@ -21,6 +21,7 @@ from kubevec.backends.filters import (
     Ne,
     Nin,
     Or,
+    all_of,
     from_json,
     matches,
     to_json,
@@ -132,6 +133,17 @@ def test_shorthand_builds_the_same_ast() -> None:
     )
     assert node == And((Eq("kind", "Deployment"), In("namespace", ("a", "b")), Gt("replicas", 1), Contains("tls")))
     assert from_json({"$or": [{"kind": "A"}, {"kind": "B"}]}) == Or((Eq("kind", "A"), Eq("kind", "B")))
+
+
+def test_one_conjunction_skips_nothing_and_flattens_when_asked() -> None:
+    a, b, c = Eq("kind", "A"), Eq("namespace", "b"), Contains("tls")
+    assert all_of() is None
+    assert all_of(None, None) is None
+    assert all_of(None, a) == a
+    assert all_of(a, None, b) == And((a, b))
+    assert all_of(And((a, b)), c) == And((And((a, b)), c))  # as built: the depth is the caller's
+    assert all_of(And((a, b)), c, flatten=True) == And((a, b, c))
+    assert all_of(None, And((a, b)), flatten=True) == And((a, b))
 
 
 def test_reference_semantics() -> None:
