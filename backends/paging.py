@@ -11,11 +11,11 @@ what the listing held; the listing is kept for the pages that follow it.
 from __future__ import annotations
 
 import bisect
-from collections import OrderedDict
 from collections.abc import Callable
 from typing import Final
 
 from kubevec.backends.filters import Filter
+from kubevec.core.bounded import LRU
 
 #: Scans whose listings are kept at once (a scan reads its pages one after another; few run together).
 _LISTINGS: Final = 4
@@ -26,7 +26,7 @@ class IdOrder:
 
     def __init__(self, ids_of: Callable[[str, Filter | None], list[str]]) -> None:
         self._ids_of = ids_of
-        self._listed: OrderedDict[tuple[str, str], list[str]] = OrderedDict()
+        self._listed: LRU[tuple[str, str], list[str]] = LRU(_LISTINGS)
 
     def page(
         self, name: str, filter: Filter | None, cursor: str | int | None, limit: int
@@ -37,9 +37,6 @@ class IdOrder:
         if cursor is None or ids is None:  # a new scan, or one whose listing was let go: list (again)
             ids = sorted(self._ids_of(name, filter))
             self._listed[key] = ids
-            while len(self._listed) > _LISTINGS:
-                self._listed.popitem(last=False)
-        self._listed.move_to_end(key)
         start = 0 if cursor is None else bisect.bisect_right(ids, str(cursor))
         page = ids[start : start + limit]
         if start + limit >= len(ids):
