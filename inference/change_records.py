@@ -24,6 +24,18 @@ import time
 from collections.abc import Mapping
 from typing import Any, Final, Literal
 
+from kubevec.core.fields import (
+    CONTENT_HASH,
+    GROUP,
+    HEALTH,
+    HEALTH_REASON,
+    KIND,
+    LABELS,
+    NAME,
+    NAMESPACE,
+    OBJECT,
+    RESOURCE,
+)
 from kubevec.inference.documents import MetadataValue, clean_text, redact_metadata
 from kubevec.inference.identity import parse_instance_id
 from kubevec.inference.redaction import REDACTED, is_credential_name, redact_text
@@ -80,7 +92,7 @@ def changed_fields(before: Stored, after: Stored) -> list[FieldChange]:
         for key in [*new, *(k for k in old if k not in new)]
         if key not in _IDENTITY and old.get(key, "") != new.get(key, "")
     ]
-    health_before, health_after = str(before.metadata.get("health", "")), str(after.metadata.get("health", ""))
+    health_before, health_after = HEALTH.of(before.metadata), HEALTH.of(after.metadata)
     if health_before != health_after:
         changes.append(FieldChange(field="health", before=health_before, after=health_after))
     return changes
@@ -103,13 +115,13 @@ def change_record(
         change: Change = "created"
         fields: list[FieldChange] = []
         facts = [f"{k} {v}" for k, v in segments(latest.text).items() if k in ("images", "replicas")]
-        health = str(meta.get("health", ""))
+        health = HEALTH.of(meta)
         if health and health != "unknown":
             facts.append(f"health {health}{_reason(meta)}")
         summary = f"{parsed.kind} {where} created" + (f": {'; '.join(facts)}" if facts else "")
     elif after is None:
         change, fields = "deleted", []
-        health = str(meta.get("health", ""))
+        health = HEALTH.of(meta)
         summary = f"{parsed.kind} {where} deleted" + (f" (was {health})" if health and health != "unknown" else "")
     else:
         change, fields = "updated", changed_fields(before, after)
@@ -124,22 +136,21 @@ def change_record(
     summary = head + redact_text(clean_text(summary[len(f"{parsed.kind} {where}") :]), raw=False)
     if len(summary) > MAX_SUMMARY_CHARS:
         summary = summary[: MAX_SUMMARY_CHARS - 4].rstrip() + " ..."
-    before_hash = str(before.metadata.get("content_hash", ""))[:12] if before else "-"
-    after_hash = str(after.metadata.get("content_hash", ""))[:12] if after else "-"
-    labels = meta.get("labels", [])
+    before_hash = CONTENT_HASH.of(before.metadata)[:12] if before else "-"
+    after_hash = CONTENT_HASH.of(after.metadata)[:12] if after else "-"
     metadata = redact_metadata(
         {
             "cluster": parsed.cluster,
             "kind": parsed.kind,
-            "group": str(meta.get("group", parsed.group or "core")),
+            "group": GROUP.of(meta) if GROUP.name in meta else parsed.group or "core",
             "version": parsed.version,
-            "resource": str(meta.get("resource", "")),
+            "resource": RESOURCE.of(meta),
             "namespace": parsed.namespace or "",
             "name": parsed.name,
             "change": change,
             "fields": [f.field for f in fields],
-            "health": str(meta.get("health", "")),
-            "labels": [str(label) for label in labels] if isinstance(labels, list) else [],
+            "health": HEALTH.of(meta),
+            "labels": LABELS.of(meta) if isinstance(LABELS.raw(meta), list) else [],
             "time": round(at, 3),
             "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(at)),
         },
@@ -157,7 +168,7 @@ def _identifier(value: str, *, key: str) -> str:
 
 
 def _reason(metadata: Mapping[str, Any]) -> str:
-    reason = str(metadata.get("health_reason", ""))
+    reason = HEALTH_REASON.of(metadata)
     return f" ({reason})" if reason else ""
 
 
@@ -217,18 +228,14 @@ def rejudged(text: str, metadata: Mapping[str, Any]) -> tuple[str, dict[str, Met
     Records written by an older gate may hold what the current one drops: the summary after its head
     (``Kind namespace/name``, identity, kept) and every payload string are judged again.
     """
-    kind, namespace, name = (
-        str(metadata.get("kind", "")),
-        str(metadata.get("namespace", "")),
-        str(metadata.get("name", "")),
-    )
+    kind, namespace, name = KIND.of(metadata), NAMESPACE.of(metadata), NAME.of(metadata)
     head = f"{kind} {namespace + '/' if namespace else ''}{name}"
     if not text.startswith(head):
         head = ""
     summary = head + redact_text(clean_text(text[len(head) :]), raw=False)
     payload = {k: v for k, v in metadata.items() if k not in ("object", "content_hash")}
     judged = redact_metadata(payload, identity=(name, namespace))
-    judged["object"] = str(metadata.get("object", ""))
+    judged["object"] = OBJECT.of(metadata)
     if summary == text and all(judged.get(k) == v for k, v in payload.items()):
         return None
     judged["content_hash"] = _record_hash(summary, {k: v for k, v in judged.items() if k != "content_hash"})

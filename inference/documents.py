@@ -48,28 +48,28 @@ class Document:
 
     @property
     def content_hash(self) -> str:
-        return str(self.metadata["content_hash"])
+        return fields.CONTENT_HASH.of(self.metadata)
 
     @property
     def text_hash(self) -> str:
-        return str(self.metadata["text_hash"])
+        return fields.TEXT_HASH.of(self.metadata)
 
     @property
     def built_from(self) -> str:
-        return str(self.metadata.get(BUILT_FROM, ""))
+        return fields.BUILT_FROM.of(self.metadata)
 
     @property
     def cluster(self) -> str:
-        return str(self.metadata.get("cluster", ""))
+        return fields.CLUSTER.of(self.metadata)
 
 
 #: What a document was built from: the source object's uid and version (``resourceVersion``, a
 #: CRD's ``generation``), the builder's inputs and kubevec's version. Left out of the content hash:
 #: a new resourceVersion with the same document writes nothing, so the stored value can be older
 #: than the object; when it equals the object's, the stored document is what building would give.
-BUILT_FROM: Final = "built_from"
+BUILT_FROM: Final = fields.BUILT_FROM.name
 #: Stamped by :func:`make_document`, derived from the rest or bookkeeping, so left out of the content hash.
-HASH_FIELDS: Final = frozenset({"content_hash", "text_hash", BUILT_FROM})
+HASH_FIELDS: Final = frozenset({fields.CONTENT_HASH.name, fields.TEXT_HASH.name, BUILT_FROM})
 
 
 def content_hash(*, text: str, metadata: Metadata) -> str:

@@ -25,6 +25,7 @@ import dataclasses
 from collections.abc import Container, Iterable, Mapping
 from typing import Any, Final
 
+from kubevec.core import fields
 from kubevec.inference.documents import (
     BUILT_FROM,
     CAPABILITIES,
@@ -40,8 +41,8 @@ SEPARATOR: Final = "@"
 TEXT_HASH_CHARS: Final = 12
 #: The payload fields whose value depends on the cluster serving the type.
 PER_CLUSTER: Final = ("cluster", "api_version", "version", "served_versions")
-PARTS: Final = "parts"
-SERVED_BY: Final = "served_by"
+PARTS: Final = fields.PARTS.name
+SERVED_BY: Final = fields.SERVED_BY.name
 #: Left out when a stored record's payload is the base of a new one.
 _DERIVED: Final = frozenset({*PER_CLUSTER, PARTS, SERVED_BY, BUILT_FROM, *HASH_FIELDS, "schema_version"})
 
@@ -101,12 +102,11 @@ def resource_of(record_id: str) -> str:
 def part_of(document: Document) -> Part:
     """The part a cluster's own capability document makes."""
     metadata = document.metadata
-    served = metadata.get("served_versions", [])
     return Part(
-        cluster=_scalar(metadata.get("cluster")),
-        api_version=_scalar(metadata.get("api_version")),
-        version=_scalar(metadata.get("version")),
-        served_versions=tuple(str(v) for v in served) if isinstance(served, list) else (str(served),),
+        cluster=_scalar(fields.CLUSTER.raw(metadata)),
+        api_version=_scalar(fields.API_VERSION.raw(metadata)),
+        version=_scalar(fields.VERSION.raw(metadata)),
+        served_versions=tuple(fields.SERVED_VERSIONS.of(metadata)),
         content_hash=document.content_hash,
         built_from=document.built_from,
     )
@@ -114,7 +114,7 @@ def part_of(document: Document) -> Part:
 
 def parts_of(metadata: Mapping[str, Any]) -> list[Part]:
     """The parts of a stored shared record (none for a record from before sharing, or a damaged field)."""
-    value = metadata.get(PARTS)
+    value = fields.PARTS.raw(metadata)
     if not isinstance(value, list):
         return []
     return [part for part in (Part.decode(str(item)) for item in value) if part is not None]
@@ -182,7 +182,7 @@ def within(metadata: Mapping[str, Any], *, clusters: Container[str]) -> dict[str
     """
     parts = parts_of(metadata)
     if not parts:
-        value = metadata.get("cluster")
+        value = fields.CLUSTER.raw(metadata)
         return (
             dict(metadata) if any(str(c) in clusters for c in (value if isinstance(value, list) else [value])) else None
         )

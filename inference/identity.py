@@ -10,7 +10,8 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Final
+from collections.abc import Mapping
+from typing import Any, Final
 
 CORE: Final = "core"
 CLUSTER_SCOPE: Final = "_cluster"
@@ -47,6 +48,45 @@ class ResourceRef:
         return InstanceId(
             cluster=cluster, namespace=namespace, group=self.group, version=self.version, kind=self.kind, name=name
         ).id
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class ObjectName:
+    """Who an object is, read once from its ``metadata``: what ids, keys, logs and policies use.
+
+    A hostile or half-written object may hold anything under any key: a value that is not of its
+    type reads as missing (``""``, ``None``, no labels), so no reader judges it again.
+    """
+
+    name: str
+    #: ``""`` for a cluster-scoped object.
+    namespace: str
+    uid: str
+    resource_version: str
+    generation: int | None
+    created: str
+    labels: Mapping[str, Any]
+
+    @classmethod
+    def of(cls, meta: Mapping[str, Any]) -> ObjectName:
+        def text(key: str) -> str:
+            value = meta.get(key)
+            return value if isinstance(value, str) else ""
+
+        generation, labels = meta.get("generation"), meta.get("labels")
+        return cls(
+            name=text("name"),
+            namespace=text("namespace"),
+            uid=text("uid"),
+            resource_version=text("resourceVersion"),
+            generation=generation if isinstance(generation, int) and not isinstance(generation, bool) else None,
+            created=text("creationTimestamp"),
+            labels=labels if isinstance(labels, Mapping) else {},
+        )
+
+    def key(self, plural: str) -> str:
+        """``plural/namespace/name`` (``plural/name`` cluster-wide): how logs and status name an object."""
+        return f"{plural}/{self.namespace}/{self.name}" if self.namespace else f"{plural}/{self.name}"
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

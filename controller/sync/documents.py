@@ -33,7 +33,7 @@ from kubevec.core.version import kubevec_version
 from kubevec.inference.bodies import Body, metadata_of
 from kubevec.inference.capabilities import describe_builtin, describe_crd
 from kubevec.inference.documents import CAPABILITIES, INSTANCES, SCHEMA_VERSION, Collection, Document, with_built_from
-from kubevec.inference.identity import ResourceRef
+from kubevec.inference.identity import ObjectName, ResourceRef
 from kubevec.inference.instances import InstancePolicy, build_instance
 from kubevec.inference.warnings import Warnings
 
@@ -109,17 +109,18 @@ class DocumentBuilder:
 
     def _instance_key(self, body: Body, *, plural: str, policy: InstancePolicy) -> tuple[str, str] | None:
         """``(document id, built_from)`` from the body's identity alone, or None when it lacks one."""
-        meta = metadata_of(body)
-        uid, version, name = meta.get("uid"), meta.get("resourceVersion"), meta.get("name")
+        who = ObjectName.of(metadata_of(body))
         api_version, kind = body.get("apiVersion"), body.get("kind")
-        if not (uid and version and name and isinstance(api_version, str) and isinstance(kind, str)):
+        if not (
+            who.uid and who.resource_version and who.name and isinstance(api_version, str) and isinstance(kind, str)
+        ):
             return None
         ref = ResourceRef.from_api_version(api_version, kind=kind, plural=plural)
-        document_id = ref.instance_id(cluster=self.cluster, namespace=meta.get("namespace"), name=str(name))
+        document_id = ref.instance_id(cluster=self.cluster, namespace=who.namespace or None, name=who.name)
         digest = hashlib.sha256(repr(policy).encode()).hexdigest()[:12]  # every field of the (frozen) policy
-        warning = self.warnings.latest(str(uid))
+        warning = self.warnings.latest(who.uid)
         said = f"/w{warning.digest}" if warning is not None else ""  # a new warning rebuilds; a repeat does not
-        return document_id, f"{uid}/{version}/{digest}{said}/{self._version}"
+        return document_id, f"{who.uid}/{who.resource_version}/{digest}{said}/{self._version}"
 
     def capability(self, crd: Mapping[str, Any]) -> Document | Unchanged | None:
         """The CRD's capability document; one CRD version is described once.
@@ -131,18 +132,19 @@ class DocumentBuilder:
         meta = metadata_of(crd)
         if (unchanged := self.capability_unchanged(meta)) is not None:
             return unchanged
-        built_from = self._crd_built_from(meta)
-        key = (str(meta.get("uid") or ""), str(meta.get("resourceVersion") or ""))
+        who = ObjectName.of(meta)
+        built_from = self._crd_built_from(who)
+        key = (who.uid, who.resource_version)
         if all(key) and (cached := self._capabilities.get(key)) is not None:
             self._capabilities.move_to_end(key)
             return cached
         try:
             document = describe_crd(crd, cluster=self.cluster).to_document()
         except Exception as exc:
-            self._report(f"crd/{meta.get('name')}", exc)
+            self._report(f"crd/{who.name}", exc)
             return None
-        self.skipped.pop(f"crd/{meta.get('name')}", None)
-        if built_from is not None and document.id == meta.get("name"):
+        self.skipped.pop(f"crd/{who.name}", None)
+        if built_from is not None and document.id == who.name:
             document = with_built_from(document, built_from)
         if all(key):
             self._capabilities[key] = document
@@ -155,15 +157,16 @@ class DocumentBuilder:
 
         The resync lists CRDs as metadata only and fetches the body of those this returns None for.
         """
-        built_from = self._crd_built_from(meta)
-        name = str(meta.get("name") or "")
-        if built_from is not None and self.built_from(CAPABILITIES, name) == built_from:
-            return Unchanged(CAPABILITIES, name)
+        who = ObjectName.of(meta)
+        built_from = self._crd_built_from(who)
+        if built_from is not None and self.built_from(CAPABILITIES, who.name) == built_from:
+            return Unchanged(CAPABILITIES, who.name)
         return None
 
-    def _crd_built_from(self, meta: Mapping[str, Any]) -> str | None:
-        uid, generation = meta.get("uid"), meta.get("generation")
-        return f"{uid}/{generation}/{self._version}" if meta.get("name") and uid and generation else None
+    def _crd_built_from(self, who: ObjectName) -> str | None:
+        if who.name and who.uid and who.generation:
+            return f"{who.uid}/{who.generation}/{self._version}"
+        return None
 
     def builtin_key(self, resource: ApiResource, *, schema_hash: str | None) -> str | None:
         """What a built-in kind's document is built from: its group-version's schema hash and discovery facts."""
@@ -229,9 +232,7 @@ MAX_SKIPPED = 1000
 
 def _identity(body: Body, *, plural: str) -> str:
     """``plural/namespace/name`` (``plural/name`` cluster-wide): how logs and status name an object."""
-    meta = metadata_of(body)
-    namespace = meta.get("namespace")
-    return f"{plural}/{namespace}/{meta.get('name')}" if namespace else f"{plural}/{meta.get('name')}"
+    return ObjectName.of(metadata_of(body)).key(plural)
 
 
 def _find_schema(components: Mapping[str, Any], *, group: str, version: str, kind: str) -> Mapping[str, Any] | None:

@@ -27,7 +27,7 @@ from kubevec.controller.sync.reconcile import CRD_RESOURCE
 from kubevec.core.errors import BackendError, KubeError, PolicyError
 from kubevec.inference.bodies import Body, metadata_of
 from kubevec.inference.documents import CAPABILITIES, INSTANCES, Document
-from kubevec.inference.identity import ResourceRef, resource_name
+from kubevec.inference.identity import ObjectName, ResourceRef, resource_name
 
 logger = logging.getLogger(__name__)
 
@@ -65,12 +65,12 @@ class EventRouter:
     def observe_object(
         self, *, group: str, version: str, plural: str, kind: str, event_type: str | None, body: Body
     ) -> None:
-        meta = metadata_of(body)
+        who = ObjectName.of(metadata_of(body))
         attributes = {
             "k8s.resource": resource_name(plural=plural, group=group),
             "k8s.event.type": event_type or "LIST",
-            "k8s.namespace": str(meta.get("namespace") or ""),
-            "k8s.name": str(meta.get("name", "")),
+            "k8s.namespace": who.namespace,
+            "k8s.name": who.name,
         }
         with tracer().start_as_current_span("kubevec.event", attributes=attributes):
             self._observe_object(
@@ -90,10 +90,8 @@ class EventRouter:
             # The watch of a version its CRD has just moved on from, before kopf stops it. (A newer
             # version's events may come before the CRD's own event: those are kept.)
             return
-        meta = metadata_of(body)
-        document_id = ref.instance_id(
-            cluster=self._cluster, namespace=meta.get("namespace"), name=str(meta.get("name", ""))
-        )
+        who = ObjectName.of(metadata_of(body))
+        document_id = ref.instance_id(cluster=self._cluster, namespace=who.namespace or None, name=who.name)
         if event_type == "DELETED" or not self.policy.admits(body):
             self._engine.submit_delete(INSTANCES, document_id, received=received)
             return

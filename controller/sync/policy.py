@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from kubevec.core.errors import PolicyError
 from kubevec.inference.bodies import Body, metadata_of
-from kubevec.inference.identity import CORE
+from kubevec.inference.identity import CORE, ObjectName
 from kubevec.inference.instances import InstancePolicy
 
 GROUP: Final = "kubevec.io"
@@ -160,14 +160,8 @@ class SyncPolicy:
     @classmethod
     def from_body(cls, body: Body) -> SyncPolicy:
         """Parse an object from the API; raises :class:`PolicyError` naming it when the spec is invalid."""
-        meta = metadata_of(body)
-        name = str(meta.get("name", ""))
-        generation = meta.get("generation")
-        return cls(
-            name=name,
-            spec=parse_spec(name, body.get("spec")),
-            generation=generation if isinstance(generation, int) else None,
-        )
+        who = ObjectName.of(metadata_of(body))
+        return cls(name=who.name, spec=parse_spec(who.name, body.get("spec")), generation=who.generation)
 
 
 def parse_spec(name: str, spec: Any) -> SyncPolicySpec:
@@ -201,8 +195,8 @@ class EffectivePolicy:
 
     def admits(self, obj: Body) -> bool:
         """Whether one object passes the namespace and label rules."""
-        meta = metadata_of(obj)
-        namespace = meta.get("namespace")
+        who = ObjectName.of(metadata_of(obj))
+        namespace = who.namespace
         if namespace:
             includes = [n for spec in self.specs for n in spec.namespaces.include]
             excludes = [n for spec in self.specs for n in spec.namespaces.exclude]
@@ -210,8 +204,7 @@ class EffectivePolicy:
                 return False
             if any(fnmatch.fnmatchcase(namespace, pattern) for pattern in excludes):
                 return False
-        labels = meta.get("labels") or {}
-        return all(spec.labelSelector.matches(labels) for spec in self.specs if spec.labelSelector is not None)
+        return all(spec.labelSelector.matches(who.labels) for spec in self.specs if spec.labelSelector is not None)
 
     @property
     def instance_policy(self) -> InstancePolicy:

@@ -17,6 +17,7 @@ from typing import Final
 
 from kubevec.backends import Record, StoredHashes, VectorStore
 from kubevec.backends.filters import MAX_VALUES, In
+from kubevec.core.fields import CLUSTER, TEXT_HASH
 from kubevec.inference.documents import Document
 from kubevec.inference.fleet import Part, is_shared, part_of, parts_of, resource_of, share, shared_id
 from kubevec.inference.providers.embedders.base import Embedder
@@ -58,9 +59,9 @@ class CapabilityWriter:
         out: dict[str, StoredHashes] = {}
         async for record in self.store.iter_records(self.collection, page_size=1000):
             resource = resource_of(record.id)
-            text = str(record.metadata.get("text_hash", ""))
+            text = TEXT_HASH.of(record.metadata)
             if not is_shared(record.id):
-                if record.metadata.get("cluster") in (self.cluster, "", None):
+                if CLUSTER.of(record.metadata) in (self.cluster, ""):
                     out[resource] = StoredHashes(REWRITE, text, "", self.cluster)
                 continue
             for part in parts_of(record.metadata):
@@ -76,7 +77,7 @@ class CapabilityWriter:
         own: dict[str, Document | None] = {resource: None for resource in deletes}
         own.update({document.id: document for document in upserts})
         current = await self._records(sorted(own))
-        vectors_by_text = {str(r.metadata.get("text_hash", "")): r.vector for r in current.values() if r.vector}
+        vectors_by_text = {TEXT_HASH.of(r.metadata): r.vector for r in current.values() if r.vector}
         changed: dict[str, tuple[Document, list[float] | None]] = {}
         gone: set[str] = set()
         skipped = 0
@@ -86,7 +87,7 @@ class CapabilityWriter:
                 target = _target(document)
             for record in (r for r in current.values() if resource_of(r.id) == resource and r.id != target):
                 if not is_shared(record.id):
-                    if record.metadata.get("cluster") in (self.cluster, "", None):
+                    if CLUSTER.of(record.metadata) in (self.cluster, ""):
                         gone.add(record.id)  # this cluster's record from before sharing: replaced
                     continue
                 parts = parts_of(record.metadata)
