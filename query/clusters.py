@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import AsyncIterator
 
-from kubevec.backends import Record, VectorStore
+from kubevec.backends import VectorStore
+from kubevec.backends.scans import records_of
 from kubevec.core.errors import CollectionNotFound
 from kubevec.inference.fleet import parts_of
 
@@ -57,12 +57,3 @@ async def list_clusters(*, store: VectorStore, capabilities: str, instances: str
             )
         )
     return out
-
-
-async def records_of(store: VectorStore, collection: str) -> AsyncIterator[Record]:
-    """Every record of a collection; none if it does not exist (a store `kubevec index crds` wrote)."""
-    try:
-        async for record in store.iter_records(collection, page_size=1000):
-            yield record
-    except CollectionNotFound:
-        return

@@ -1,19 +1,16 @@
-"""The sync engine: events in, batched hash-aware writes out.
+"""The sync engine: events in, batched hash-aware writes out (the façade of ``controller/sync``'s writer side).
 
 Events only feed a queue keyed by document id, where the last state wins (a delete is an entry
-too). The queue is flushed every debounce window, or sooner when a batch is full. For each
-document the engine compares its ``content_hash`` and ``text_hash`` with the hashes known to be
+too: ``queue.py``). The queue is flushed every debounce window, or sooner when a batch is full. For
+each document the writer compares its ``content_hash`` and ``text_hash`` with the hashes known to be
 stored (a map seeded from the store at start-up, so a restart with an unchanged cluster embeds
-nothing) and plans the write from them alone (:meth:`SyncEngine._plan`):
-
-- same content hash: nothing to do;
-- same text hash (only metadata changed): the stored vector is fetched and re-used, nothing is
-  embedded;
-- otherwise the text is embedded, in one batched call per flush (:meth:`SyncEngine._apply`).
+nothing) and plans the write from them alone (``planner.py``), embedding only changed texts in one
+batched call per flush (``writer.py``); instance changes are recorded in the history first
+(``history.py``).
 
 Store or embedder failures never drop anything: the batch goes back into the queue (unless a
 newer state for the same id arrived meanwhile), the engine marks itself degraded and retries with
-capped exponential backoff.
+capped exponential backoff (tenacity, sleeping on the engine's clock).
 """
 
 from __future__ import annotations
@@ -21,9 +18,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-import time
-from collections import OrderedDict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from collections.abc import Set as AbstractSet
 from pathlib import Path
 from types import MappingProxyType
@@ -31,19 +26,34 @@ from typing import Final
 
 from opentelemetry import trace
 from opentelemetry.trace import Link, SpanContext
+from tenacity import AsyncRetrying, RetryCallState, retry_if_result, wait_exponential_jitter
 
-from kubevec.backends import Record, StoredHashes, VectorStore
+from kubevec.backends import StoredHashes, VectorStore
 from kubevec.backends.filters import And, Eq, Filter, Ne
 from kubevec.controller.runtime.metrics import Metrics
 from kubevec.controller.runtime.tracing import tracer
 from kubevec.controller.sync import snapshots
 from kubevec.controller.sync.changelog import ChangeLog
+from kubevec.controller.sync.history import HistoryFeed
+from kubevec.controller.sync.planner import WritePlan
+from kubevec.controller.sync.queue import Pending, WriteQueue
 from kubevec.controller.sync.shared_records import CapabilityWriter
-from kubevec.core.errors import BackendError, EmbedderError, InvalidRecord
-from kubevec.inference.change_records import ChangeRecord, Stored, change_record
+from kubevec.controller.sync.writer import BatchWriter, Known
+from kubevec.core.clock import SYSTEM_CLOCK, Clock
+from kubevec.core.errors import BackendError, EmbedderError
 from kubevec.inference.documents import CAPABILITIES, COLLECTIONS, INDEXED_FIELDS, INSTANCES, Collection, Document
 from kubevec.inference.identity import CORE, parse_instance_id
 from kubevec.inference.providers.embedders.base import Embedder
+
+__all__ = [
+    "MIN_BACKOFF",
+    "PREPARED_SNAPSHOT_SECONDS",
+    "RESYNC_WINDOW",
+    "Pending",
+    "Reconciled",
+    "SyncEngine",
+    "WritePlan",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -58,32 +68,12 @@ Snapshot = dict[Collection, dict[str, StoredHashes]]
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class WritePlan:
-    """What one batch needs, decided from hashes alone (see :meth:`SyncEngine._plan`)."""
-
-    skipped: int  # same content hash: nothing to write
-    reuse: list[Document]  # same text (or a stored record without a text hash): fetch its vector
-    embed: list[Document]  # new, or the text changed
-
-
-@dataclasses.dataclass(frozen=True, kw_only=True)
 class Reconciled:
     """What one :meth:`SyncEngine.reconcile` queued, and what it kept because it was not seen."""
 
     upserts: int
     deletes: int
     kept: int
-
-
-@dataclasses.dataclass(frozen=True, kw_only=True)
-class Pending:
-    collection: Collection
-    id: str
-    document: Document | None  # None: delete
-    received: float  # monotonic time the triggering event arrived
-    trace: SpanContext | None = None  # the event's span, linked from the flush that writes it
-    #: Its place in the order of intake (set by the queue): what :meth:`SyncEngine.wait_written` waits for.
-    seq: int = 0
 
 
 class SyncEngine:
@@ -99,13 +89,10 @@ class SyncEngine:
         max_backoff: float = 60.0,
         cluster: str | None = None,
         history: ChangeLog | None = None,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         self.store = store
-        #: Where each instance change is recorded (None: no history). Quiet while the first sync of an
-        #: empty store writes everything: that is an index being built, not a cluster changing.
-        self.history = history
-        self._history_quiet = False
-        self._resynced = False
+        self.clock = clock
         #: This controller's cluster name: the resync and purges touch only documents it wrote (None: all).
         self.cluster = cluster
         #: Capabilities are stored as this cluster's parts of records several clusters share (``query/fleet.py``):
@@ -115,32 +102,27 @@ class SyncEngine:
         )
         self.embedder = embedder
         self.metrics = metrics
-        self._names = dict(collection_names)
         self.debounce = debounce
         self.batch_size = batch_size
         self.max_backoff = max_backoff
-        self._known: dict[Collection, dict[str, StoredHashes]] = {c: {} for c in COLLECTIONS}
-        self._queue: OrderedDict[tuple[Collection, str], Pending] = OrderedDict()
-        #: Popped from the queue, being written now: as good as queued for the resync's decisions.
-        self._inflight: set[tuple[Collection, str]] = set()
+        self._history = HistoryFeed(log=history, store=store, metrics=metrics, clock=clock)
+        self._writer = BatchWriter(
+            store=store,
+            embedder=embedder,
+            metrics=metrics,
+            names=dict(collection_names),
+            fleet=self.fleet,
+            history=self._history,
+            clock=clock,
+        )
+        self._queue = WriteQueue(metrics=metrics)
         self._lock = asyncio.Lock()  # serialises store writes: flushes, purges, resync decisions
         self._degraded = False
         self._last_error: str | None = None
         self._public_error: str | None = None
-        #: The gate (builder fingerprint) that judged the stored change records (None: unknown), and the
-        #: current one: when they differ, the records are judged again after the next resync.
-        self.history_judged_by: str | None = None
-        self.history_gate = ""
         self.active = True  # False on a standby peer: events queue up, nothing is written
         self.last_flush: float | None = None
-        self._wakeup = asyncio.Event()
-        self._idle = asyncio.Event()
-        self._idle.set()
-        self._written = asyncio.Event()  # set after each batch, written or not: what :meth:`room` waits for
         self._running = False  # the flush loop runs (without it nothing would drain a queue to wait on)
-        self._seq = 0  # the last place in the order of intake given out
-        self._written_seq = 0  # every item up to this place has been written (or replaced by a later one)
-        self._backoff = MIN_BACKOFF
         self._prepared: tuple[float, Snapshot] | None = None
 
     # -- read-only views ----------------------------------------------------------------------------
@@ -148,13 +130,17 @@ class SyncEngine:
     @property
     def names(self) -> dict[Collection, str]:
         """The physical collection of each logical one (the active generation's, see ``sync/migrate.py``)."""
-        return self._names
+        return self._writer.names
 
     @names.setter
     def names(self, names: Mapping[Collection, str]) -> None:
         """Switch collections (a migration): the capability writer writes where the engine does."""
-        self._names = dict(names)
-        self.fleet.collection = self._names[CAPABILITIES]
+        self._writer.names = dict(names)
+        self.fleet.collection = self._writer.names[CAPABILITIES]
+
+    @property
+    def _known(self) -> Known:
+        return self._writer.known
 
     @property
     def known(self) -> Mapping[Collection, Mapping[str, StoredHashes]]:
@@ -164,7 +150,7 @@ class SyncEngine:
     @property
     def queue(self) -> Mapping[tuple[Collection, str], Pending]:
         """What waits to be written, oldest first (a read-only view)."""
-        return MappingProxyType(self._queue)
+        return self._queue.view
 
     @property
     def degraded(self) -> bool:
@@ -179,6 +165,40 @@ class SyncEngine:
         """The last error as an unauthenticated reader may see it (``/readyz``): an embedder's names the
         provider, reason and status, never a server's body."""
         return self._public_error
+
+    # -- the change history (``history.py``) ---------------------------------------------------------
+
+    @property
+    def history(self) -> ChangeLog | None:
+        """Where each instance change is recorded (None: no history)."""
+        return self._history.log
+
+    @property
+    def history_judged_by(self) -> str | None:
+        """The gate (builder fingerprint) that judged the stored change records (None: unknown)."""
+        return self._history.judged_by
+
+    @history_judged_by.setter
+    def history_judged_by(self, gate: str | None) -> None:
+        self._history.judged_by = gate
+
+    @property
+    def history_gate(self) -> str:
+        """The current gate: when the stored records were judged by another, they are judged again."""
+        return self._history.gate
+
+    @history_gate.setter
+    def history_gate(self, gate: str) -> None:
+        self._history.gate = gate
+
+    def resynced(self) -> None:
+        """A full resync has queued everything: once that is written, changes are recorded."""
+        self._history.resynced(busy=self._queue.busy)
+
+    async def prune_history(self) -> None:
+        """Retention of the change history; a failure is logged (the next resync tries again)."""
+        if self.active:
+            await self._history.prune()
 
     # -- start-up ----------------------------------------------------------------------------------
 
@@ -202,10 +222,8 @@ class SyncEngine:
         except Exception as exc:
             self._set_degraded(exc, stage="startup")
             raise
-        if self.history is not None and not any(self._ours(h) for h in snapshot[INSTANCES].values()):
-            self._history_quiet = True
-            logger.info("Recording no changes until the first sync of this cluster is written collection=changes")
-        self._prepared = (time.monotonic(), snapshot) if self.active else None
+        self._history.started(ours=(h for h in snapshot[INSTANCES].values() if self._ours(h)))
+        self._prepared = (self.clock.monotonic(), snapshot) if self.active else None
         self._clear_degraded()
 
     def prepared_snapshot(self) -> Snapshot | None:
@@ -215,7 +233,7 @@ class SyncEngine:
         before any listing, and what was written since shows in the known hashes); a standby's is
         never used (another replica wrote the store meanwhile)."""
         prepared, self._prepared = self._prepared, None
-        if prepared is None or not self.active or time.monotonic() - prepared[0] > PREPARED_SNAPSHOT_SECONDS:
+        if prepared is None or not self.active or self.clock.monotonic() - prepared[0] > PREPARED_SNAPSHOT_SECONDS:
             return None
         return prepared[1]
 
@@ -233,8 +251,8 @@ class SyncEngine:
                 logger.info(
                     "Read the stored hashes saved at the last stop documents=%d", sum(map(len, loaded.values()))
                 )
-                self._known = {c: dict(loaded[c]) for c in COLLECTIONS}
-                self._count_documents()
+                self._writer.known = {c: dict(loaded[c]) for c in COLLECTIONS}
+                self._writer.count_documents()
                 return {c: dict(loaded[c]) for c in COLLECTIONS}
             snapshot: Snapshot = {}
             for collection in COLLECTIONS:
@@ -243,8 +261,8 @@ class SyncEngine:
                     snapshot[collection] = await self.fleet.snapshot()
                 else:
                     snapshot[collection] = {i: h async for i, h in self.store.iter_hashes(name, page_size=1000)}
-            self._known = {c: dict(ids) for c, ids in snapshot.items()}
-        self._count_documents()
+            self._writer.known = {c: dict(ids) for c, ids in snapshot.items()}
+        self._writer.count_documents()
         return snapshot
 
     async def save_snapshot(self, path: Path) -> bool:
@@ -253,7 +271,7 @@ class SyncEngine:
         Only when this engine wrote everything it had and knows the store exactly (active, nothing
         queued or failing).
         """
-        if not self.active or self._queue or self._inflight or self._degraded:
+        if not self.active or self._queue.busy or self._degraded:
             return False
         async with self._lock:
             stamps = {c: await self.store.stamp(self.names[c]) for c in COLLECTIONS}
@@ -330,7 +348,7 @@ class SyncEngine:
                 collection=document.collection,
                 id=document.id,
                 document=document,
-                received=received or time.monotonic(),
+                received=received or self.clock.monotonic(),
                 trace=_current_span_context(),
             )
         )
@@ -341,7 +359,7 @@ class SyncEngine:
                 collection=collection,
                 id=document_id,
                 document=None,
-                received=received or time.monotonic(),
+                received=received or self.clock.monotonic(),
                 trace=_current_span_context(),
             )
         )
@@ -350,24 +368,16 @@ class SyncEngine:
         """Leader election outcome: a standby only queues; becoming active flushes what queued up."""
         self.active = active
         if active:
-            self._wakeup.set()
+            self._queue.wakeup.set()
         else:
             self._prepared = None
-            self._written.set()  # a resync waiting for room goes on: a standby writes nothing
+            self._queue.written.set()  # a resync waiting for room goes on: a standby writes nothing
 
     def pending(self, collection: Collection, document_id: str) -> bool:
-        key = (collection, document_id)
-        return key in self._queue or key in self._inflight
+        return self._queue.pending(collection, document_id)
 
     def _put(self, item: Pending) -> None:
-        key = (item.collection, item.id)
-        self._seq += 1
-        item = dataclasses.replace(item, seq=self._seq)
-        self._queue.pop(key, None)  # last state wins, and moves to the back (the queue stays in seq order)
-        self._queue[key] = item
-        self.metrics.queue_depth.set(len(self._queue))
-        self._idle.clear()
-        self._wakeup.set()
+        self._queue.put(item)
 
     async def purge_resource(self, *, group: str, kind: str, keep_version: str | None = None) -> None:
         """Delete every instance of one kind (its CRD is gone), or every one not at ``keep_version`` (its
@@ -380,8 +390,7 @@ class SyncEngine:
             )
 
         async with self._lock:
-            for key in [k for k, p in self._queue.items() if k[0] == "instances" and purged(p.id)]:
-                del self._queue[key]
+            self._queue.drop(lambda p: p.collection == INSTANCES and purged(p.id))
             where: list[Filter] = [Eq("group", group or CORE), Eq("kind", kind)]
             if keep_version is not None:
                 where.append(Ne("version", keep_version))
@@ -391,7 +400,7 @@ class SyncEngine:
             known = self._known["instances"]
             for document_id in [i for i, h in known.items() if purged(i) and self._ours(h)]:
                 del known[document_id]
-        self._count_documents()
+        self._writer.count_documents()
 
     def _ours(self, stored: StoredHashes) -> bool:
         """Whether this controller wrote a stored document (one stored without a cluster counts as ours)."""
@@ -406,36 +415,55 @@ class SyncEngine:
             await self._flush_forever()
         finally:
             self._running = False
-            self._written.set()
+            self._queue.written.set()
 
     async def _flush_forever(self) -> None:
+        queue = self._queue
         while True:
-            await self._wakeup.wait()
-            self._wakeup.clear()
-            if not self._queue:
-                self._idle.set()
+            await queue.wakeup.wait()
+            queue.wakeup.clear()
+            if not queue:
+                queue.idle.set()
                 continue
             if not self.active:
                 continue  # a standby keeps the latest state of each document, writes nothing
-            oldest = next(iter(self._queue.values())).received
-            deadline = oldest + self.debounce
-            while len(self._queue) < self.batch_size and time.monotonic() < deadline:
-                try:
-                    await asyncio.wait_for(self._wakeup.wait(), timeout=max(0.0, deadline - time.monotonic()))
-                    self._wakeup.clear()
-                except TimeoutError:
-                    break
-            ok = await self.flush()
-            if not ok:
-                await asyncio.sleep(self._backoff)
-                self._backoff = min(self._backoff * 2, self.max_backoff)
-            if self._queue:
-                self._wakeup.set()
+            await self._debounce()
+            await self._flush_until_written()
+            if queue:
+                queue.wakeup.set()
             else:
-                self._idle.set()
-                if self._resynced and self._history_quiet:
-                    self._history_quiet = False
-                    logger.info("Recording changes from now on collection=changes")
+                queue.idle.set()
+                self._history.drained()
+
+    async def _debounce(self) -> None:
+        """Until the oldest entry has waited a debounce window, or a batch is full."""
+        deadline = self._queue.oldest().received + self.debounce
+        while len(self._queue) < self.batch_size and (left := deadline - self.clock.monotonic()) > 0:
+            woken = asyncio.ensure_future(self._queue.wakeup.wait())
+            waited = asyncio.ensure_future(self.clock.sleep(left))
+            try:
+                await asyncio.wait((woken, waited), return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                woken.cancel()
+                waited.cancel()
+            if not woken.cancelled() and woken.done():
+                self._queue.wakeup.clear()
+            else:
+                break
+
+    async def _flush_until_written(self) -> None:
+        """Flush, and after a failure again with capped exponential backoff, until written or a standby."""
+        retrying = AsyncRetrying(
+            wait=wait_exponential_jitter(multiplier=MIN_BACKOFF, max=self.max_backoff, jitter=MIN_BACKOFF),
+            retry=retry_if_result(lambda written: written is False),
+            sleep=self.clock.sleep,
+            before_sleep=_log_backoff,
+        )
+        await retrying(self._flush_if_active)
+
+    async def _flush_if_active(self) -> bool:
+        """False when a flush failed (the batch is back in the queue); True when written or a standby now."""
+        return not self.active or await self.flush()
 
     async def room(self, *, window: int = RESYNC_WINDOW) -> None:
         """Wait while more than ``window`` documents wait to be written by this (active) engine.
@@ -445,10 +473,7 @@ class SyncEngine:
         that is down holds the resync here instead of the memory; a standby peer, which writes
         nothing, never waits.
         """
-        while self.active and self._running and len(self._queue) > window:
-            self._written.clear()
-            self._wakeup.set()  # a full batch is there: no debounce to wait out
-            await self._written.wait()
+        await self._queue.wait_room(window=window, waiting=lambda: self.active and self._running)
 
     async def wait_written(self) -> None:
         """Until everything queued before this call is written (what came after may still wait).
@@ -456,54 +481,42 @@ class SyncEngine:
         What readiness waits for after a resync: on a cluster that never stops changing the queue is
         never empty, so waiting for :meth:`wait_idle` there could last as long as the changes do.
         """
-        target = self._seq
-        while self._written_seq < target and (self._queue or self._inflight):
-            self._written.clear()
-            self._wakeup.set()
-            await self._written.wait()
+        await self._queue.wait_written()
 
     async def wait_idle(self) -> None:
         """Until the queue is empty and the last flush finished (readiness, tests, shutdown)."""
-        await self._idle.wait()
+        await self._queue.idle.wait()
 
     async def flush(self) -> bool:
         """Flush everything queued, batch by batch; False (and the batch re-queued) on a failure."""
-        while self._queue:
+        queue = self._queue
+        while queue:
             async with self._lock:
-                batch = [self._queue.popitem(last=False)[1] for _ in range(min(self.batch_size, len(self._queue)))]
-                self._inflight = {(item.collection, item.id) for item in batch}
-                self.metrics.queue_depth.set(len(self._queue))
+                batch = queue.take(self.batch_size)
                 links = [Link(item.trace) for item in batch if item.trace is not None]
                 try:
                     with tracer().start_as_current_span(
                         "kubevec.flush", links=links, attributes={"kubevec.documents": len(batch)}
                     ):
                         await self._write(batch)
-                    self._written_seq = max(self._written_seq, *(item.seq for item in batch))
-                    if not self._queue:
-                        self._written_seq = self._seq  # nothing left: everything given out is written
+                    queue.wrote(batch)
                 except (BackendError, EmbedderError) as exc:
-                    self._requeue(batch)
+                    queue.requeue(batch)
                     self._set_degraded(exc)
                     return False
                 except asyncio.CancelledError:
-                    self._requeue(batch)  # shutting down mid-write: the final flush writes it again
+                    queue.requeue(batch)  # shutting down mid-write: the final flush writes it again
                     raise
                 finally:
-                    self._inflight = set()
-                    self._written.set()
-            self._backoff = MIN_BACKOFF
+                    queue.settled()
             self._clear_degraded()
-            self.last_flush = time.time()
+            self.last_flush = self.clock.time()
         return True
 
-    def _requeue(self, batch: Iterable[Pending]) -> None:
-        for item in reversed(list(batch)):
-            key = (item.collection, item.id)
-            if key not in self._queue:  # a newer state arrived meanwhile: it wins
-                self._queue[key] = item
-                self._queue.move_to_end(key, last=False)
-        self.metrics.queue_depth.set(len(self._queue))
+    async def _write(self, batch: list[Pending]) -> None:
+        await self._writer.write(batch)
+
+    # -- degraded ----------------------------------------------------------------------------------
 
     def _set_degraded(self, exc: Exception, *, stage: str | None = None) -> None:
         stage = stage or ("store" if isinstance(exc, BackendError) else "embedder")
@@ -514,7 +527,7 @@ class SyncEngine:
         self.metrics.degraded.set(1)
         message = f"{type(exc).__name__}: {exc}"
         if not self._degraded or message != self._last_error:
-            logger.error("Failed to sync, will retry stage=%s backoff=%.1fs error=%s", stage, self._backoff, message)
+            logger.error("Failed to sync, will retry stage=%s error=%s", stage, message)
         self._degraded = True
         self._last_error = message
         self._public_error = exc.public(provider=self.metrics.provider) if isinstance(exc, EmbedderError) else message
@@ -525,204 +538,10 @@ class SyncEngine:
         self._degraded = False
         self.metrics.degraded.set(0)
 
-    async def _write(self, batch: list[Pending]) -> None:
-        now = time.monotonic()
-        for collection in COLLECTIONS:
-            items = [p for p in batch if p.collection == collection]
-            if not items:
-                continue
-            upserts = [p for p in items if p.document is not None]
-            deletes = [p.id for p in items if p.document is None]
-            if collection == CAPABILITIES:
-                await self._write_capabilities([p.document for p in upserts if p.document], deletes)
-            else:
-                await self._write_instances(collection, [p.document for p in upserts if p.document], deletes)
-            for item in items:
-                self.metrics.event_to_store.observe(max(0.0, now - item.received))
-        self._count_documents()
 
-    async def _write_capabilities(self, documents: list[Document], deletes: list[str]) -> None:
-        """This cluster's parts of the shared capability records (see ``kubevec.inference.fleet``)."""
-        known = self._known[CAPABILITIES]
-        changed = [d for d in documents if (stored := known.get(d.id)) is None or stored.content_hash != d.content_hash]
-        unchanged = len(documents) - len(changed)
-        if unchanged:
-            self.metrics.skipped.labels(collection=CAPABILITIES, reason="unchanged").inc(unchanged)
-        if not changed and not deletes:
-            return
-        with tracer().start_as_current_span(
-            "kubevec.upsert", attributes={"kubevec.collection": CAPABILITIES, "kubevec.documents": len(changed)}
-        ):
-            try:
-                result = await self.fleet.write(upserts=changed, deletes=deletes)
-            except InvalidRecord as exc:  # a contract bug, not an outage: do not retry forever
-                self.metrics.errors.labels(stage="store_record").inc()
-                logger.error("Dropped invalid records collection=%s error=%s", CAPABILITIES, exc)
-                return
-        for resource, hashes in result.known.items():
-            if hashes is None:
-                known.pop(resource, None)
-            else:
-                known[resource] = hashes
-        if result.embedded:
-            self.metrics.embeddings.labels(collection=CAPABILITIES).inc(result.embedded)
-        if result.reused:
-            self.metrics.skipped.labels(collection=CAPABILITIES, reason="vector_reused").inc(result.reused)
-        if result.skipped:
-            self.metrics.skipped.labels(collection=CAPABILITIES, reason="unchanged").inc(result.skipped)
-        if result.upserted:
-            self.metrics.upserts.labels(collection=CAPABILITIES).inc(result.upserted)
-        if result.deleted:
-            self.metrics.deletes.labels(collection=CAPABILITIES).inc(result.deleted)
-        if result.upserted or result.deleted:
-            logger.info(
-                "Upserted documents collection=%s count=%d embedded=%d reused=%d skipped=%d deleted=%d",
-                CAPABILITIES,
-                result.upserted,
-                result.embedded,
-                result.reused,
-                unchanged + result.skipped,
-                result.deleted,
-            )
-
-    def resynced(self) -> None:
-        """A full resync has queued everything: once that is written, changes are recorded."""
-        self._resynced = True
-        if not self._queue and not self._inflight:
-            self._history_quiet = False
-
-    async def prune_history(self) -> None:
-        """Retention of the change history; a failure is logged (the next resync tries again)."""
-        if self.history is None or not self.active:
-            return
-        try:
-            if self.history_gate and self.history_judged_by != self.history_gate:  # an older gate wrote them
-                await self.history.rejudge()
-                self.history_judged_by = self.history_gate
-            await self.history.prune()
-        except (BackendError, EmbedderError) as exc:
-            logger.warning("Failed to prune the change history error=%s", exc)
-
-    async def _write_instances(self, collection: Collection, documents: list[Document], deletes: list[str]) -> None:
-        plan = self._plan(collection, documents) if documents else None
-        if self.history is not None and not self._history_quiet and collection == INSTANCES:
-            # before the documents: a failed history write re-queues the batch with nothing written yet
-            try:
-                await self.history.write(await self._changes(collection, plan, deletes))
-            except InvalidRecord as exc:  # a contract bug: the documents are written all the same
-                self.metrics.errors.labels(stage="history_record").inc()
-                logger.error("Dropped invalid change records collection=changes error=%s", exc)
-        if plan is not None:
-            await self._apply(collection, plan)
-        if deletes:
-            with tracer().start_as_current_span(
-                "kubevec.delete", attributes={"kubevec.collection": collection, "kubevec.documents": len(deletes)}
-            ):
-                await self.store.delete(self.names[collection], deletes)
-            for document_id in deletes:
-                self._known[collection].pop(document_id, None)
-            self.metrics.deletes.labels(collection=collection).inc(len(deletes))
-            logger.info("Deleted documents collection=%s count=%d", collection, len(deletes))
-
-    async def _changes(self, collection: Collection, plan: WritePlan | None, deletes: list[str]) -> list[ChangeRecord]:
-        """One record per object this batch creates, changes (as an agent would see it) or deletes."""
-        known = self._known[collection]
-        written = [*plan.embed, *plan.reuse] if plan is not None else []
-        replaced = [d.id for d in written if d.id in known] + [i for i in deletes if i in known]
-        stored: dict[str, Stored] = {}
-        if replaced:
-            records = await self.store.get(self.names[collection], replaced)
-            stored = {r.id: Stored(text=r.text, metadata=r.metadata) for r in records}
-        now = time.time()
-        found = [
-            change_record(
-                object_id=d.id, before=stored.get(d.id), after=Stored(text=d.text, metadata=d.metadata), at=now
-            )
-            for d in written
-        ]
-        found += [change_record(object_id=i, before=stored[i], after=None, at=now) for i in deletes if i in stored]
-        return [record for record in found if record is not None]
-
-    def _plan(self, collection: Collection, documents: list[Document]) -> WritePlan:
-        """Sort documents by what they need, from the known hashes alone (no store read, no embedding)."""
-        known = self._known[collection]
-        skipped = 0
-        reuse: list[Document] = []
-        embed: list[Document] = []
-        for document in documents:
-            stored = known.get(document.id)
-            if stored is None:
-                embed.append(document)
-            elif stored.content_hash == document.content_hash:
-                skipped += 1
-            elif stored.text_hash in (document.text_hash, ""):  # "": stored before text hashes; _apply checks the text
-                reuse.append(document)
-            else:
-                embed.append(document)
-        return WritePlan(skipped=skipped, reuse=reuse, embed=embed)
-
-    async def _apply(self, collection: Collection, plan: WritePlan) -> None:
-        """Fetch the vectors to re-use, embed the rest in one call, upsert all, remember the new hashes."""
-        name = self.names[collection]
-        if plan.skipped:
-            self.metrics.skipped.labels(collection=collection, reason="unchanged").inc(plan.skipped)
-        vectors: dict[str, list[float]] = {}
-        if plan.reuse:
-            by_id = {d.id: d for d in plan.reuse}
-            for record in await self.store.get(name, list(by_id), include_vectors=True):
-                if record.vector and record.text == by_id[record.id].text:
-                    vectors[record.id] = record.vector
-        reused = len(vectors)
-        to_embed = plan.embed + [d for d in plan.reuse if d.id not in vectors]  # gone or changed meanwhile
-        if to_embed:
-            unique_texts = list(dict.fromkeys(d.text for d in to_embed))
-            started = time.perf_counter()
-            with tracer().start_as_current_span(
-                "kubevec.embed", attributes={"kubevec.collection": collection, "kubevec.texts": len(unique_texts)}
-            ):
-                embedded = await self.embedder.embed_documents(unique_texts)
-            self.metrics.embed_seconds.labels(provider=self.metrics.provider).observe(time.perf_counter() - started)
-            self.metrics.embeddings.labels(collection=collection).inc(len(unique_texts))
-            by_text = dict(zip(unique_texts, embedded, strict=True))
-            vectors.update({d.id: by_text[d.text] for d in to_embed})
-        if reused:
-            self.metrics.skipped.labels(collection=collection, reason="vector_reused").inc(reused)
-        changed = plan.embed + plan.reuse
-        if not changed:
-            return
-        records = [Record(id=d.id, vector=vectors[d.id], text=d.text, metadata=d.metadata) for d in changed]
-        try:
-            with tracer().start_as_current_span(
-                "kubevec.upsert",
-                attributes={
-                    "kubevec.collection": collection,
-                    "kubevec.documents": len(records),
-                    "kubevec.embedded": len(to_embed),
-                    "kubevec.reused": reused,
-                    "kubevec.skipped": plan.skipped,
-                },
-            ):
-                await self.store.upsert(name, records)
-        except InvalidRecord as exc:  # a contract bug, not an outage: do not retry forever
-            self.metrics.errors.labels(stage="store_record").inc()
-            logger.error("Dropped invalid records collection=%s error=%s", collection, exc)
-            return
-        known = self._known[collection]
-        for d in changed:
-            known[d.id] = StoredHashes(d.content_hash, d.text_hash, d.built_from, d.cluster)
-        self.metrics.upserts.labels(collection=collection).inc(len(records))
-        logger.info(
-            "Upserted documents collection=%s count=%d embedded=%d reused=%d skipped=%d",
-            collection,
-            len(records),
-            len(to_embed),
-            reused,
-            plan.skipped,
-        )
-
-    def _count_documents(self) -> None:
-        for collection in COLLECTIONS:
-            self.metrics.documents.labels(collection=collection).set(len(self._known[collection]))
+def _log_backoff(state: RetryCallState) -> None:
+    seconds = state.next_action.sleep if state.next_action is not None else 0.0
+    logger.debug("Waiting before the next flush attempt=%d backoff=%.1fs", state.attempt_number, seconds)
 
 
 def _current_span_context() -> SpanContext | None:

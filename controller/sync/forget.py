@@ -7,9 +7,9 @@ import logging
 
 from kubevec.backends import Record, VectorStore
 from kubevec.backends.filters import Eq
+from kubevec.backends.scans import records_of
 from kubevec.core.errors import CollectionNotFound
 from kubevec.inference.fleet import is_shared, parts_of, resource_of, share
-from kubevec.query.clusters import records_of
 
 logger = logging.getLogger(__name__)
 

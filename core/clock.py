@@ -1,0 +1,49 @@
+"""Time as an argument: what the engine, the App and the per-caller limits read and wait on.
+
+Backoffs, debounce windows, session expiry and rate buckets all depend on time; when each read
+``time.monotonic()`` and awaited ``asyncio.sleep`` itself, their tests waited in real time (marked
+slow) or asserted wall-clock durations that failed on a loaded machine. Whatever reads or waits on
+time takes a ``clock`` keyword instead, :data:`SYSTEM_CLOCK` by default; tests pass a clock that
+advances the moment something sleeps (``tests/doubles/clock.py``).
+
+Plain Python (``core`` imports no third-party package), so every layer may take one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Final, Protocol
+
+
+class Clock(Protocol):
+    """Where time is read and waited on."""
+
+    def monotonic(self) -> float:
+        """Seconds on a clock that never goes back: for durations, deadlines and expiry."""
+        ...
+
+    def time(self) -> float:
+        """Seconds since the epoch (wall time): for what is stored or shown to people."""
+        ...
+
+    async def sleep(self, seconds: float) -> None:
+        """Wait ``seconds`` (cancellable)."""
+        ...
+
+
+class SystemClock:
+    """The real clock: :func:`time.monotonic`, :func:`time.time` and :func:`asyncio.sleep`."""
+
+    def monotonic(self) -> float:
+        return time.monotonic()
+
+    def time(self) -> float:
+        return time.time()
+
+    async def sleep(self, seconds: float) -> None:
+        await asyncio.sleep(seconds)
+
+
+#: The default of every ``clock`` keyword.
+SYSTEM_CLOCK: Final[Clock] = SystemClock()
