@@ -13,7 +13,8 @@ from kubevec.core.errors import (
 )
 
 if TYPE_CHECKING:
-    from kubevec.backends.base import BaseStore, CollectionInfo, VectorStore
+    from kubevec.backends.base import BaseStore
+    from kubevec.backends.protocol import CollectionInfo, VectorStore
 
 __all__ = [
     "BackendError",
@@ -35,8 +36,12 @@ __all__ = [
 def __getattr__(name: str) -> Any:
     """The store classes on first use: naming a filter or a record (``kubevec --help`` builds the search
     flags from them) does not import the store machinery and asyncio."""
-    if name in ("BaseStore", "CollectionInfo", "VectorStore"):
+    if name in ("CollectionInfo", "VectorStore"):
+        from kubevec.backends import protocol
+
+        return getattr(protocol, name)
+    if name == "BaseStore":
         from kubevec.backends import base
 
-        return getattr(base, name)
+        return base.BaseStore
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,4 +1,7 @@
-"""The backend-agnostic store: a protocol for callers and a template base class for backends.
+"""The backend-agnostic store: the template base class every backend fills in.
+
+Callers hold the protocol (protocol.py, re-exported here under its old name); what a store accepts
+is checked in checks.py before any hook runs.
 
 The public methods of :class:`BaseStore` validate input, batch to the backend's limits, run the
 backend's (synchronous) client on one worker thread, and wrap every backend exception into
@@ -13,111 +16,24 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import dataclasses
 import functools
-import math
 import time
-from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
-from typing import Any, Concatenate, Final, Literal, ParamSpec, Protocol, TypeVar
+from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
+from kubevec.backends.checks import check_field, check_k, check_name, check_record, check_same, without_empty_lists
 from kubevec.backends.filters import Contains, Filter, all_of, validate, words
-from kubevec.backends.records import RESERVED_METADATA, Health, Hit, MetadataValue, Record, StoredHashes
+from kubevec.backends.protocol import DEFAULT_PAGE_SIZE as DEFAULT_PAGE_SIZE
+from kubevec.backends.protocol import CollectionInfo as CollectionInfo
+from kubevec.backends.protocol import Cursor as Cursor
+from kubevec.backends.protocol import Distance, StoreObserver
+from kubevec.backends.protocol import VectorStore as VectorStore
+from kubevec.backends.records import Health, Hit, Record, StoredHashes
 from kubevec.backends.stamps import STAMPS, STAMPS_EMBEDDER, new_stamp, stamps_of
-from kubevec.core.errors import BackendError, CollectionMismatch, CollectionNotFound, InvalidFilter, InvalidRecord
+from kubevec.core.errors import BackendError, CollectionNotFound, InvalidFilter, InvalidRecord
 
-Distance = Literal["cosine"]
-Cursor = str | int
 T = TypeVar("T")
 P = ParamSpec("P")
-
-DEFAULT_PAGE_SIZE: Final = 1000
-#: The most neighbours one store search returns (a store limit; agents ask for at most ``kubevec.query.request.MAX_K``).
-MAX_NEIGHBOURS: Final = 1000
-
-
-@dataclasses.dataclass(frozen=True, kw_only=True)
-class CollectionInfo:
-    dimension: int
-    distance: str
-    embedder: str
-
-
-class StoreObserver(Protocol):
-    """Told of every public store operation as it ends: how long it took and whether it failed."""
-
-    def observed(self, *, backend: str, operation: str, seconds: float, failed: bool) -> None: ...
-
-
-class VectorStore(Protocol):
-    """What the controller and the query side use; every backend provides exactly this."""
-
-    #: Told of every operation (the controller's metrics); None: nobody is.
-    observer: StoreObserver | None
-
-    @property
-    def backend(self) -> str: ...
-
-    @property
-    def location(self) -> str: ...
-
-    async def ensure_collection(
-        self,
-        name: str,
-        *,
-        dimension: int,
-        distance: Distance = "cosine",
-        embedder: str,
-        indexed: Sequence[str] = (),
-    ) -> None: ...
-
-    async def drop_collection(self, name: str) -> None: ...
-
-    async def collection_info(self, name: str) -> CollectionInfo | None: ...
-
-    async def upsert(self, name: str, records: Sequence[Record]) -> None: ...
-
-    async def delete(self, name: str, ids: Sequence[str]) -> None: ...
-
-    async def delete_where(self, name: str, filter: Filter) -> None: ...
-
-    async def get(self, name: str, ids: Sequence[str], *, include_vectors: bool = False) -> list[Record]: ...
-
-    async def count(self, name: str, filter: Filter | None = None) -> int: ...
-
-    async def list_ids(self, name: str) -> list[str]: ...
-
-    async def stamp(self, name: str) -> str | None: ...
-
-    def iter_ids(
-        self, name: str, *, filter: Filter | None = None, page_size: int = DEFAULT_PAGE_SIZE
-    ) -> AsyncIterator[tuple[str, str]]: ...
-
-    def iter_hashes(
-        self, name: str, *, filter: Filter | None = None, page_size: int = DEFAULT_PAGE_SIZE
-    ) -> AsyncIterator[tuple[str, StoredHashes]]: ...
-
-    def iter_records(
-        self, name: str, *, filter: Filter | None = None, page_size: int = DEFAULT_PAGE_SIZE
-    ) -> AsyncIterator[Record]: ...
-
-    def iter_texts(self, name: str, *, page_size: int = DEFAULT_PAGE_SIZE) -> AsyncIterator[tuple[str, str]]: ...
-
-    async def search(
-        self,
-        name: str,
-        *,
-        vector: Sequence[float],
-        k: int,
-        filter: Filter | None = None,
-        text_contains: str | None = None,
-    ) -> list[Hit]: ...
-
-    async def keyword_search(self, name: str, *, text: str, filter: Filter | None = None, k: int) -> list[Hit]: ...
-
-    async def health(self) -> Health: ...
-
-    async def close(self) -> None: ...
-
 
 S = TypeVar("S", bound="BaseStore")
 
@@ -225,7 +141,7 @@ class BaseStore:
         creates the missing ones, also on an existing collection, so a new field is never left
         unindexed. The payload contract (which fields exist) belongs to the caller, not the backend.
         """
-        _check_name(name)
+        check_name(name)
         if dimension <= 0:
             raise InvalidRecord(f"Collection dimension must be positive, got {dimension}")
         if distance != "cosine":
@@ -236,22 +152,22 @@ class BaseStore:
             await self._call(self._create, name, wanted)
             await self._written(name)
         else:
-            _check_same(name=name, existing=existing, wanted=wanted, location=self._location)
+            check_same(name=name, existing=existing, wanted=wanted, location=self._location)
         for field in indexed:
-            _check_field(field)
+            check_field(field)
         await self._call(self._ensure_indexes, name, tuple(dict.fromkeys(indexed)))
         self._infos[name] = wanted
 
     @_measured("drop_collection")
     async def drop_collection(self, name: str) -> None:
-        _check_name(name)
+        check_name(name)
         self._infos.pop(name, None)
         await self._call(self._drop, name)
         await self._written(name)
 
     @_measured("collection_info")
     async def collection_info(self, name: str) -> CollectionInfo | None:
-        _check_name(name)
+        check_name(name)
         await self._follow_writers(name)
         return await self._call(self._describe, name)
 
@@ -261,8 +177,8 @@ class BaseStore:
         info = await self._info(name)
         latest: dict[str, Record] = {}
         for record in records:
-            _check_record(record, dimension=info.dimension)
-            latest[record.id] = _without_empty_lists(record)
+            check_record(record, dimension=info.dimension)
+            latest[record.id] = without_empty_lists(record)
         batch = list(latest.values())
         for start in range(0, len(batch), self.max_batch):
             await self._call(self._upsert, name, batch[start : start + self.max_batch])
@@ -316,7 +232,7 @@ class BaseStore:
 
         None: no write of this version stamped it (stamps.py). One small read, whatever the size.
         """
-        _check_name(name)
+        check_name(name)
         return (await self._follow_writers(name, always=True)).get(name)
 
     @_measured_pages("iter_ids")
@@ -382,7 +298,7 @@ class BaseStore:
     ) -> list[Hit]:
         """Nearest neighbours by cosine; scores are similarities clipped to [0, 1]."""
         info = await self._info(name)
-        _check_k(k)
+        check_k(k)
         if len(vector) != info.dimension:
             raise InvalidRecord(f"Query vector has {len(vector)} dimensions, collection {name!r} has {info.dimension}")
         combined = all_of(validate(filter) if filter else None, Contains(text_contains) if text_contains else None)
@@ -402,7 +318,7 @@ class BaseStore:
         all texts; just the k results are read in full.
         """
         await self._info(name)
-        _check_k(k)
+        check_k(k)
         query_words = list(dict.fromkeys(words(text)))
         if not query_words:
             raise BackendError("Keyword search needs at least one word (letters or digits)")
@@ -435,7 +351,7 @@ class BaseStore:
     # -- internals ---------------------------------------------------------------------------------
 
     async def _info(self, name: str) -> CollectionInfo:
-        _check_name(name)
+        check_name(name)
         await self._follow_writers(name)
         info = self._infos.get(name)
         if info is None:
@@ -603,66 +519,3 @@ def is_transport_error(exc: BaseException) -> bool:
             return True
         current = current.__cause__
     return False
-
-
-def _check_name(name: str) -> None:
-    if not isinstance(name, str) or not name:
-        raise BackendError(f"Collection name must be a non-empty string, got {name!r}")
-
-
-def _check_field(field: str) -> None:
-    if not isinstance(field, str) or not field or field in RESERVED_METADATA:
-        raise InvalidRecord(f"Cannot index metadata field {field!r}: not a metadata key")
-
-
-def _check_k(k: int) -> None:
-    if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_NEIGHBOURS:
-        raise BackendError(f"k must be an integer from 1 to {MAX_NEIGHBOURS}, got {k!r}")
-
-
-def _check_same(*, name: str, existing: CollectionInfo, wanted: CollectionInfo, location: str) -> None:
-    for field in ("dimension", "distance", "embedder"):
-        have, want = getattr(existing, field), getattr(wanted, field)
-        if have != want:
-            raise CollectionMismatch(
-                f"Collection {name!r} at {location} was built with {field}={have!r}, "
-                f"but this configuration uses {field}={want!r}; use the same {field}, migrate "
-                "(`kubevec migrate`, or KUBEVEC_SYNC__MIGRATE=true: new collections, then an atomic switch) "
-                "or reindex (`kubevec run --reindex` drops and rebuilds the collections)"
-            )
-
-
-def _check_record(record: Record, *, dimension: int) -> None:
-    if not isinstance(record.id, str) or not record.id:
-        raise InvalidRecord(f"Record id must be a non-empty string, got {record.id!r}")
-    if len(record.vector) != dimension:
-        raise InvalidRecord(
-            f"Record {record.id!r} has a {len(record.vector)}-d vector, the collection is {dimension}-d"
-        )
-    if not all(isinstance(x, int | float) and math.isfinite(x) for x in record.vector):
-        raise InvalidRecord(f"Record {record.id!r} has a non-finite vector component")
-    if "content_hash" not in record.metadata:
-        raise InvalidRecord(f"Record {record.id!r} has no content_hash in its metadata")
-    _check_metadata(record.id, record.metadata)
-
-
-def _without_empty_lists(record: Record) -> Record:
-    """Empty lists carry nothing to filter on and Chroma refuses them: every backend drops them."""
-    if not any(isinstance(v, list) and not v for v in record.metadata.values()):
-        return record
-    metadata = {k: v for k, v in record.metadata.items() if not (isinstance(v, list) and not v)}
-    return dataclasses.replace(record, metadata=metadata)
-
-
-def _check_metadata(record_id: str, metadata: Mapping[str, MetadataValue]) -> None:
-    for key, value in metadata.items():
-        if key in RESERVED_METADATA:
-            raise InvalidRecord(f"Record {record_id!r} uses the reserved metadata key {key!r}")
-        if isinstance(value, list):
-            if not value:
-                continue
-            kinds = {type(item) for item in value}
-            if len(kinds) != 1 or not kinds <= {str, int, float, bool}:
-                raise InvalidRecord(f"Record {record_id!r}: metadata {key!r} must be a list of one scalar type")
-        elif not isinstance(value, str | int | float | bool):
-            raise InvalidRecord(f"Record {record_id!r}: metadata {key!r} must be a scalar or a list of scalars")

@@ -28,9 +28,10 @@ import chromadb
 import chromadb.errors
 from chromadb.config import Settings as ChromaSettings
 
-from kubevec.backends.base import BaseStore, CollectionInfo, Cursor
+from kubevec.backends.base import BaseStore
 from kubevec.backends.filters import And, Contains, Eq, Filter, Gt, Gte, In, Lt, Lte, Ne, Nin, Or, words
 from kubevec.backends.paging import IdOrder
+from kubevec.backends.protocol import CollectionInfo, Cursor
 from kubevec.backends.records import Hit, MetadataValue, Record, cosine_distance_to_score
 from kubevec.core.errors import BackendError, BackendUnavailable, CollectionNotFound, InvalidFilter
 

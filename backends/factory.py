@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from kubevec.backends.base import VectorStore
 from kubevec.backends.config import StoreSettings
+from kubevec.backends.protocol import VectorStore
 from kubevec.core.errors import BackendError
 
 

@@ -17,7 +17,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from kubevec.backends.base import VectorStore
+from kubevec.backends.protocol import VectorStore
 from kubevec.backends.records import Record
 
 POINTER_COLLECTION: Final = "generations"

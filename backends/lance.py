@@ -26,10 +26,11 @@ from typing import Any, Final
 import lancedb
 import pyarrow as pa
 
-from kubevec.backends.base import DEFAULT_PAGE_SIZE, BaseStore, CollectionInfo, Cursor
+from kubevec.backends.base import BaseStore
 from kubevec.backends.filters import And, Contains, Eq, Filter, Gt, Gte, In, Lt, Lte, Ne, Nin, Or, words
 from kubevec.backends.paging import IdOrder
 from kubevec.backends.payload import BOOLS, NUMBERS, STRINGS, kind_of, list_fields, typed
+from kubevec.backends.protocol import DEFAULT_PAGE_SIZE, CollectionInfo, Cursor
 from kubevec.backends.records import Hit, MetadataValue, Record, cosine_distance_to_score
 from kubevec.backends.stamps import STAMPS
 from kubevec.core.errors import BackendError, BackendUnavailable, CollectionNotFound, InvalidFilter

@@ -6,8 +6,9 @@ import bisect
 
 import numpy as np
 
-from kubevec.backends.base import BaseStore, CollectionInfo, Cursor
+from kubevec.backends.base import BaseStore
 from kubevec.backends.filters import Filter, matches
+from kubevec.backends.protocol import CollectionInfo, Cursor
 from kubevec.backends.records import Hit, Record, similarity_to_score
 from kubevec.core.errors import BackendUnavailable, CollectionNotFound
 

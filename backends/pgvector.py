@@ -37,8 +37,9 @@ from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict
 from psycopg.types.json import Jsonb
 
-from kubevec.backends.base import BaseStore, CollectionInfo, Cursor
+from kubevec.backends.base import BaseStore
 from kubevec.backends.filters import And, Contains, Eq, Filter, Gt, Gte, In, Lt, Lte, Ne, Nin, Or, words
+from kubevec.backends.protocol import CollectionInfo, Cursor
 from kubevec.backends.records import Hit, MetadataValue, Record, similarity_to_score
 from kubevec.core.errors import BackendError, BackendUnavailable, CollectionNotFound, InvalidFilter
 

@@ -15,8 +15,9 @@ from typing import Any, Final
 from qdrant_client import QdrantClient, models
 from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
 
-from kubevec.backends.base import DEFAULT_PAGE_SIZE, BaseStore, CollectionInfo, Cursor, is_transport_error
+from kubevec.backends.base import BaseStore, is_transport_error
 from kubevec.backends.filters import And, Contains, Eq, Filter, Gt, Gte, In, Lt, Lte, Ne, Nin, Or
+from kubevec.backends.protocol import DEFAULT_PAGE_SIZE, CollectionInfo, Cursor
 from kubevec.backends.records import Hit, MetadataValue, Record, similarity_to_score
 from kubevec.core.errors import BackendError, BackendUnavailable, CollectionNotFound, InvalidFilter
 

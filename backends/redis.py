@@ -33,9 +33,10 @@ import redis
 import redis.exceptions
 from redis.connection import parse_url
 
-from kubevec.backends.base import BaseStore, CollectionInfo, Cursor, is_transport_error
+from kubevec.backends.base import BaseStore, is_transport_error
 from kubevec.backends.filters import And, Contains, Eq, Filter, Gt, Gte, In, Lt, Lte, Ne, Nin, matches, words
 from kubevec.backends.payload import NUMBERS, kind_of
+from kubevec.backends.protocol import CollectionInfo, Cursor
 from kubevec.backends.records import Hit, Record
 from kubevec.core.errors import BackendError, BackendUnavailable, CollectionNotFound, InvalidFilter
 

@@ -36,9 +36,10 @@ from weaviate.exceptions import (
     WeaviateQueryError,
 )
 
-from kubevec.backends.base import BaseStore, CollectionInfo, Cursor, is_transport_error
+from kubevec.backends.base import BaseStore, is_transport_error
 from kubevec.backends.filters import And, Contains, Eq, Filter, Gt, Gte, In, Lt, Lte, Ne, Nin, Or, matches, words
 from kubevec.backends.payload import BOOLS, NUMBERS, STRINGS, kind_of, list_fields, typed
+from kubevec.backends.protocol import CollectionInfo, Cursor
 from kubevec.backends.records import Hit, MetadataValue, Record, cosine_distance_to_score
 from kubevec.core.errors import BackendError, BackendUnavailable, CollectionNotFound, InvalidFilter
 
