@@ -1,0 +1,207 @@
+"""Whatever runs containers (Pods, Deployments, StatefulSets, DaemonSets, ReplicaSets, Jobs, CronJobs).
+
+One pod template, read the same way for every such kind: images and the software they are,
+ports, replicas, schedule, each container's resources, probes and security switches, placement
+and the volumes that name no object. ``env``, ``command`` and ``args`` are never read (see
+docs/security.md). :func:`workload_metadata` is what agents list and count such objects by.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+from kubevec.inference import software
+from kubevec.inference.instances.summary import MAX_LIST_ITEMS, InstancePolicy, Summariser, is_ip, short
+from kubevec.inference.redaction import Redacted
+
+
+def _pod_spec(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    spec = obj.get("spec") or {}
+    if obj.get("kind") == "CronJob":
+        spec = ((spec.get("jobTemplate") or {}).get("spec") or {}).get("template", {}).get("spec") or {}
+    elif obj.get("kind") != "Pod":
+        spec = (spec.get("template") or {}).get("spec") or {}
+    return spec if isinstance(spec, Mapping) else {}
+
+
+def _workload(source: Redacted, _: InstancePolicy) -> list[str]:
+    obj = source.obj
+    spec = obj.get("spec") or {}
+    pod = _pod_spec(obj)
+    out = []
+    containers = [c for c in pod.get("containers") or [] if isinstance(c, Mapping)]
+    inits = [c for c in pod.get("initContainers") or [] if isinstance(c, Mapping)]
+    images = [str(c.get("image")) for c in containers if c.get("image")]
+    if images:
+        out.append("images: " + ", ".join(images[:MAX_LIST_ITEMS]))
+        if known := software.described(images[:MAX_LIST_ITEMS]):
+            out.append("software: " + ", ".join(known))
+    ports = [
+        f"{p.get('containerPort')}/{p.get('protocol', 'TCP')}"
+        for c in containers
+        for p in c.get("ports") or []
+        if isinstance(p, Mapping) and p.get("containerPort")
+    ]
+    if ports:
+        out.append("ports: " + ", ".join(ports[:MAX_LIST_ITEMS]))
+    if isinstance(spec, Mapping):
+        if "replicas" in spec:
+            out.append(f"replicas: {spec['replicas']}")
+        if obj.get("kind") == "CronJob" and spec.get("schedule"):
+            out.append(f"schedule: {spec['schedule']}")
+    if pod.get("serviceAccountName"):
+        out.append(f"serviceAccount: {pod['serviceAccountName']}")
+    for container in containers[:MAX_LIST_ITEMS]:
+        described = _container(container)
+        if described:
+            out.append(f"container {container.get('name', '?')}: {described}")
+    for container in inits[:MAX_LIST_ITEMS]:
+        described = _container(container, image=True)
+        out.append(f"init container {container.get('name', '?')}: {described}")
+    out.extend(_placement(pod))
+    volumes = _volumes(pod.get("volumes"))  # the objects mounted are references (metadata); these are not
+    if volumes:
+        out.append("volumes: " + ", ".join(volumes[: MAX_LIST_ITEMS * 2]))
+    return out
+
+
+#: A container's securityContext switches worth saying when they are on.
+_SECURITY_FLAGS: Final = ("privileged", "allowPrivilegeEscalation", "runAsNonRoot", "readOnlyRootFilesystem")
+#: Capabilities listed per container and verb (the kernel has about 40).
+_MAX_CAPABILITIES: Final = 12
+#: Container fields that say how it runs, in the order they are written.
+_PROBES: Final = (("readinessProbe", "readiness"), ("livenessProbe", "liveness"), ("startupProbe", "startup"))
+
+
+def _container(container: Mapping[str, Any], *, image: bool = False) -> str:
+    """``requests cpu=100m memory=64Mi; limits ...; readiness http /healthz 8080; runAsNonRoot``.
+
+    ``env``, ``command`` and ``args`` are never read (see docs/security.md): they are where people
+    paste credentials, and the objects a container takes its environment from are references already."""
+    parts = []
+    if image and container.get("image"):
+        parts.append(f"image {container['image']}")
+    resources = container.get("resources")
+    if isinstance(resources, Mapping):
+        for key in ("requests", "limits"):
+            amounts = resources.get(key)
+            if isinstance(amounts, Mapping) and amounts:
+                parts.append(f"{key} " + " ".join(f"{k}={v}" for k, v in sorted(amounts.items())))
+    for field, word in _PROBES:
+        probe = container.get(field)
+        if isinstance(probe, Mapping):
+            parts.append(f"{word} {_probe(probe)}")
+    security = container.get("securityContext")
+    if isinstance(security, Mapping):
+        parts += _security(security)
+    return "; ".join(parts)
+
+
+def _security(security: Mapping[str, Any]) -> list[str]:
+    """``privileged runAsNonRoot``, ``runAsUser 0``, ``capabilities add NET_ADMIN drop ALL``: what security
+    questions ask of a container (which run as root, which add capabilities)."""
+    flags = [k for k in _SECURITY_FLAGS if security.get(k) is True]
+    user = security.get("runAsUser")
+    if isinstance(user, int) and not isinstance(user, bool):
+        flags.append(f"runAsUser {user}")
+    capabilities = security.get("capabilities")
+    if isinstance(capabilities, Mapping):
+        said = ((verb, _capability_names(capabilities.get(verb))) for verb in ("add", "drop"))
+        flags += [f"capabilities {verb} {' '.join(names)}" for verb, names in said if names]
+    return [" ".join(flags)] if flags else []
+
+
+def _capability_names(value: Any) -> list[str]:
+    """``NET_ADMIN``-like names only (a capability is one word), at most :data:`_MAX_CAPABILITIES`."""
+    names = value[:_MAX_CAPABILITIES] if isinstance(value, list) else []
+    return [n for n in names if isinstance(n, str) and n.replace("_", "").isalnum()]
+
+
+def _probe(probe: Mapping[str, Any]) -> str:
+    for kind in ("httpGet", "tcpSocket", "grpc", "exec"):
+        how = probe.get(kind)
+        if not isinstance(how, Mapping):
+            continue
+        if kind == "httpGet":
+            return f"http {how.get('path', '/')} {how.get('port', '')}".strip()
+        if kind == "exec":
+            command = how.get("command")
+            return "exec " + short(" ".join(map(str, command)) if isinstance(command, list) else "", limit=60)
+        return f"{'tcp' if kind == 'tcpSocket' else 'grpc'} {how.get('port', '')}".strip()
+    return "set"
+
+
+def _placement(pod: Mapping[str, Any]) -> list[str]:
+    out = []
+    selector = pod.get("nodeSelector")
+    if isinstance(selector, Mapping) and selector:
+        out.append("nodeSelector: " + ", ".join(f"{k}={v}" for k, v in sorted(selector.items())))
+    tolerations = [
+        f"{t.get('key', '*')}{'=' + str(t['value']) if t.get('value') else ''}:{t.get('effect', 'any')}"
+        for t in pod.get("tolerations") or []
+        if isinstance(t, Mapping)
+    ]
+    if tolerations:
+        out.append("tolerations: " + ", ".join(tolerations[:MAX_LIST_ITEMS]))
+    affinity = pod.get("affinity")
+    if isinstance(affinity, Mapping) and affinity:
+        out.append("affinity: " + ", ".join(sorted(str(k) for k in affinity)))
+    for flag in ("hostNetwork", "hostPID", "hostIPC"):
+        if pod.get(flag) is True:
+            out.append(f"{flag}: true")
+    if pod.get("priorityClassName"):
+        out.append(f"priorityClass: {pod['priorityClassName']}")
+    if pod.get("nodeName"):
+        out.append(f"node: {pod['nodeName']}")
+    return out
+
+
+def _volumes(value: Any) -> list[str]:
+    """Volumes that name no object (``emptyDir``, ``hostPath /var/log``): a ConfigMap, Secret or claim
+    mounted is a reference, kept in metadata so that a new one re-uses the stored vector."""
+    out = []
+    for volume in value if isinstance(value, list) else []:
+        if not isinstance(volume, Mapping):
+            continue
+        for key in ("emptyDir", "hostPath"):
+            if key in volume:
+                path = volume[key].get("path") if key == "hostPath" and isinstance(volume[key], Mapping) else None
+                out.append(f"{key}{' ' + str(path) if path else ''}")
+    return list(dict.fromkeys(out))
+
+
+def workload_metadata(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """What agents list and count by for anything that runs containers: ``images`` (init containers
+    too) and ``resource_limits`` (``all``, ``some`` or ``none`` of the containers set a limit)."""
+    pod = _pod_spec(obj)
+    containers = [c for c in pod.get("containers") or [] if isinstance(c, Mapping)]
+    if not containers:
+        return {}
+    inits = [c for c in pod.get("initContainers") or [] if isinstance(c, Mapping)]
+    images = list(dict.fromkeys(str(c["image"]) for c in [*containers, *inits] if isinstance(c.get("image"), str)))
+    limited = [
+        isinstance(c.get("resources"), Mapping) and bool((c.get("resources") or {}).get("limits")) for c in containers
+    ]
+    limits = "all" if all(limited) else "some" if any(limited) else "none"
+    out: dict[str, Any] = {"images": images[:32], "resource_limits": limits}
+    if obj.get("kind") == "Pod":  # where it runs and its address: "pods per node", "the pod with IP x"
+        node = pod.get("nodeName")
+        if isinstance(node, str) and node:
+            out["node"] = node
+        status = obj.get("status")
+        address = status.get("podIP") if isinstance(status, Mapping) else None
+        if isinstance(address, str) and is_ip(address):
+            out["pod_ip"] = address
+    return out
+
+
+SUMMARISERS: Final[dict[tuple[str, str], Summariser]] = {
+    ("apps", "Deployment"): _workload,
+    ("apps", "StatefulSet"): _workload,
+    ("apps", "DaemonSet"): _workload,
+    ("apps", "ReplicaSet"): _workload,
+    ("batch", "Job"): _workload,
+    ("batch", "CronJob"): _workload,
+    ("", "Pod"): _workload,
+}
