@@ -8,7 +8,7 @@ from typing import Any
 from kubevec.backends import Record
 from kubevec.inference.fleet import parts_of, project
 from kubevec.inference.identity import plural_of
-from kubevec.query.scoped import within_clusters
+from kubevec.query.scope import within_clusters
 
 
 async def exact_kinds(

@@ -411,7 +411,7 @@ async def test_with_the_embedder_down_a_question_is_answered_from_its_words_and_
     assert [r.id for r in scoped] == ["clusters-copy"]
     # once the pause is over and the embedder answers, answers are whole again
     embedder.failing = False
-    monkeypatch.setattr(service, "_embedder_down_until", 0.0)
+    monkeypatch.setattr(service.sources.vectors, "down_until", 0.0)
     whole = await service.search(SearchRequest.build(collection="capabilities", query="PostgreSQL failover", k=2))
     assert whole.degraded is None
     assert whole[0].score_kind != "keyword"

@@ -1,0 +1,289 @@
+"""The search reader: one search by its cheapest path (see ``kubevec.query.search`` for the paths and scores).
+
+Behind the one view gate (:func:`kubevec.query.scope.admit`): a caller reads only what its view
+lets it, and a capability record shared by clusters only as the clusters it may read serve it.
+"""
+
+from __future__ import annotations
+
+import bisect
+import dataclasses
+from typing import Final
+
+from kubevec.backends import Hit, Record
+from kubevec.backends.filters import Contains, Eq, Filter, In, all_of, matches, words
+from kubevec.core.errors import InvalidFilter, SearchError
+from kubevec.inference.documents import CAPABILITIES, INSTANCES, is_kubernetes_name
+from kubevec.inference.fleet import project
+from kubevec.query.answers import Answer, Result, cosine, make_result
+from kubevec.query.cursors import any_word, make_cursor, read_cursor
+from kubevec.query.intent import Intent
+from kubevec.query.ranking import fuse, mmr
+from kubevec.query.request import SearchRequest
+from kubevec.query.scope import admit, within_clusters
+from kubevec.query.sources import Sources
+from kubevec.query.views import View
+
+#: Objects a question names (and degraded ones, for a question about trouble) added to the candidates, at most.
+MAX_NAMED: Final = 100
+
+
+async def read_search(
+    sources: Sources, request: SearchRequest, view: View | None, *, keep_parts: bool = False
+) -> Answer:
+    """Run one search by its cheapest path; at most ``request.k`` results, of the documents ``view`` may see.
+
+    ``keep_parts``: a shared capability record keeps every visible cluster's part (``resolve_kind``
+    answers per cluster); otherwise it is read as the asked cluster's."""
+    await sources.active.fresh()
+    sources.active.name(request.collection)  # an unknown collection is an error, also for a caller who sees none
+    admitted = admit(view, request.collection, cluster=request.cluster, conditions=request.conditions)
+    if admitted is None:
+        return Answer()  # a hidden collection, or a cluster outside the caller's scope, holds nothing it may read
+    searcher = Searcher(sources)
+    answer = await sources.active.retrying(lambda: searcher.run(request, admitted.filter, clusters=admitted.clusters))
+    if request.collection == CAPABILITIES:  # shared records read as the asked cluster's (kubevec.inference.fleet)
+        kept = [(r, within_clusters(r.metadata, admitted.clusters)) for r in answer]
+        answer[:] = [
+            dataclasses.replace(r, metadata=metadata if keep_parts else project(metadata, cluster=request.cluster))
+            for r, metadata in kept
+            if metadata is not None
+        ]
+    return answer
+
+
+class Searcher:
+    """The paths of one search over ``sources`` (the view is already in the conditions it is given)."""
+
+    def __init__(self, sources: Sources) -> None:
+        self.sources = sources
+
+    async def run(
+        self, request: SearchRequest, conditions: Filter | None, *, clusters: frozenset[str] | None = None
+    ) -> Answer:
+        name = self.sources.active.name(request.collection)
+        degraded = None
+        total: int | None = None
+        try:
+            if request.count_by is not None:
+                return await self._counted(name, request, conditions, clusters=clusters)
+            if request.query is None and request.keyword is not None:
+                total = await self.sources.store.count(name, all_of(conditions, any_word(request.keyword)))
+                if total > request.k or request.cursor:
+                    return await self._keyword_pages(name, conditions, request, total=total)
+                hits = await self.sources.store.keyword_search(
+                    name, text=request.keyword, filter=conditions, k=request.k
+                )
+                results = [make_result(h.id, h.score, h.text, h.metadata, kind="keyword") for h in hits]
+            elif request.query is None:
+                return await self._filtered(name, conditions, request)
+            else:
+                results = await self._semantic(name, request=request, query=request.query, conditions=conditions)
+                degraded = getattr(results, "degraded", None)
+                total = getattr(results, "total", None)
+        except InvalidFilter as exc:
+            raise SearchError(str(exc)) from exc
+        if request.min_score is not None and degraded is None:  # a similarity threshold: keyword hits have none
+            results = [r for r in results if r.relevance >= request.min_score]
+        shown = results[: request.k]
+        return Answer.of(shown, degraded=degraded, total=max(total or 0, len(shown)))
+
+    # -- paths -------------------------------------------------------------------------------------
+
+    async def _filtered(self, name: str, combined: Filter | None, request: SearchRequest) -> Answer:
+        """A filter-only listing in id order, ``k`` at a time: the total is exact, and the cursor (the last id
+        shown) makes every page hold each matching document once while writes go on: one that did not
+        change is never skipped or repeated, a new one shows if its id sorts after the cursor."""
+        after = read_cursor(request.cursor, name=request.collection, filter=combined) if request.cursor else None
+        ids = sorted({i async for i, _ in self.sources.store.iter_ids(name, filter=combined, page_size=1000)})
+        start = bisect.bisect_right(ids, after) if after is not None else 0
+        page = ids[start : start + request.k]
+        found = {r.id: r for r in await self.sources.store.get(name, page)}  # gone since listed: left out
+        results = [make_result(i, 1.0, found[i].text, found[i].metadata, kind="filter") for i in page if i in found]
+        more = start + request.k < len(ids)
+        cursor = make_cursor(page[-1], name=request.collection, filter=combined) if more and page else None
+        return Answer.of(results, total=len(ids), cursor=cursor)
+
+    async def _keyword_pages(self, name: str, combined: Filter | None, request: SearchRequest, *, total: int) -> Answer:
+        """A keyword answer longer than a page: by the share of the words a document holds, then by id.
+
+        Both depend on the document alone (the rarity tie-break of a one-page answer depends on every
+        other document), so the cursor (the last position shown) pages every matching document once
+        while writes go on, as a filter-only listing does."""
+        keyword = request.keyword or ""
+        wanted = list(dict.fromkeys(words(keyword)))
+        bound = all_of(combined, any_word(keyword))
+        matched: dict[str, int] = {}
+        for word in wanted:
+            async for record_id, _ in self.sources.store.iter_ids(
+                name, filter=all_of(combined, Contains(word)), page_size=1000
+            ):
+                matched[record_id] = matched.get(record_id, 0) + 1
+        positions = sorted(f"{len(wanted) - count:04d}/{record_id}" for record_id, count in matched.items())
+        after = read_cursor(request.cursor, name=request.collection, filter=bound) if request.cursor else None
+        start = bisect.bisect_right(positions, after) if after is not None else 0
+        page = [position.split("/", 1)[1] for position in positions[start : start + request.k]]
+        found = {r.id: r for r in await self.sources.store.get(name, page)}
+        results = [
+            make_result(i, matched[i] / len(wanted), found[i].text, found[i].metadata, kind="keyword")
+            for i in page
+            if i in found
+        ]
+        more = start + request.k < len(positions)
+        last = positions[start + len(page) - 1] if page else None
+        cursor = make_cursor(last, name=request.collection, filter=bound) if more and last else None
+        return Answer.of(results, total=max(total, len(positions)), cursor=cursor)
+
+    async def _counted(
+        self, name: str, request: SearchRequest, combined: Filter | None, *, clusters: frozenset[str] | None
+    ) -> Answer:
+        """Matches per value of ``count_by`` (a list field counts each element), without a document;
+        with ``clusters``, a shared capability record counts only those clusters' parts."""
+        assert request.count_by is not None
+        scope = all_of(combined, any_word(request.keyword) if request.keyword else None)
+        counts: dict[str, int] = {}
+        total = 0
+        async for record in self.sources.store.iter_records(name, filter=scope, page_size=1000):
+            metadata = within_clusters(record.metadata, clusters)
+            if metadata is None:
+                continue
+            total += 1
+            value = metadata.get(request.count_by)
+            for item in value if isinstance(value, list) else [value] if value not in (None, "") else ["(none)"]:
+                counts[str(item)] = counts.get(str(item), 0) + 1
+        ordered = dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+        return Answer.of([], total=total, counts=ordered)
+
+    async def _semantic(
+        self, name: str, *, request: SearchRequest, query: str, conditions: Filter | None
+    ) -> list[Result]:
+        await self.sources.vectors.check(self.sources.store, name)
+        pool, k = request.pool, request.k
+        vector = await self.sources.vectors.vector(query)
+        if vector is None:
+            return await self._from_words(name, request=request, query=query, conditions=conditions)
+        dense = await self.sources.store.search(
+            name, vector=vector, k=pool, filter=conditions, text_contains=request.keyword
+        )
+        ranked = [(h, h.score) for h in dense]  # (hit with its similarity as score, the order's score)
+        kind = "cosine"
+        if request.hybrid:
+            lexical = await self._lexical(
+                name,
+                query=query,
+                keyword=request.keyword,
+                filter=conditions,
+                k=pool,
+                with_metadata=request.collection != INSTANCES,
+            )
+            ranked, kind = (
+                await fuse(
+                    self.sources.store,
+                    name,
+                    vector=vector,
+                    dense=dense,
+                    lexical=lexical,
+                    rrf_k=self.sources.rrf_k,
+                    lexical_weight=self.sources.lexical_weight,
+                ),
+                "fused",
+            )
+        if request.collection == INSTANCES and request.names and not request.mmr:
+            ranked = await self._named(name, query=query, vector=vector, ranked=ranked, conditions=conditions)
+        if request.mmr:
+            hits = [hit for hit, _ in ranked[:pool]]
+            ranked, kind = (
+                await mmr(self.sources.store, name, vector=vector, hits=hits, k=k, mmr_lambda=request.mmr_lambda),
+                "mmr",
+            )
+        elif self.sources.reranker is not None and request.rerank and len(ranked) > 1:
+            ranked, kind = await self._rerank(query, ranked[: max(k, self.sources.rerank_candidates)], k=k), "rerank"
+        return Answer.of(
+            [
+                make_result(h.id, order_score, h.text, h.metadata, kind=kind, similarity=h.score)
+                for h, order_score in ranked[:k]
+            ],
+            total=len(ranked),
+        )
+
+    async def _named(
+        self,
+        name: str,
+        *,
+        query: str,
+        vector: list[float],
+        ranked: list[tuple[Hit, float]],
+        conditions: Filter | None,
+    ) -> list[tuple[Hit, float]]:
+        """Candidates re-scored by what the question names (``kubevec.query.intent``), with the objects it
+        names exactly and, for a question about trouble, degraded ones added to the candidates even when
+        neither ranking found them. Scores are rescaled so the first is 1.0 (the order's own score)."""
+        intent = Intent.of(query)
+        have = {hit.id for hit, _ in ranked}
+        wanted = tuple(sorted(p for p in intent.phrases if is_kubernetes_name(p)))[:MAX_NAMED]
+        extra: dict[str, Record] = {}
+        for where in (In("name", wanted) if wanted else None, Eq("health", "degraded") if intent.trouble else None):
+            if where is None:
+                continue
+            async for record in self.sources.store.iter_records(
+                name, filter=all_of(conditions, where), page_size=MAX_NAMED
+            ):
+                if record.id not in have:
+                    extra[record.id] = record
+                if len(extra) >= 2 * MAX_NAMED:
+                    break
+        scored = list(ranked)
+        if extra:
+            vectors = {r.id: r.vector for r in await self.sources.store.get(name, list(extra), include_vectors=True)}
+            scored += [
+                (Hit(id=i, score=max(0.0, cosine(vector, vectors[i])), text=r.text, metadata=r.metadata), 0.0)
+                for i, r in extra.items()
+                if vectors.get(i)
+            ]
+        intent = intent.among(
+            frozenset(str(hit.metadata.get("name", "")).lower() for hit, _ in scored),
+            namespaces=frozenset(str(hit.metadata.get("namespace") or "").lower() for hit, _ in scored) - {""},
+        ).around([hit.metadata for hit, _ in scored])
+        boosted = sorted(
+            ((hit, base + intent.boost(hit.metadata)) for hit, base in scored), key=lambda pair: (-pair[1], pair[0].id)
+        )
+        top = max((score for _, score in boosted), default=0.0)
+        return [(hit, max(0.0, score / top) if top > 0 else 0.0) for hit, score in boosted]
+
+    async def _from_words(self, name: str, *, request: SearchRequest, query: str, conditions: Filter | None) -> Answer:
+        """BM25 over the question's words, under the same view and filters, when no vector can be had."""
+        hits = await self._lexical(
+            name,
+            query=query,
+            keyword=request.keyword,
+            filter=conditions,
+            k=request.k,
+            with_metadata=request.collection != INSTANCES,
+        )
+        top = max((h.score for h in hits), default=0.0) or 1.0
+        results = [make_result(h.id, h.score / top, h.text, h.metadata, kind="keyword") for h in hits]
+        return Answer.of(
+            results,
+            degraded=f"the embedder is unavailable ({self.sources.vectors.down_reason}): answered from keywords alone",
+            total=len(results),
+        )
+
+    async def _lexical(
+        self, name: str, *, query: str, keyword: str | None, filter: Filter | None, k: int, with_metadata: bool
+    ) -> list[Hit]:
+        extra = Contains(keyword) if keyword else None
+        wanted = all_of(filter, extra)
+
+        def keep(record: Record) -> bool:
+            return wanted is None or matches(wanted, text=record.text, metadata=record.metadata)
+
+        ranked = await self.sources.lexical.rank(
+            name, text=query, k=max(k * 4, 50), with_metadata=with_metadata, keep=keep, want=k
+        )
+        return [Hit(id=r.id, score=score, text=r.text, metadata=r.metadata) for r, score in ranked]
+
+    async def _rerank(self, query: str, ranked: list[tuple[Hit, float]], *, k: int) -> list[tuple[Hit, float]]:
+        """The reranker's order and relevance over the top candidates (the rest are dropped: k <= candidates)."""
+        assert self.sources.reranker is not None
+        order = await self.sources.reranker.rerank(query, [hit.text for hit, _ in ranked], top_k=k)
+        return [(ranked[index][0], min(1.0, max(0.0, relevance))) for index, relevance in order]
