@@ -9,7 +9,7 @@ from kubevec.backends.records import Record
 from kubevec.core.errors import CollectionNotFound
 
 if TYPE_CHECKING:
-    from kubevec.backends.base import VectorStore
+    from kubevec.backends.protocol import VectorStore
 
 
 async def records_of(store: VectorStore, collection: str) -> AsyncIterator[Record]:

@@ -31,6 +31,7 @@ from typing import Any, ClassVar, Final, Literal, TypeVar
 import httpx
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 
+from kubevec.core.clock import SYSTEM_CLOCK, Clock
 from kubevec.core.errors import BatchTooLarge, EmbedderError, EmbedderUnavailable, Retryable
 
 logger = logging.getLogger(__name__)
@@ -114,6 +115,7 @@ class RetryPolicy:
         what: str = "",
         max_attempts: int = 6,
         max_backoff: float = 30.0,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         self.provider = provider
         self.what = what
@@ -122,6 +124,8 @@ class RetryPolicy:
         self.retries = 0
         self._max_backoff = max_backoff
         self._backoff = wait_exponential_jitter(multiplier=0.5, max=max_backoff)
+        #: Where the waits between attempts are slept (tests pass a clock that does not wait).
+        self.clock = clock
 
     async def call(self, fn: Callable[[], Awaitable[T]], *, url: str) -> T:
         """``fn()`` with retries for what can succeed later; one clear error for the rest."""
@@ -130,6 +134,7 @@ class RetryPolicy:
             wait=self._wait,
             retry=retry_if_exception(lambda exc: isinstance(exc, Retryable)),
             before_sleep=self._count_retry,
+            sleep=self.clock.sleep,
             reraise=True,
         )
         try:
@@ -178,8 +183,9 @@ class HttpCalls(RetryPolicy):
         max_backoff: float = 30.0,
         timeout: float = 60.0,
         transport: httpx.AsyncBaseTransport | None = None,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
-        super().__init__(provider=provider, what=what, max_attempts=max_attempts, max_backoff=max_backoff)
+        super().__init__(provider=provider, what=what, max_attempts=max_attempts, max_backoff=max_backoff, clock=clock)
         self.base_url = base_url.rstrip("/")
         userinfo = urllib.parse.urlsplit(base_url)
         self._scrub = Scrubber([*secrets, *headers.values(), userinfo.password or "", userinfo.username or ""])
