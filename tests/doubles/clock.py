@@ -17,6 +17,7 @@ class FakeClock:
         self._monotonic = monotonic
         self._wall = wall
         self.slept: list[float] = []
+        self._slept = asyncio.Event()
 
     def monotonic(self) -> float:
         return self._monotonic
@@ -30,5 +31,12 @@ class FakeClock:
 
     async def sleep(self, seconds: float) -> None:
         self.slept.append(seconds)
+        self._slept.set()
         self.advance(max(0.0, seconds))
         await asyncio.sleep(0)
+
+    async def until_slept(self, count: int) -> None:
+        """Until ``count`` sleeps have been taken in all (a test waiting for retries to happen)."""
+        while len(self.slept) < count:
+            self._slept.clear()
+            await self._slept.wait()

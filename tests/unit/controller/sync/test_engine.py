@@ -14,6 +14,7 @@ from kubevec.backends.memory import MemoryStore
 from kubevec.controller.runtime.metrics import Metrics
 from kubevec.controller.sync.engine import SyncEngine
 from kubevec.inference.documents import Document, make_document
+from tests.doubles.clock import FakeClock
 from tests.doubles.embedders import CountingEmbedder
 
 NAMES = {"capabilities": "capabilities", "instances": "instances"}
@@ -28,10 +29,10 @@ def doc(name: str, *, text: str | None = None, **metadata: object) -> Document:
     )
 
 
-async def engine_with(store: MemoryStore, embedder: CountingEmbedder, **kwargs: float) -> SyncEngine:
+async def engine_with(store: MemoryStore, embedder: CountingEmbedder, **kwargs: Any) -> SyncEngine:
     engine = SyncEngine(
         store=store, embedder=embedder, metrics=Metrics(), collection_names=NAMES, max_backoff=0.05, **kwargs
-    )  # type: ignore[arg-type]
+    )
     await engine.prepare()
     return engine
 
@@ -188,20 +189,53 @@ async def test_run_loop_flushes_full_batches_before_the_debounce() -> None:
         task.cancel()
 
 
-@pytest.mark.slow  # the run loop backs off in real time
 async def test_run_loop_recovers_after_an_outage() -> None:
-    store, embedder = MemoryStore(), CountingEmbedder()
-    engine = await engine_with(store, embedder, debounce=0.01)
+    store, embedder, clock = MemoryStore(), CountingEmbedder(), FakeClock()
+    engine = await engine_with(store, embedder, debounce=0.01, clock=clock)
     task = asyncio.create_task(engine.run())
     try:
         store.unavailable = True
         engine.submit(doc("a"))
-        await asyncio.sleep(0.2)
+        await clock.until_slept(5)  # the debounce, then retries
         assert engine.degraded
         store.unavailable = False
         await asyncio.wait_for(engine.wait_idle(), timeout=5)
         assert not engine.degraded
         assert "c/ns/core/v1/ConfigMap/a" in await stored(store)
+    finally:
+        task.cancel()
+
+
+async def test_run_loop_backs_off_exponentially_to_its_cap_and_starts_again_after_a_success() -> None:
+    """The waits between failed flushes double from half a second (plus up to half a second of jitter),
+    never past ``max_backoff``; a written batch resets them. On a fake clock: no real time passes."""
+    store, embedder, clock = MemoryStore(), CountingEmbedder(), FakeClock()
+    engine = SyncEngine(
+        store=store, embedder=embedder, metrics=Metrics(), collection_names=NAMES, max_backoff=8.0, clock=clock
+    )
+    await engine.prepare()
+    task = asyncio.create_task(engine.run())
+
+    async def outage(retries: int) -> list[float]:
+        store.unavailable = True
+        before = len(clock.slept)
+        engine.submit(doc(f"x{before}"))
+        await clock.until_slept(before + 1 + retries)  # the debounce window, then the retries
+        store.unavailable = False
+        await asyncio.wait_for(engine.wait_idle(), timeout=5)
+        debounce, *backoffs = clock.slept[before:]
+        assert debounce == pytest.approx(1.0)
+        return backoffs[:retries]
+
+    try:
+        backoffs = await outage(7)
+        for attempt, seconds in enumerate(backoffs):
+            floor = min(0.5 * 2**attempt, 8.0)
+            assert floor <= seconds <= min(floor + 0.5, 8.0), (attempt, backoffs)
+        assert backoffs[-1] == 8.0  # capped
+        assert not engine.degraded
+        again = await outage(1)
+        assert 0.5 <= again[0] <= 1.0  # a success started the backoff over
     finally:
         task.cancel()
 
