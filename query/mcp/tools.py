@@ -2,8 +2,9 @@
 
 Every tool reads through :func:`reader`, the caller's :class:`~kubevec.query.scoped.ScopedSearch`;
 a :class:`~kubevec.core.errors.KubevecError` becomes a tool error whose message (its first line) says
-what to change, in one place (:func:`tool_errors`). A new tool is a function here and a line in
-:data:`TOOL_FUNCTIONS` (and its name in ``kubevec.query.request.TOOLS``, which a test holds equal).
+what to change, in one place (:func:`tool_errors`). The tools are those of the table
+(``kubevec.query.tools.TOOLS``): a tool written out here presents its answer its own way (typed
+output, compact text); any other is generated from its request (:func:`generated`).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from pydantic import BaseModel, Field, ValidationError
 from kubevec.core.errors import KubevecError
 from kubevec.core.version import kubevec_version
 from kubevec.inference.documents import Collection
+from kubevec.query import tools as table
 from kubevec.query.changes import ChangesRequest, parse_time
 from kubevec.query.mcp.schemas import (
     ChangeList,
@@ -38,6 +40,7 @@ from kubevec.query.mcp.schemas import (
 from kubevec.query.render import as_json, compact
 from kubevec.query.request import MAX_K, SearchRequest
 from kubevec.query.scoped import ScopedSearch
+from kubevec.query.tools import Tool, build
 from kubevec.query.views import View
 
 logger = logging.getLogger(__name__)
@@ -139,8 +142,9 @@ async def vector_search(ctx: Context | None = None, **arguments: Any) -> CallToo
     return _answer(text, typed)
 
 
-def request_signature() -> inspect.Signature:
-    """The ``vector_search`` tool's parameters: the fields of :class:`SearchRequest`, plus the output format.
+def request_signature(model: type[BaseModel] = SearchRequest, *, output: bool = True) -> inspect.Signature:
+    """A tool's parameters: the fields of its request (``vector_search``'s: :class:`SearchRequest`), plus the
+    output format when it has one.
 
     The MCP SDK derives a tool's input schema from its function signature; spelling the signature
     from the model keeps one definition of every field, bound and description.
@@ -152,12 +156,15 @@ def request_signature() -> inspect.Signature:
             default=field.default,
             annotation=Annotated[(field.annotation, *field.metadata, Field(description=field.description))],
         )
-        for name, field in SearchRequest.model_fields.items()
+        for name, field in model.model_fields.items()
     ]
-    parameters.append(
-        inspect.Parameter("format", inspect.Parameter.KEYWORD_ONLY, default="compact", annotation=OutputFormat)
-    )
+    if output:
+        parameters.append(
+            inspect.Parameter("format", inspect.Parameter.KEYWORD_ONLY, default="compact", annotation=OutputFormat)
+        )
     parameters.append(inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Context))
+    if not output:
+        return inspect.Signature(parameters, return_annotation=CallToolResult)
     return inspect.Signature(parameters, return_annotation=Annotated[CallToolResult, SearchResults])
 
 
@@ -288,8 +295,35 @@ async def list_changes(
     return _answer(text, ChangeList.model_validate(data))
 
 
-#: Every tool the server serves, in the order clients list them.
-TOOL_FUNCTIONS: Final = (vector_search, get_document, resolve_kind, related, list_facets, list_changes)
+#: The tools written out here, to present their answers their own way (typed output, compact text).
+WRITTEN: Final[dict[str, Callable[..., Awaitable[CallToolResult]]]] = {
+    tool.__name__: tool for tool in (vector_search, get_document, resolve_kind, related, list_facets, list_changes)
+}
+
+
+def generated(tool: Tool[Any, Any]) -> Callable[..., Awaitable[CallToolResult]]:
+    """The MCP tool of a table entry no function here presents: its request's fields are its parameters,
+    its answer is JSON (``to_json()`` when it has one)."""
+
+    async def run(ctx: Context | None = None, **arguments: Any) -> CallToolResult:
+        answer = await reader(ctx).read(tool, build(tool.request, arguments))
+        data = answer.to_json() if hasattr(answer, "to_json") else answer
+        text = json.dumps(data, indent=2, ensure_ascii=False, default=str)
+        return CallToolResult(content=[TextContent(type="text", text=text)])
+
+    run.__name__ = run.__qualname__ = tool.name
+    run.__doc__ = tool.description or tool.help
+    run.__signature__ = request_signature(tool.request, output=False)  # type: ignore[attr-defined]
+    return tool_errors(run)
+
+
+def tool_functions() -> tuple[Callable[..., Awaitable[CallToolResult]], ...]:
+    """Every tool of the table (``kubevec.query.tools.TOOLS``, read now), in its order: written out or generated."""
+    return tuple(WRITTEN.get(tool.name) or generated(tool) for tool in table.TOOLS)
+
+
+#: Every tool the server serves, in the order clients list them (the table's tools as it was at import).
+TOOL_FUNCTIONS: Final = tool_functions()
 
 
 class KubevecServer(MCPServer):
@@ -305,7 +339,7 @@ class KubevecServer(MCPServer):
         self.scoped = scoped
         #: HTTP: a call whose caller the guard has not judged is refused.
         self.require_view = require_view
-        for tool in TOOL_FUNCTIONS:
+        for tool in tool_functions():
             self.add_tool(tool, description=" ".join((tool.__doc__ or "").split()), annotations=READ_ONLY)
 
     def reader(self, ctx: Context | None) -> ScopedSearch:

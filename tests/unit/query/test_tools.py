@@ -2,16 +2,57 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import pytest
 from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import Field
 
+from kubevec.backends.filters import Eq
 from kubevec.core.errors import BackendUnavailable, EmbedderError, SearchError
+from kubevec.query import tools
+from kubevec.query.mcp import build_server
 from kubevec.query.mcp.tools import TOOL_FUNCTIONS, tool_errors
 from kubevec.query.request import TOOLS
+from kubevec.query.sources import Sources
+from kubevec.query.tools import Tool, ToolRequest
+from kubevec.query.views import View
+from tests.unit.tenants import index
 
 
 def test_the_served_tools_are_the_ones_the_controller_names() -> None:
-    assert tuple(tool.__name__ for tool in TOOL_FUNCTIONS) == TOOLS
+    assert tuple(tool.__name__ for tool in TOOL_FUNCTIONS) == TOOLS == tools.names()
+
+
+class CountRequest(ToolRequest):
+    kind: Annotated[str, Field(description="The kind to count.")]
+    namespace: Annotated[str | None, Field(description="Only this namespace.")] = None
+
+
+async def count_kind(sources: Sources, request: CountRequest, view: View | None) -> dict[str, int]:
+    name = await sources.name("instances")
+    count = await sources.store.count(name, Eq("kind", request.kind))
+    return {request.kind: count}
+
+
+async def test_a_new_tool_is_its_request_its_reader_and_a_line_in_the_table(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two places: the request with its reader (here, above), and the table's line (here, the monkeypatch)."""
+    new = Tool[CountRequest, dict[str, int]](
+        name="count_kind", request=CountRequest, read=count_kind, command="count", help="count objects of a kind"
+    )
+    monkeypatch.setattr(tools, "TOOLS", (*tools.TOOLS, new))
+    service, _ = await index()
+
+    assert "count_kind" in tools.names()  # what the controller's metrics label
+    listed = {tool.name: tool for tool in await build_server(service.scoped).list_tools()}
+    assert listed["count_kind"].description == "count objects of a kind"
+    schema = listed["count_kind"].input_schema
+    assert schema["required"] == ["kind"]
+    assert schema["properties"]["namespace"]["description"] == "Only this namespace."
+    answer = await service.scoped(None).call("count_kind", kind="Deployment")
+    assert answer["Deployment"] > 0
+    with pytest.raises(SearchError, match="kind: Field required"):
+        await service.scoped(None).call("count_kind")
 
 
 @pytest.mark.parametrize(
