@@ -15,9 +15,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, wait_exponential_jitter
 
 from kubevec.backends import VectorStore
 from kubevec.backends.factory import open_store
@@ -46,6 +47,7 @@ from kubevec.controller.sync.status import (
     write_status,
     write_store_status,
 )
+from kubevec.core.clock import SYSTEM_CLOCK, Clock, wait_for_event
 from kubevec.core.errors import BackendError, BackendUnavailable
 from kubevec.core.version import kubevec_version
 from kubevec.inference.change_records import CHANGES
@@ -72,8 +74,11 @@ class App:
         embedder: Embedder | None = None,
         kube: ClusterReader | None = None,
         peering: PeeringIdentity | None = None,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         self.settings = settings
+        #: What the engine's debounce and backoff, the resync's schedule and the status record read.
+        self.clock = clock
         self.peering = peering
         self.active = peering is None
         self.metrics = Metrics()
@@ -98,6 +103,7 @@ class App:
             max_backoff=settings.sync.max_backoff_seconds,
             cluster=settings.cluster_name,
             history=_change_log(settings, store=self.store, embedder=self.embedder, metrics=self.metrics),
+            clock=clock,
         )
         self.engine.set_active(self.active)
         self.llm = _llm(settings)
@@ -214,27 +220,29 @@ class App:
         self.kube.close()
 
     async def _prepare_and_run(self) -> None:
-        backoff = 0.5
-        while True:  # the store may be down at start-up: wait for it, visibly (the engine is degraded)
-            try:
-                await self._use_generation()
-                await self.engine.prepare(saved=self.saved_hashes)
-                self.engine.history_gate = builder_fingerprint()
-                self.engine.history_judged_by = await self._history_judged_by()
-                if self.store_directory is not None:
-                    self.store_directory.remember()
-                    self._tasks.append(asyncio.create_task(self._watch_store_directory(), name="kubevec-store-dir"))
-                self._prepared.set()
-                break
-            except Exception as exc:
-                logger.error("Failed to prepare the store, will retry backoff=%.1fs error=%s", backoff, exc)
-                await asyncio.sleep(backoff)
-                backoff = min(backoff * 2, self.settings.sync.max_backoff_seconds)
+        # the store may be down at start-up: wait for it, visibly (the engine is degraded)
+        retrying = AsyncRetrying(
+            wait=wait_exponential_jitter(multiplier=0.5, max=self.settings.sync.max_backoff_seconds, jitter=0.5),
+            retry=retry_if_exception_type(Exception),
+            sleep=self.clock.sleep,
+            before_sleep=_log_prepare_failure,
+        )
+        await retrying(self._prepare)
         self._tasks.append(asyncio.create_task(self.engine.run(), name="kubevec-flush"))
         if self.peering is not None:
             following = follow_peering(kube=self.kube, me=self.peering, on_change=self._set_active)
             self._tasks.append(asyncio.create_task(following, name="kubevec-peering"))
         await self._resync_loop()
+
+    async def _prepare(self) -> None:
+        await self._use_generation()
+        await self.engine.prepare(saved=self.saved_hashes)
+        self.engine.history_gate = builder_fingerprint()
+        self.engine.history_judged_by = await self._history_judged_by()
+        if self.store_directory is not None:
+            self.store_directory.remember()
+            self._tasks.append(asyncio.create_task(self._watch_store_directory(), name="kubevec-store-dir"))
+        self._prepared.set()
 
     async def _history_judged_by(self) -> str | None:
         """Which gate last judged this cluster's change records, from its status record in the store.
@@ -311,8 +319,7 @@ class App:
                 logger.error("Failed a full resync, will retry in=%.0fs error=%s", retry, self.last_resync_error)
                 wait, retry = retry, min(retry * 2, interval)  # a failed resync is retried well within the interval
             await self._report_status()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._resync_now.wait(), timeout=wait if self.ready else min(wait, 5))
+            await wait_for_event(self._resync_now, seconds=wait if self.ready else min(wait, 5), clock=self.clock)
             self._resync_now.clear()
 
     async def resync(self) -> None:
@@ -350,7 +357,9 @@ class App:
         )
         if policies:
             await write_status(kube=self.kube, policies=policies, sync=sync)
-        record = status_record(sync, cluster=self.settings.cluster_name, version=kubevec_version(), now=time.time())
+        record = status_record(
+            sync, cluster=self.settings.cluster_name, version=kubevec_version(), now=self.clock.time()
+        )
         await write_store_status(
             store=self.store, collection=self.settings.collection(STATUS_COLLECTION), record=record
         )
@@ -363,7 +372,7 @@ class App:
         assert self.store_directory is not None
         while True:
             self.store_directory.check()
-            await asyncio.sleep(min(5.0, self.settings.sync.unwritable_restart_seconds / 2))
+            await self.clock.sleep(min(5.0, self.settings.sync.unwritable_restart_seconds / 2))
 
     def not_ready(self) -> str | None:
         """None when ready (initial sync done, store and embedder working, API server answering), else why not."""
@@ -380,6 +389,12 @@ class App:
     @property
     def healthy(self) -> bool:
         return self.not_ready() is None
+
+
+def _log_prepare_failure(state: RetryCallState) -> None:
+    backoff = state.next_action.sleep if state.next_action is not None else 0.0
+    error = state.outcome.exception() if state.outcome is not None else None
+    logger.error("Failed to prepare the store, will retry backoff=%.1fs error=%s", backoff, error)
 
 
 def _llm(settings: Settings) -> LLMDescriber | None:

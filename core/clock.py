@@ -47,3 +47,23 @@ class SystemClock:
 
 #: The default of every ``clock`` keyword.
 SYSTEM_CLOCK: Final[Clock] = SystemClock()
+
+
+async def wait_for_event(event: asyncio.Event, *, seconds: float, clock: Clock) -> bool:
+    """Wait until ``event`` is set or ``seconds`` pass on ``clock``; True if the event was set.
+
+    What ``asyncio.wait_for(event.wait(), seconds)`` does, with the time on an injectable clock (``asyncio.timeout``
+    reads the event loop's own).
+    """
+    if event.is_set():
+        return True
+    if seconds <= 0:
+        return False
+    woken = asyncio.ensure_future(event.wait())
+    slept = asyncio.ensure_future(clock.sleep(seconds))
+    try:
+        await asyncio.wait((woken, slept), return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        woken.cancel()
+        slept.cancel()
+    return event.is_set()

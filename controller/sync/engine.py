@@ -39,7 +39,7 @@ from kubevec.controller.sync.planner import WritePlan
 from kubevec.controller.sync.queue import Pending, WriteQueue
 from kubevec.controller.sync.shared_records import CapabilityWriter
 from kubevec.controller.sync.writer import BatchWriter, Known
-from kubevec.core.clock import SYSTEM_CLOCK, Clock
+from kubevec.core.clock import SYSTEM_CLOCK, Clock, wait_for_event
 from kubevec.core.errors import BackendError, EmbedderError
 from kubevec.inference.documents import CAPABILITIES, COLLECTIONS, INDEXED_FIELDS, INSTANCES, Collection, Document
 from kubevec.inference.identity import CORE, parse_instance_id
@@ -439,17 +439,9 @@ class SyncEngine:
         """Until the oldest entry has waited a debounce window, or a batch is full."""
         deadline = self._queue.oldest().received + self.debounce
         while len(self._queue) < self.batch_size and (left := deadline - self.clock.monotonic()) > 0:
-            woken = asyncio.ensure_future(self._queue.wakeup.wait())
-            waited = asyncio.ensure_future(self.clock.sleep(left))
-            try:
-                await asyncio.wait((woken, waited), return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                woken.cancel()
-                waited.cancel()
-            if not woken.cancelled() and woken.done():
-                self._queue.wakeup.clear()
-            else:
+            if not await wait_for_event(self._queue.wakeup, seconds=left, clock=self.clock):
                 break
+            self._queue.wakeup.clear()
 
     async def _flush_until_written(self) -> None:
         """Flush, and after a failure again with capped exponential backoff, until written or a standby."""

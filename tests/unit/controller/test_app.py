@@ -10,13 +10,14 @@ import pytest
 from kubevec.backends.memory import MemoryStore
 from kubevec.controller.app import App
 from kubevec.controller.settings import ServerSettings, Settings
+from tests.doubles.clock import FakeClock
 from tests.doubles.embedders import CountingEmbedder
 
 
 @pytest.fixture
 def app() -> App:
     settings = Settings(cluster_name="unit", server=ServerSettings(health_port=0, metrics_port=0))
-    return App(settings=settings, store=MemoryStore(), embedder=CountingEmbedder())
+    return App(settings=settings, store=MemoryStore(), embedder=CountingEmbedder(), clock=FakeClock())
 
 
 def configmap(name: str, **extra: object) -> dict[str, object]:
@@ -91,7 +92,6 @@ def test_every_kopf_handler_runs_on_the_event_loop() -> None:
         assert inspect.iscoroutinefunction(handler.fn), handler.id
 
 
-@pytest.mark.slow  # waits for the purge task in real time
 async def test_a_deleted_crd_purges_its_instances(app: App) -> None:
     await app.engine.prepare()
     stopper = asyncio.create_task(app.engine.run())
@@ -156,7 +156,6 @@ def observe_widget(app: App, version: str, name: str) -> None:
     )
 
 
-@pytest.mark.slow  # waits for the purge task in real time
 async def test_a_crd_moving_to_a_new_version_purges_the_old_versions_instances(app: App) -> None:
     await app.engine.prepare()
     stopper = asyncio.create_task(app.engine.run())
