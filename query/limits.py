@@ -11,12 +11,13 @@ from __future__ import annotations
 import collections
 import dataclasses
 import math
-import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Final, Literal, NamedTuple
 
 from prometheus_client.core import CounterMetricFamily
 from prometheus_client.registry import Collector
+
+from kubevec.core.clock import SYSTEM_CLOCK, Clock
 
 CallerKind = Literal["static", "user", "token", "anonymous"]
 
@@ -111,14 +112,14 @@ class Limiter:
     (404), or idle as long as the SDK's own idle timeout.
     """
 
-    def __init__(self, limits: Limits, *, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, limits: Limits, *, clock: Clock = SYSTEM_CLOCK) -> None:
         self.limits = limits
-        self._clock = clock
+        self._clock = clock.monotonic  # expiry and rate buckets: durations only
         self._sessions: dict[str, tuple[Caller, float]] = {}  # id -> (caller, last used)
         self._in_flight: collections.Counter[Caller] = collections.Counter()
         self._in_flight_total = 0
         self._buckets: dict[Caller, tuple[float, float]] = {}  # caller -> (tokens, at)
-        self._all: tuple[float, float] = (2 * limits.rate, clock())  # every caller's requests together
+        self._all: tuple[float, float] = (2 * limits.rate, clock.monotonic())  # every caller's requests together
         self.refused: collections.Counter[str] = collections.Counter(dict.fromkeys(REASONS, 0))
 
     # -- sessions ----------------------------------------------------------------------------------
