@@ -1,11 +1,12 @@
 """Bounded work on any object: hostile values are cut, skipped and named, never a stalled or failed sync.
 
-The time checks compare against generous multiples of what the same input costs at a smaller size
-(growth, not wall time on this machine): quadratic growth would be 4x per doubling, these allow 3x.
+Growth is counted in steps (the calls judging a value makes), never timed: a timed check failed on a
+loaded machine (0.057 s against 0.05 s). Quadratic growth would be 16x for 4x the input; these allow 8x.
 """
 
 from __future__ import annotations
 
+import sys
 import time
 from typing import Any
 
@@ -48,21 +49,28 @@ PATHOLOGICAL = {
 }
 
 
+def steps(value: str) -> int:
+    """The Python calls and returns judging ``value`` takes: the work done, counted, not timed (the same on
+    any machine under any load; a regex's own backtracking is one step, so its patterns stay bounded by hand)."""
+    count = 0
+
+    def count_step(frame: object, event: str, arg: object) -> None:
+        nonlocal count
+        count += 1
+
+    sys.setprofile(count_step)
+    try:
+        redact_text(value)
+    finally:
+        sys.setprofile(None)
+    return count
+
+
 @pytest.mark.parametrize("name", sorted(PATHOLOGICAL))
-def test_a_pathological_string_is_judged_in_linear_time(name: str) -> None:
+def test_a_pathological_string_is_judged_in_linear_steps(name: str) -> None:
     make = PATHOLOGICAL[name]
-
-    def cost(n: int) -> float:
-        value = make(n)
-        best = float("inf")
-        for _ in range(3):
-            started = time.perf_counter()
-            redact_text(value)
-            best = min(best, time.perf_counter() - started)
-        return best
-
-    small, large = cost(2000), cost(8000)  # 4x the input: quadratic would be 16x
-    assert large < max(small * 8, 0.05), (name, small, large)
+    small, large = steps(make(2000)), steps(make(8000))  # 4x the input: quadratic would be 16x
+    assert large <= max(small * 8, 1000), (name, small, large)
 
 
 def test_a_10kb_string_of_nested_brackets_is_a_document_not_a_recursion_error() -> None:
