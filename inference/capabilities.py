@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from kubevec.core.errors import InferenceError
+from kubevec.core.words import camel_phrase
 from kubevec.inference.documents import CAPABILITIES, Document, make_document
 from kubevec.inference.identity import ResourceRef
 from kubevec.inference.manifests import is_crd, iter_manifest_files, load_manifests
@@ -101,8 +102,6 @@ PROVIDERS: Final[tuple[tuple[str, str], ...]] = (
     ("gcp", r"\bgcp\b|google|\bgcs\b|\bgke\b|pubsub|gcr\b"),
     ("azure", r"azure|\baks\b|keyvault|key vault"),
 )
-
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -391,7 +390,7 @@ def _capabilities(*, head: str, vocabulary: str) -> tuple[str, ...]:
 
 def words_of(name: str) -> str:
     """``minReplicaCount`` -> ``min replica count``: what an embedding model can read."""
-    return " ".join(part.lower() for part in _CAMEL.split(name.replace("_", " ")) if part)
+    return camel_phrase(name)
 
 
 _SELF_REFERENCE = re.compile(

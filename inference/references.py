@@ -31,6 +31,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
+from kubevec.core.words import camel_words
 from kubevec.inference.identity import object_key
 
 #: Relations read from fields whose meaning Kubernetes defines (owner references, pod specs, the
@@ -128,7 +129,6 @@ _REF_KINDS: Final = {
     "claim": "PersistentVolumeClaim",
     "certificate": "Secret",  # Gateway API ``certificateRefs``
 }
-_CAMEL = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 #: A selector that selects everything (``podSelector: {}``), or a selector's namespaces when it is ``any: true``.
 EVERY: Final = "*"
 #: Kinds whose selector picks the Pods they act on, the field it is in, and the relation it makes.
@@ -476,7 +476,7 @@ def _kind_of(stem: str) -> str:
     """``issuer`` -> Issuer, ``passwordSecret`` -> Secret, ``providerConfig`` -> ProviderConfig."""
     if stem in _REF_KINDS:
         return _REF_KINDS[stem]
-    words = _CAMEL.findall(stem)
+    words = camel_words(stem)
     lowered = [w.lower() for w in words]
     if "secret" in lowered:
         return "Secret"

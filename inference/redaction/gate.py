@@ -21,6 +21,7 @@ from typing import Any, Final, cast
 import yaml
 
 from kubevec.core.errors import TooComplex
+from kubevec.core.nesting import json_too_deep
 from kubevec.inference.bodies import Body
 from kubevec.inference.bounds import CUT, MAX_DEPTH, Budget, cut_string
 from kubevec.inference.redaction.generated import (
@@ -101,7 +102,7 @@ def _redact_structured(value: str) -> str | None:
     None when it is not one, or when nothing in it is a credential (the text is then left as it
     was, formatting and all)."""
     stripped = value.strip()
-    if _nesting(stripped) > MAX_DEPTH:
+    if json_too_deep(stripped, limit=MAX_DEPTH, strings=False):
         return None  # judged as text: the parsers recurse once per level
     try:
         if stripped[:1] in ("{", "["):
@@ -128,16 +129,6 @@ def _redact_structured(value: str) -> str | None:
     return None
 
 
-def _nesting(value: str) -> int:
-    """How deep ``[``/``{`` nest in ``value`` (quotes ignored: an over-estimate only costs the parse)."""
-    deepest = depth = 0
-    for opened in _BRACKETS.finditer(value):
-        depth = depth + 1 if opened.group(0) in "[{" else max(0, depth - 1)
-        deepest = max(deepest, depth)
-    return deepest
-
-
-_BRACKETS: Final = re.compile(r"[\[\]{}]")
 #: Values a document inside a string may expand to (YAML aliases share nodes: a few lines can name billions).
 MAX_STRUCTURED_NODES: Final = 20_000
 

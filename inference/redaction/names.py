@@ -14,6 +14,7 @@ import re
 import unicodedata
 from typing import Any, Final
 
+from kubevec.core.words import camel_words
 from kubevec.inference.redaction.vocabulary import (
     CREDENTIAL_LAST_WORDS,
     CREDENTIAL_PHRASES,
@@ -30,8 +31,6 @@ from kubevec.inference.redaction.vocabulary import (
     SUSPICIOUS_WORDS,
     YES_NO,
 )
-
-_WORD_BOUNDARY = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+|[^\W\dA-Za-z_]+")
 
 #: Pair names that are not credential names in a schema but are in a query or connection string.
 _PAIR_NAMES: Final = re.compile(r"(?i)(?:sig|signature|x-amz-signature|accountkey|sharedaccesskey)")
@@ -68,7 +67,7 @@ def _split_name(name: str) -> tuple[str, ...]:
             name = name.translate(_LOOKALIKES)
         if not name.isascii():
             name = "".join(_fold(c) for c in name)
-    return tuple(word.lower() for word in _WORD_BOUNDARY.findall(name))
+    return tuple(word.lower() for word in camel_words(name, digits_apart=True))
 
 
 #: Characters that show as nothing: a name holding one reads as the name without it.
