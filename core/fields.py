@@ -44,9 +44,9 @@ class Field:
     #: On a capability record clusters share, a list of each cluster's value.
     shared_list: bool = False
 
-    def raw(self, payload: Mapping[str, Any]) -> Any:
-        """The value as stored, ``None`` when the payload has no such field."""
-        return payload.get(self.name)
+    def raw(self, payload: Mapping[str, Any], default: Any = None) -> Any:
+        """The value as stored (an answer that shows payloads as they are), ``default`` when absent."""
+        return payload.get(self.name, default)
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -354,6 +354,11 @@ def _registry() -> dict[str, Field]:
 
 #: Every field, by name, in the order written above.
 REGISTRY: Final[Mapping[str, Field]] = _registry()
+
+
+def value(payload: Mapping[str, Any], name: str) -> Any:
+    """The stored value of a field named at run time (``count_by``, facets, a filter's field), or None."""
+    return payload.get(name)
 
 
 def named(name: str) -> Field | None:

@@ -6,6 +6,7 @@ import dataclasses
 
 from kubevec.backends import VectorStore
 from kubevec.backends.scans import records_of
+from kubevec.core import fields
 from kubevec.core.errors import CollectionNotFound
 from kubevec.inference.fleet import parts_of
 
@@ -28,7 +29,7 @@ async def list_clusters(*, store: VectorStore, capabilities: str, instances: str
     """Every cluster with a document or a status record in the store, with counts (one scan of each collection)."""
     parts: dict[str, list[int]] = {}  # cluster -> [capabilities, shared]
     async for record in records_of(store, capabilities):
-        members = [p.cluster for p in parts_of(record.metadata)] or [str(record.metadata.get("cluster") or "")]
+        members = [p.cluster for p in parts_of(record.metadata)] or [fields.CLUSTER.of(record.metadata)]
         for member in members:
             counts = parts.setdefault(member, [0, 0])
             counts[0] += 1
@@ -39,7 +40,7 @@ async def list_clusters(*, store: VectorStore, capabilities: str, instances: str
             objects[hashes.cluster] = objects.get(hashes.cluster, 0) + 1
     except CollectionNotFound:
         pass
-    reports = {str(r.metadata.get("cluster")): r async for r in records_of(store, status)}
+    reports = {str(fields.CLUSTER.raw(r.metadata)): r async for r in records_of(store, status)}
     out = []
     for name in sorted(set(parts) | set(objects) | set(reports)):
         report = reports[name].metadata if name in reports else {}

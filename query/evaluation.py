@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from kubevec.core import fields
 from kubevec.core.errors import SearchError
 from kubevec.query.request import SearchRequest
 from kubevec.query.search import SearchService
@@ -97,7 +98,7 @@ async def evaluate(
         answer = await service.search(request)
         timings.append((time.perf_counter() - started) * 1000)
         degraded += answer.degraded is not None
-        ids = [str(result.metadata.get("resource", result.id)) for result in answer]  # a type by plural.group
+        ids = [str(fields.RESOURCE.raw(result.metadata, result.id)) for result in answer]  # a type by plural.group
         ranks = [rank for rank, found in enumerate(ids, start=1) if found in question.expected]
         best = ranks[0] if ranks else None
         hits_1 += best == 1

@@ -38,6 +38,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final
 
+from kubevec.core import fields
 from kubevec.inference.software import repository
 
 EXACT_NAME: Final = 0.8
@@ -190,17 +191,15 @@ class Intent:
         for metadata in candidates:
             if not self.names_exactly(metadata):
                 continue
-            refs = metadata.get("refs")
-            if isinstance(refs, list):
-                neighbours.update(str(ref) for ref in refs[:64])
-            selector = metadata.get("selector")
-            if isinstance(selector, list) and selector and all("=" in str(pair) for pair in selector):
-                selections.append((str(metadata.get("namespace") or ""), frozenset(str(p) for p in selector)))
+            neighbours.update(fields.REFS.of(metadata)[:64])
+            selector = fields.SELECTOR.of(metadata)
+            if selector and all("=" in pair for pair in selector):
+                selections.append((fields.NAMESPACE.of(metadata), frozenset(selector)))
         return dataclasses.replace(self, neighbours=frozenset(neighbours), selections=tuple(selections[:16]))
 
     def names_exactly(self, metadata: Mapping[str, Any]) -> bool:
         """The question names this object (its whole name, not as the namespace it scopes itself to)."""
-        name = str(metadata.get("name", "")).lower()
+        name = fields.NAME.of(metadata).lower()
         return bool(name) and name in self.phrases and name not in self.namespaces and name not in self.scopes
 
     @classmethod
@@ -239,31 +238,28 @@ class Intent:
 
     def boost(self, metadata: Mapping[str, Any]) -> float:
         """What the question's names, kinds and health words add to a candidate's score (may be negative)."""
-        kind = str(metadata.get("kind", ""))
-        name = str(metadata.get("name", "")).lower()
+        kind = fields.KIND.of(metadata)
+        name = fields.NAME.of(metadata).lower()
         kind_named = 0.0 if kind == "Namespace" and name in self.scopes else self.names_kind(kind)
-        named = self._name(name, kind=kind, owner=str(metadata.get("owner") or ""))
+        named = self._name(name, kind=kind, owner=fields.OWNER.of(metadata))
         if named == EXACT_NAME and name in self.namespaces and name in self.phrases and not kind_named:
             named = NAMESPACE  # the question's scope, not its subject (unless it names the kind too)
         score = KIND * kind_named + named
-        namespace = str(metadata.get("namespace") or "").lower()
+        namespace = fields.NAMESPACE.of(metadata).lower()
         if namespace and namespace in self.phrases:
             score += NAMESPACE
-        images = metadata.get("images")
-        if isinstance(images, list) and any(repository(str(i)) in self.phrases for i in images):
+        if any(repository(image) in self.phrases for image in fields.IMAGES.of(metadata)):
             score += IMAGE
-        labels = metadata.get("labels")
-        if isinstance(labels, list) and any(
-            len(v := str(pair).partition("=")[2].lower()) >= 3 and v in self.phrases for pair in labels
+        if any(
+            len(v := pair.partition("=")[2].lower()) >= 3 and v in self.phrases for pair in fields.LABELS.of(metadata)
         ):
             score += LABEL
-        refs = metadata.get("refs")
-        if isinstance(refs, list) and any(_ref_named(str(ref), self.phrases) for ref in refs[:64]):
+        if any(_ref_named(ref, self.phrases) for ref in fields.REFS.of(metadata)[:64]):
             score += REFERENCE
         if self._neighbour(metadata, kind=kind, name=name, namespace=namespace) and not self.names_exactly(metadata):
             score += NEIGHBOUR
         if self.trouble:
-            health = metadata.get("health")
+            health = fields.HEALTH.of(metadata)
             score += DEGRADED if health == "degraded" else PROGRESSING if health == "progressing" else 0.0
             if health in ("degraded", "progressing") and self._says_why(metadata):
                 score += REASON
@@ -272,7 +268,7 @@ class Intent:
                 score += NOISE
             elif kind == "ServiceAccount" and name == "default":
                 score += DEFAULT_ACCOUNT
-            elif kind in ("ReplicaSet", "Pod", "Job") and metadata.get("owner"):
+            elif kind in ("ReplicaSet", "Pod", "Job") and fields.OWNER.of(metadata):
                 score += OWNED
         return score
 
@@ -283,17 +279,15 @@ class Intent:
             return True
         if kind != "Pod" or not self.selections:
             return False
-        labels = metadata.get("labels")
-        have = frozenset(str(pair) for pair in labels) if isinstance(labels, list) else frozenset()
+        have = frozenset(fields.LABELS.of(metadata))
         return any(where == namespace and pairs <= have for where, pairs in self.selections)
 
     def _says_why(self, metadata: Mapping[str, Any]) -> bool:
         """The question's words meet the candidate's reasons or message ("out of memory": ``OOMKilled``)."""
         said: list[str] = []
-        for key in ("health_reason", "container_reasons", "health_message"):
-            value = metadata.get(key)
-            for item in value if isinstance(value, list) else [value] if isinstance(value, str) else []:
-                said += [w.lower() for w in _CAMEL.findall(str(item))]
+        reasons = [fields.HEALTH_REASON.of(metadata), *fields.CONTAINER_REASONS.of(metadata)]
+        for item in [*reasons, fields.HEALTH_MESSAGE.of(metadata)]:
+            said += [w.lower() for w in _CAMEL.findall(item)]
         stems = {w[:5] for w in said if len(w) >= 3}
         asked = {_SYNONYMS.get(w, w)[:5] for w in self.words if len(w) >= 3 and w not in _STOP}
         if not stems.isdisjoint(asked):

@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 from kubevec.backends import Record
+from kubevec.core import fields
 from kubevec.inference.fleet import parts_of, project
 from kubevec.inference.identity import plural_of
 from kubevec.query.scope import within_clusters
@@ -21,15 +22,14 @@ async def exact_kinds(
         metadata = within_clusters(record.metadata, clusters)
         if metadata is None:
             continue
-        resource = str(metadata.get("resource", record.id))
-        kind, group = str(metadata.get("kind", "")), str(metadata.get("group", ""))
-        short_names = metadata.get("short_names", [])
+        resource = str(fields.RESOURCE.raw(metadata, record.id))
+        kind, group = fields.KIND.of(metadata), fields.GROUP.of(metadata)
         names = {
             kind.lower(),
             resource.lower(),
             plural_of(resource).lower(),
             f"{kind}.{group}".lower(),
-            *(str(n).lower() for n in (short_names if isinstance(short_names, list) else [short_names])),
+            *(name.lower() for name in fields.SHORT_NAMES.of(metadata)),
         }
         if wanted in names:
             exact += kind_answers(record.id, metadata, cluster=cluster, match="exact", similarity=None)
@@ -52,19 +52,19 @@ def kind_answers(
 
 
 def kind_answer(id: str, metadata: Mapping[str, Any], *, match: str, similarity: float | None) -> dict[str, Any]:
-    resource = str(metadata.get("resource", id))
-    fields = metadata.get("fields", [])
+    resource = str(fields.RESOURCE.raw(metadata, id))
+    top = fields.FIELDS.raw(metadata, [])
     answer = {
-        "kind": metadata.get("kind"),
-        "group": metadata.get("group", ""),
-        "apiVersion": metadata.get("api_version"),
+        "kind": fields.KIND.raw(metadata),
+        "group": fields.GROUP.raw(metadata, ""),
+        "apiVersion": fields.API_VERSION.raw(metadata),
         "resource": plural_of(resource),
-        "scope": metadata.get("scope"),
-        "servedVersions": metadata.get("served_versions", []),
-        "storageVersion": metadata.get("version"),
-        "shortNames": metadata.get("short_names", []),
-        "topFields": list(fields[:8]) if isinstance(fields, list) else [],
-        "cluster": metadata.get("cluster"),
+        "scope": fields.SCOPE.raw(metadata),
+        "servedVersions": fields.SERVED_VERSIONS.raw(metadata, []),
+        "storageVersion": fields.VERSION.raw(metadata),
+        "shortNames": fields.SHORT_NAMES.raw(metadata, []),
+        "topFields": list(top[:8]) if isinstance(top, list) else [],
+        "cluster": fields.CLUSTER.raw(metadata),
         "id": id,
         "match": match,
     }

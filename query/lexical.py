@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from kubevec.backends import Record, VectorStore
+from kubevec.core import fields
 from kubevec.core.errors import BackendError
 
 logger = logging.getLogger(__name__)
@@ -73,8 +74,8 @@ class _Index:
 
 def corpus_text(record: Record) -> str:
     parts = [record.text]
-    for key in ("description", "fields", "capabilities", "short_names"):
-        value = record.metadata.get(key)
+    for field in (fields.DESCRIPTION, fields.FIELDS, fields.CAPABILITY_WORDS, fields.SHORT_NAMES):
+        value = field.raw(record.metadata)
         if isinstance(value, list):
             parts.extend(str(v) for v in value)
         elif isinstance(value, str):
@@ -226,7 +227,7 @@ class LexicalIndex:
         if with_metadata:
             records = [r async for r in self._store.iter_records(collection, page_size=1000)]
             pairs = [(r.id, corpus_text(r)) for r in records]
-            fingerprint = _fingerprint((r.id, str(r.metadata.get("content_hash", ""))) for r in records)
+            fingerprint = _fingerprint((r.id, fields.CONTENT_HASH.of(r.metadata)) for r in records)
         else:
             pairs = [pair async for pair in self._store.iter_texts(collection, page_size=1000)]
             fingerprint = "texts:" + _fingerprint((i, hashlib.sha256(t.encode()).hexdigest()) for i, t in pairs)

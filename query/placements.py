@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from kubevec.backends.filters import MAX_VALUES, And, Eq, Filter
+from kubevec.core import fields
 from kubevec.inference.identity import plural_of
 from kubevec.query.views import any_filter, chunks, in_values
 
@@ -29,10 +30,10 @@ class Placement:
 
 
 def placement_of(metadata: Mapping[str, Any]) -> Placement | None:
-    resource, group = metadata.get("resource"), metadata.get("group")
+    resource, group = fields.RESOURCE.raw(metadata), fields.GROUP.raw(metadata)
     if not isinstance(resource, str) or not isinstance(group, str):
         return None
-    namespace = metadata.get("namespace")
+    namespace = fields.NAMESPACE.raw(metadata)
     return Placement(
         namespace=namespace if isinstance(namespace, str) and namespace else None,
         group="" if group == "core" else group,

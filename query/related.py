@@ -23,6 +23,7 @@ from typing import Any, Final, Literal
 
 from kubevec.backends import VectorStore
 from kubevec.backends.filters import And, Eq, Filter, In, Or
+from kubevec.core import fields
 from kubevec.core.errors import SearchError
 from kubevec.inference.documents import INSTANCES
 from kubevec.inference.identity import object_key, parse_instance_id, parse_object_key
@@ -60,7 +61,7 @@ class Node:
     @property
     def label(self) -> str:
         where = f"{self.namespace}/" if self.namespace else ""
-        health = self.metadata.get("health")
+        health = fields.HEALTH.of(self.metadata)
         suffix = f" [{health}]" if health else "" if self.id else " (not stored)"
         return f"{self.kind} {where}{self.name}{suffix}"
 
@@ -81,12 +82,11 @@ class Node:
 
     @classmethod
     def of_record(cls, id: str, metadata: Mapping[str, Any]) -> Node:
-        namespace = metadata.get("namespace")
         return cls(
-            kind=str(metadata.get("kind", "")),
-            namespace=str(namespace) if namespace else None,
-            name=str(metadata.get("name", "")),
-            cluster=str(metadata["cluster"]) if metadata.get("cluster") else None,
+            kind=fields.KIND.of(metadata),
+            namespace=fields.NAMESPACE.of(metadata) or None,
+            name=fields.NAME.of(metadata),
+            cluster=fields.CLUSTER.of(metadata) or None,
             id=id,
             metadata=metadata,
         )
@@ -212,7 +212,7 @@ class Relationships:
             records = [] if self.hidden else await self.store.get(self.collection, [text])
             if (
                 not records
-                or (cluster is not None and records[0].metadata.get("cluster") != cluster)
+                or (cluster is not None and fields.CLUSTER.of(records[0].metadata) != cluster)
                 or (self.view is not None and not self.view.allows(INSTANCES, metadata=records[0].metadata))
             ):
                 raise SearchError(f"No instance document {text!r}")
@@ -236,7 +236,7 @@ class Relationships:
 
     async def _outgoing(self, node: Node) -> list[tuple[str, Node]]:
         metadata = node.metadata
-        keys, relations = _strings(metadata.get("refs")), _strings(metadata.get("ref_relations"))
+        keys, relations = fields.REFS.of(metadata), fields.REF_RELATIONS.of(metadata)
         named = []
         for key, relation in zip(keys, relations, strict=False):
             parsed = parse_object_key(key)
@@ -246,7 +246,7 @@ class Relationships:
         stored = await self._lookup([n for _, n in named], cluster=node.cluster)
         out = [(relation, (stored.get(target.key) or [target])[0]) for relation, target in named]
         relation = SELECTOR_RELATIONS.get(node.kind, "selects")
-        selector = _strings(metadata.get("selector"))
+        selector = fields.SELECTOR.of(metadata)
         where = _where(node)
         if selector and where is not None:
             selected: list[Filter] = (
@@ -260,7 +260,7 @@ class Relationships:
             scope = self._scope(node.cluster, *where, Or(tuple(selected)))
             async for record in self.store.iter_records(self.collection, filter=scope, page_size=_PAGE):
                 out.append((relation, Node.of_record(record.id, record.metadata)))
-        services = _strings(metadata.get("service_selector"))
+        services = fields.SERVICE_SELECTOR.of(metadata)
         if services and where is not None:
             labels = () if services == [EVERY] else tuple(Eq("labels", s) for s in services)
             scope = self._scope(node.cluster, *where, Eq("kind", "Service"), *labels)
@@ -272,28 +272,28 @@ class Relationships:
         out = []
         scope = self._scope(node.cluster, Eq("refs", node.key))
         async for record in self.store.iter_records(self.collection, filter=scope, page_size=_PAGE):
-            keys, relations = _strings(record.metadata.get("refs")), _strings(record.metadata.get("ref_relations"))
+            keys, relations = fields.REFS.of(record.metadata), fields.REF_RELATIONS.of(record.metadata)
             source = Node.of_record(record.id, record.metadata)
             for key, relation in zip(keys, relations, strict=False):
                 if key == node.key:
                     out.append((relation, source))
         if not node.namespace:
             return out
-        labels = set(_strings(node.metadata.get("pod_labels" if node.kind != "Pod" else "labels")))
+        labels = set((fields.POD_LABELS if node.kind != "Pod" else fields.LABELS).of(node.metadata))
         if labels or node.kind in _POD_OWNERS or node.kind == "Pod":
             # Selectors in the node's namespace, and monitors, which may look in from another.
             local = And((Eq("namespace", node.namespace), In("kind", tuple(POD_SELECTORS))))
             scope = self._scope(node.cluster, Or((local, Eq("kind", "PodMonitor"))))
             async for record in self.store.iter_records(self.collection, filter=scope, page_size=_PAGE):
-                selector = set(_strings(record.metadata.get("selector")))
+                selector = set(fields.SELECTOR.of(record.metadata))
                 selecting = Node.of_record(record.id, record.metadata)
                 if _reaches(selecting, node.namespace) and selector and (selector == {EVERY} or selector <= labels):
                     out.append((SELECTOR_RELATIONS.get(selecting.kind, "selects"), selecting))
         if node.kind == "Service":
-            own = set(_strings(node.metadata.get("labels")))
+            own = set(fields.LABELS.of(node.metadata))
             scope = self._scope(node.cluster, Eq("kind", "ServiceMonitor"))
             async for record in self.store.iter_records(self.collection, filter=scope, page_size=_PAGE):
-                selector = set(_strings(record.metadata.get("service_selector")))
+                selector = set(fields.SERVICE_SELECTOR.of(record.metadata))
                 monitor = Node.of_record(record.id, record.metadata)
                 if _reaches(monitor, node.namespace) and selector and (selector == {EVERY} or selector <= own):
                     out.append((SELECTOR_RELATIONS.get(monitor.kind, "selects"), monitor))
@@ -332,7 +332,7 @@ _POD_OWNERS: Final = ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "R
 def _where(node: Node) -> tuple[Filter, ...] | None:
     """The namespaces a node's selector looks in, as filters: its own unless its payload names others
     (``selector_namespaces``, ``*`` for all); None when it has no namespace to look in."""
-    namespaces = _strings(node.metadata.get("selector_namespaces"))
+    namespaces = fields.SELECTOR_NAMESPACES.of(node.metadata)
     if namespaces == [EVERY]:
         return ()
     if namespaces:
@@ -342,7 +342,7 @@ def _where(node: Node) -> tuple[Filter, ...] | None:
 
 def _reaches(selecting: Node, namespace: str) -> bool:
     """Whether a selecting object's selector looks in ``namespace``."""
-    namespaces = _strings(selecting.metadata.get("selector_namespaces"))
+    namespaces = fields.SELECTOR_NAMESPACES.of(selecting.metadata)
     if namespaces:
         return namespaces == [EVERY] or namespace in namespaces
     return selecting.namespace == namespace
@@ -355,9 +355,3 @@ _LATER_KINDS: Final = {"ReplicaSet": 1, "ControllerRevision": 1, "Job": 1, "Pod"
 def _reading_order(found: tuple[str, Node]) -> tuple[int, str, str, str, str]:
     relation, node = found
     return (_LATER_KINDS.get(node.kind, 0), node.kind, node.namespace or "", node.name, relation)
-
-
-def _strings(value: Any) -> list[str]:
-    if isinstance(value, list):
-        return [str(v) for v in value]
-    return [str(value)] if isinstance(value, str) else []

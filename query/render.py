@@ -6,24 +6,26 @@ import json
 import sys
 from collections.abc import Sequence
 
+from kubevec.core import fields
 from kubevec.query.answers import Result
 
 #: Rough characters per token for English text; only used to stay inside a budget.
 CHARS_PER_TOKEN = 4
+#: The fields a compact answer shows beside each result's id, in this order.
 _SHOWN = (
-    "kind",
-    "group",
-    "namespace",
-    "labels",
-    "owner",
-    "health",
-    "health_reason",
-    "health_message",
-    "container_reasons",
-    "exit_codes",
-    "restarts",
-    "scope",
-    "capabilities",
+    fields.KIND,
+    fields.GROUP,
+    fields.NAMESPACE,
+    fields.LABELS,
+    fields.OWNER,
+    fields.HEALTH,
+    fields.HEALTH_REASON,
+    fields.HEALTH_MESSAGE,
+    fields.CONTAINER_REASONS,
+    fields.EXIT_CODES,
+    fields.RESTARTS,
+    fields.SCOPE,
+    fields.CAPABILITY_WORDS,
 )
 
 
@@ -73,11 +75,11 @@ def compact(results: Sequence[Result], *, token_budget: int | None = DEFAULT_TOK
     blocks: list[str] = []
     for rank, result in enumerate(results, start=1):
         facts = []
-        for key in _SHOWN:
-            value = result.metadata.get(key)
+        for field in _SHOWN:
+            value = field.raw(result.metadata)
             if value in (None, "", []):
                 continue
-            facts.append(f"{key}={','.join(map(str, value)) if isinstance(value, list) else value}")
+            facts.append(f"{field.name}={','.join(map(str, value)) if isinstance(value, list) else value}")
         head = f"{rank}. {result.id} [{scores(result)}] {' '.join(facts)}"[:share]
         room = share - len(head) - 4
         text = result.text if len(result.text) <= room else result.text[: max(0, room - 4)].rstrip() + " ..."

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kubevec.backends.filters import And, Eq, Filter
+from kubevec.core import fields
 from kubevec.core.errors import CollectionNotFound
 from kubevec.inference.documents import CAPABILITIES
 from kubevec.inference.fleet import is_shared, parts_of, project
@@ -66,7 +67,7 @@ async def find_document(
     check_cluster(cluster)
 
     def counts(result: Result | None, where: str) -> bool:
-        if result is None or (cluster is not None and result.metadata.get("cluster") != cluster):
+        if result is None or (cluster is not None and fields.CLUSTER.raw(result.metadata) != cluster):
             return False
         return view is None or view.allows(where, metadata=result.metadata, text=result.text)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from kubevec.backends.filters import Eq, Filter
+from kubevec.core import fields
 from kubevec.query.request import check_cluster
 from kubevec.query.scope import admit, within_clusters
 from kubevec.query.sources import Sources
@@ -24,7 +25,7 @@ async def facets(
         metadata = within_clusters(record.metadata, admitted.clusters)
         if metadata is None:
             continue
-        value = metadata.get(field)
+        value = fields.value(metadata, field)
         for item in value if isinstance(value, list) else [value] if value is not None else []:
             counts[str(item)] = counts.get(str(item), 0) + 1
     return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:limit])

@@ -12,6 +12,7 @@ from typing import Final
 
 from kubevec.backends import Hit, Record
 from kubevec.backends.filters import Contains, Eq, Filter, In, all_of, matches, words
+from kubevec.core import fields
 from kubevec.core.errors import InvalidFilter, SearchError
 from kubevec.inference.documents import CAPABILITIES, INSTANCES, is_kubernetes_name
 from kubevec.inference.fleet import project
@@ -148,7 +149,7 @@ class Searcher:
             if metadata is None:
                 continue
             total += 1
-            value = metadata.get(request.count_by)
+            value = fields.value(metadata, request.count_by)
             for item in value if isinstance(value, list) else [value] if value not in (None, "") else ["(none)"]:
                 counts[str(item)] = counts.get(str(item), 0) + 1
         ordered = dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
@@ -241,8 +242,8 @@ class Searcher:
                 if vectors.get(i)
             ]
         intent = intent.among(
-            frozenset(str(hit.metadata.get("name", "")).lower() for hit, _ in scored),
-            namespaces=frozenset(str(hit.metadata.get("namespace") or "").lower() for hit, _ in scored) - {""},
+            frozenset(fields.NAME.of(hit.metadata).lower() for hit, _ in scored),
+            namespaces=frozenset(fields.NAMESPACE.of(hit.metadata).lower() for hit, _ in scored) - {""},
         ).around([hit.metadata for hit, _ in scored])
         boosted = sorted(
             ((hit, base + intent.boost(hit.metadata)) for hit, base in scored), key=lambda pair: (-pair[1], pair[0].id)
