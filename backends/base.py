@@ -30,6 +30,7 @@ from kubevec.backends.protocol import Distance, StoreObserver
 from kubevec.backends.protocol import VectorStore as VectorStore
 from kubevec.backends.records import Health, Hit, Record, StoredHashes
 from kubevec.backends.stamps import STAMPS, STAMPS_EMBEDDER, new_stamp, stamps_of
+from kubevec.core import fields
 from kubevec.core.errors import BackendError, CollectionNotFound, InvalidFilter, InvalidRecord
 
 T = TypeVar("T")
@@ -241,7 +242,7 @@ class BaseStore:
     ) -> AsyncIterator[tuple[str, str]]:
         """Every ``(id, content_hash)``, page by page, with no cap on the total."""
         async for record in self._scan(name, filter=filter, page_size=page_size, with_text=False):
-            yield record.id, str(record.metadata.get("content_hash", ""))
+            yield record.id, fields.CONTENT_HASH.of(record.metadata)
 
     @_measured_pages("iter_hashes")
     async def iter_hashes(
@@ -253,10 +254,10 @@ class BaseStore:
             yield (
                 record.id,
                 StoredHashes(
-                    str(metadata.get("content_hash", "")),
-                    str(metadata.get("text_hash", "")),
-                    str(metadata.get("built_from", "")),
-                    str(metadata.get("cluster", "")),
+                    fields.CONTENT_HASH.of(metadata),
+                    fields.TEXT_HASH.of(metadata),
+                    fields.BUILT_FROM.of(metadata),
+                    fields.CLUSTER.of(metadata),
                 ),
             )
 

@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from typing import Any, Final, TypeAlias
 
 from kubevec.backends.records import MetadataValue, Scalar
+from kubevec.core import fields
 from kubevec.core.errors import InvalidFilter
 
 MAX_DEPTH: Final = 8
@@ -346,15 +347,15 @@ def _as_values(values: object, *, op: str) -> tuple[Scalar, ...]:
 def matches(node: Filter, *, text: str, metadata: Mapping[str, MetadataValue]) -> bool:
     """Evaluate a filter on one record; the memory backend uses this, the others must agree with it."""
     if isinstance(node, Eq):
-        return _eq(metadata.get(node.field), node.value)
+        return _eq(fields.value(metadata, node.field), node.value)
     if isinstance(node, Ne):
-        return not _eq(metadata.get(node.field), node.value)
+        return not _eq(fields.value(metadata, node.field), node.value)
     if isinstance(node, In):
-        return any(_eq(metadata.get(node.field), value) for value in node.values)
+        return any(_eq(fields.value(metadata, node.field), value) for value in node.values)
     if isinstance(node, Nin):
-        return not any(_eq(metadata.get(node.field), value) for value in node.values)
+        return not any(_eq(fields.value(metadata, node.field), value) for value in node.values)
     if isinstance(node, Gt | Gte | Lt | Lte):
-        actual = metadata.get(node.field)
+        actual = fields.value(metadata, node.field)
         if isinstance(actual, bool) or not isinstance(actual, int | float):
             return False
         if isinstance(node, Gt):

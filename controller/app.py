@@ -47,6 +47,7 @@ from kubevec.controller.sync.status import (
     write_status,
     write_store_status,
 )
+from kubevec.core import fields
 from kubevec.core.clock import SYSTEM_CLOCK, Clock, wait_for_event
 from kubevec.core.errors import BackendError, BackendUnavailable
 from kubevec.core.version import kubevec_version
@@ -258,7 +259,7 @@ class App:
             found = []
         if not found:
             return builder_fingerprint()
-        judged = found[0].metadata.get("history_judged_by")
+        judged = fields.HISTORY_JUDGED_BY.raw(found[0].metadata)
         return str(judged) if judged else None
 
     def _stored_built_from(self, collection: Collection, document_id: str) -> str | None:

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterator, Mapping
-from typing import Any, ClassVar, Final
+from typing import Any, ClassVar, Final, TypeVar
+
+V = TypeVar("V")
 
 CAPABILITIES: Final = "capabilities"
 INSTANCES: Final = "instances"
@@ -356,7 +358,7 @@ def _registry() -> dict[str, Field]:
 REGISTRY: Final[Mapping[str, Field]] = _registry()
 
 
-def value(payload: Mapping[str, Any], name: str) -> Any:
+def value(payload: Mapping[str, V], name: str) -> V | None:
     """The stored value of a field named at run time (``count_by``, facets, a filter's field), or None."""
     return payload.get(name)
 

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from kubevec.inference.health import clean_message, clean_word
+from kubevec.inference.identity import ObjectName
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -54,6 +55,7 @@ def warning_of(event: Mapping[str, Any]) -> tuple[str, Warning] | None:
     meta = event.get("metadata")
     if not isinstance(involved, Mapping) or not isinstance(meta, Mapping):
         return None
+    who = ObjectName.of(meta)
     uid, reason = involved.get("uid"), event.get("reason")
     if not isinstance(uid, str) or not uid or not isinstance(reason, str) or not reason:
         return None
@@ -64,10 +66,10 @@ def warning_of(event: Mapping[str, Any]) -> tuple[str, Warning] | None:
         event.get("lastTimestamp"),
         event.get("eventTime"),
         event.get("firstTimestamp"),
-        meta.get("creationTimestamp"),
+        who.created,
     ]
     at = next((str(t) for t in times if isinstance(t, str) and t), "")
-    name = f"{meta.get('namespace') or ''}/{meta.get('name') or ''}"
+    name = f"{who.namespace}/{who.name}"
     return uid, Warning(reason=reason, message=str(message), at=at, event=name)
 
 

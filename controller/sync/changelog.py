@@ -10,6 +10,7 @@ import time
 from kubevec.backends import Record, VectorStore
 from kubevec.backends.filters import And, Eq, Lt
 from kubevec.controller.runtime.metrics import Metrics
+from kubevec.core import fields
 from kubevec.inference.change_records import CHANGE_FIELDS, CHANGES, ChangeRecord, rejudged
 from kubevec.inference.providers.embedders.base import Embedder
 
@@ -106,7 +107,7 @@ class ChangeLog:
         left = await self.store.count(self.collection, mine)
         if left > self.max_records:
             stamped = [
-                (float(str(r.metadata.get("time", 0))), r.id)
+                (float(str(fields.TIME.raw(r.metadata, 0))), r.id)
                 async for r in self.store.iter_records(self.collection, filter=mine, page_size=1000)
             ]
             oldest = [record_id for _, record_id in sorted(stamped)[: left - self.max_records]]

@@ -8,6 +8,7 @@ import logging
 from kubevec.backends import Record, VectorStore
 from kubevec.backends.filters import Eq
 from kubevec.backends.scans import records_of
+from kubevec.core import fields
 from kubevec.core.errors import CollectionNotFound
 from kubevec.inference.fleet import is_shared, parts_of, resource_of, share
 
@@ -33,7 +34,7 @@ async def forget_cluster(
     async for record in records_of(store, capabilities):
         parts = parts_of(record.metadata)
         if not is_shared(record.id):
-            if record.metadata.get("cluster") == cluster:
+            if fields.CLUSTER.raw(record.metadata) == cluster:
                 deleted.append(record.id)
             continue
         if all(p.cluster != cluster for p in parts):
@@ -47,7 +48,7 @@ async def forget_cluster(
         objects = await store.count(instances, Eq("cluster", cluster))
     except CollectionNotFound:
         objects = 0
-    reports = [r.id async for r in records_of(store, status) if r.metadata.get("cluster") == cluster]
+    reports = [r.id async for r in records_of(store, status) if fields.CLUSTER.raw(r.metadata) == cluster]
     if not dry_run:
         if kept:
             vectors = {

@@ -22,6 +22,7 @@ from typing import TextIO
 
 from kubevec.backends import Record, VectorStore
 from kubevec.backends.generations import Generation, current_generation, write_active
+from kubevec.core import fields
 from kubevec.inference.documents import INDEXED_FIELDS
 from kubevec.inference.providers.config import EmbedderSettings
 from kubevec.inference.providers.embedders.base import Embedder
@@ -100,7 +101,7 @@ async def migrate(
         async for record in store.iter_records(old, page_size=max(batch_size, 100)):
             seen.add(record.id)
             done += 1
-            if copied.get(record.id) == record.metadata.get("content_hash"):
+            if copied.get(record.id) == fields.CONTENT_HASH.raw(record.metadata):
                 skipped += 1
             else:
                 batch.append(record)
