@@ -103,3 +103,17 @@ def test_kopfs_watch_restarts_are_lifted_once_however_often_install_runs() -> No
     finally:
         watching.filters[:] = before
         watching.setLevel(logging.NOTSET)
+
+
+#: Modules a reader can hold (issue 49): a module past this is split by what it holds.
+MAX_MODULE_LINES = 600
+
+
+def test_no_module_is_longer_than_a_reader_can_hold() -> None:
+    long = {
+        str(path.relative_to(REPO)): lines
+        for folder in PACKAGES
+        for path in (REPO / folder).rglob("*.py")
+        if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
+    }
+    assert not long, f"split these by concern (at most {MAX_MODULE_LINES} lines): {long}"
