@@ -10,7 +10,7 @@ does the same; it is not a dependency, and this is all kubevec needs of it).
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Iterator, MutableMapping
+from collections.abc import ItemsView, Iterator, MutableMapping, ValuesView
 from typing import TypeVar
 
 K = TypeVar("K")
@@ -54,6 +54,13 @@ class LRU(MutableMapping[K, V]):
 
     def clear(self) -> None:
         self._entries.clear()
+
+    def items(self) -> ItemsView[K, V]:
+        """Oldest first, without touching them (reading through ``__getitem__`` would reorder mid-iteration)."""
+        return self._entries.items()
+
+    def values(self) -> ValuesView[V]:
+        return self._entries.values()
 
     def __repr__(self) -> str:
         return f"LRU(maxsize={self.maxsize}, {dict(self._entries)!r})"

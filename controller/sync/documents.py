@@ -16,7 +16,6 @@ nothing changed was most of the restart.
 
 from __future__ import annotations
 
-import collections
 import dataclasses
 import functools
 import hashlib
@@ -28,6 +27,7 @@ from typing import Any
 from kubevec import inference
 from kubevec.controller.kube.resources import ApiResource
 from kubevec.controller.runtime.metrics import DOCUMENT_SKIP_REASONS, Metrics
+from kubevec.core.bounded import LRU
 from kubevec.core.errors import InferenceError
 from kubevec.core.version import kubevec_version
 from kubevec.inference.bodies import Body, metadata_of
@@ -84,8 +84,8 @@ class DocumentBuilder:
         self._metrics = metrics
         self._reported: set[str] = set()
         #: Objects skipped and not built since, by identity: why (bounded, oldest out first).
-        self.skipped: collections.OrderedDict[str, str] = collections.OrderedDict()
-        self._capabilities: collections.OrderedDict[tuple[str, str], Document] = collections.OrderedDict()
+        self.skipped: LRU[str, str] = LRU(MAX_SKIPPED)
+        self._capabilities: LRU[tuple[str, str], Document] = LRU(CAPABILITY_CACHE_SIZE)
         self.built_from = built_from
         #: Each object's latest Warning Event, by uid: fed by the Event watch and each resync's listing.
         self.warnings = Warnings()
@@ -136,7 +136,6 @@ class DocumentBuilder:
         built_from = self._crd_built_from(who)
         key = (who.uid, who.resource_version)
         if all(key) and (cached := self._capabilities.get(key)) is not None:
-            self._capabilities.move_to_end(key)
             return cached
         try:
             document = describe_crd(crd, cluster=self.cluster).to_document()
@@ -148,8 +147,6 @@ class DocumentBuilder:
             document = with_built_from(document, built_from)
         if all(key):
             self._capabilities[key] = document
-            if len(self._capabilities) > CAPABILITY_CACHE_SIZE:
-                self._capabilities.popitem(last=False)
         return document
 
     def capability_unchanged(self, meta: Mapping[str, Any]) -> Unchanged | None:
@@ -213,9 +210,6 @@ class DocumentBuilder:
         self._metrics.errors.labels(stage="inference").inc()
         self._metrics.documents_skipped.labels(reason=reason).inc()
         self.skipped[identity] = reason
-        self.skipped.move_to_end(identity)
-        if len(self.skipped) > MAX_SKIPPED:
-            self.skipped.popitem(last=False)
         key = f"{identity}:{error}"
         if key not in self._reported:  # once per object and problem, not on every event
             if len(self._reported) > 10_000:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -80,7 +79,7 @@ class EventRouter:
     def _observe_object(
         self, *, group: str, version: str, plural: str, kind: str, event_type: str | None, body: Body
     ) -> None:
-        received = time.monotonic()
+        received = self._engine.clock.monotonic()
         ref = ResourceRef(group=group, version=version, plural=plural, kind=kind)
         self._metrics.events.labels(resource=ref.resource_id, type=event_type or "LIST").inc()
         if not self.policy.watches(group=group, kind=kind, plural=plural):
@@ -140,7 +139,7 @@ class EventRouter:
             self._observe_crd(event_type=event_type, body=body)
 
     def _observe_crd(self, *, event_type: str | None, body: Body) -> None:
-        received = time.monotonic()
+        received = self._engine.clock.monotonic()
         self._metrics.events.labels(resource=CRD_RESOURCE.ref.resource_id, type=event_type or "LIST").inc()
         name = str(metadata_of(body).get("name", ""))
         spec = body.get("spec") or {}

@@ -51,3 +51,14 @@ def test_id_order_keeps_a_few_listings_and_lets_a_finished_scan_go() -> None:
         order.page(other, None, None, 1)
     assert order.page("x", None, "b", 2) == (["c"], None)  # listed again, from the cursor on
     assert listed == ["x", "p", "q", "r", "s", "x"]
+
+
+def test_items_and_values_read_oldest_first_without_reordering() -> None:
+    """``kubevec status`` lists the skipped objects with ``items()``: reading each through ``__getitem__``
+    would move it to the end while the mapping is being iterated."""
+    lru: LRU[str, int] = LRU(3)
+    for key, value in (("a", 1), ("b", 2), ("c", 3)):
+        lru[key] = value
+    assert list(lru.items()) == [("a", 1), ("b", 2), ("c", 3)]
+    assert list(lru.values()) == [1, 2, 3]
+    assert list(lru) == ["a", "b", "c"]
