@@ -27,6 +27,7 @@ from typing import Any, Final, TypeAlias
 from kubevec.backends.records import MetadataValue, Scalar
 from kubevec.core import fields
 from kubevec.core.errors import InvalidFilter
+from kubevec.core.nesting import json_too_deep
 
 MAX_DEPTH: Final = 8
 MAX_CHILDREN: Final = 64
@@ -34,7 +35,6 @@ MAX_VALUES: Final = 256
 MAX_STRING: Final = 1024
 #: JSON nesting allowed in filter text: the shorthand spends two JSON levels per filter level.
 MAX_JSON_DEPTH: Final = 2 * MAX_DEPTH + 4
-_JSON_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
 _FIELD = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]{0,127}$")
 _WORD = re.compile(r"[^\W_]+")
 
@@ -223,24 +223,6 @@ def to_json(node: Filter) -> dict[str, Any]:
     if isinstance(node, Contains):
         return {"op": "contains", "text": node.text}
     return {"op": type(node).__name__.lower(), "filters": [to_json(child) for child in node.filters]}
-
-
-def json_too_deep(text: str, *, limit: int) -> bool:
-    """Whether JSON text nests deeper than ``limit``, found by a linear scan that never recurses.
-
-    Python's ``json`` module recurses per level, so a hostile 1,000-level document raises
-    ``RecursionError`` before any depth check on the parsed value could run.
-    """
-    depth = 0
-    for match in _JSON_TOKENS.finditer(text):
-        token = match.group()
-        if token in "{[":
-            depth += 1
-            if depth > limit:
-                return True
-        elif token in "}]":
-            depth -= 1
-    return False
 
 
 def parse_json_text(text: str) -> Filter:

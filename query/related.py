@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Final, Literal
 
 from kubevec.backends import VectorStore
-from kubevec.backends.filters import And, Eq, Filter, In, Or
+from kubevec.backends.filters import And, Eq, Filter, In, Or, all_of
 from kubevec.core import fields
 from kubevec.core.errors import SearchError
 from kubevec.inference.documents import INSTANCES
@@ -319,8 +319,8 @@ class Relationships:
         return found
 
     def _scope(self, cluster: str | None, *filters: Filter) -> Filter:
-        parts = (Eq("cluster", cluster), *filters) if cluster else filters
-        scope = parts[0] if len(parts) == 1 else And(tuple(parts))
+        scope = all_of(Eq("cluster", cluster) if cluster else None, *filters)
+        assert scope is not None, "a related scope names at least one condition"
         restricted = self.view.restrict(INSTANCES, scope) if self.view is not None else scope
         return scope if restricted is None else restricted
 

@@ -19,11 +19,11 @@ from typing import Final
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from kubevec.backends.filters import MAX_VALUES, Filter
+from kubevec.backends.filters import MAX_VALUES, Filter, all_of
 from kubevec.core.errors import AccessConfigError
 from kubevec.inference.documents import INSTANCES
 from kubevec.query.limits import Caller
-from kubevec.query.views import COLLECTIONS, View, all_filters, any_filter, chunks, in_values
+from kubevec.query.views import COLLECTIONS, View, any_filter, chunks, in_values
 
 logger = logging.getLogger(__name__)
 
@@ -103,7 +103,7 @@ class StaticToken(BaseModel):
         for collection in self.collections:
             if collection == INSTANCES and not instances:
                 continue
-            filters[collection] = all_filters(scoped if collection == INSTANCES else parts)
+            filters[collection] = all_of(*(scoped if collection == INSTANCES else parts))
         return View(caller=caller, filters=filters, clusters=None if ALL in self.clusters else frozenset(self.clusters))
 
 

@@ -11,7 +11,7 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from kubevec.backends.filters import MAX_CHILDREN, And, Eq, Filter, In, Or, matches
+from kubevec.backends.filters import MAX_CHILDREN, Eq, Filter, In, Or, all_of, matches
 from kubevec.inference.documents import CAPABILITIES, INSTANCES
 from kubevec.query.limits import Caller
 
@@ -36,14 +36,7 @@ class View:
 
     def restrict(self, collection: str, conditions: Filter | None) -> Filter | None:
         """``conditions`` AND this view, flattened so the caller's own filter keeps its depth budget."""
-        scope = self.filter(collection)
-        if scope is None:
-            return conditions
-        if conditions is None:
-            return scope
-        left = conditions.filters if isinstance(conditions, And) else (conditions,)
-        right = scope.filters if isinstance(scope, And) else (scope,)
-        return And((*left, *right))
+        return all_of(conditions, self.filter(collection), flatten=True)
 
     def allows(self, collection: str, *, metadata: Mapping[str, Any], text: str = "") -> bool:
         if not self.sees(collection):
@@ -65,12 +58,6 @@ def nothing(caller: Caller) -> View:
 
 def in_values(field: str, values: Sequence[str]) -> Filter:
     return Eq(field, values[0]) if len(values) == 1 else In(field, tuple(values))
-
-
-def all_filters(parts: Sequence[Filter]) -> Filter | None:
-    if not parts:
-        return None
-    return parts[0] if len(parts) == 1 else And(tuple(parts))
 
 
 def any_filter(clauses: Sequence[Filter]) -> Filter:

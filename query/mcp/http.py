@@ -22,8 +22,8 @@ import uvicorn
 from mcp.server.transport_security import TransportSecuritySettings
 from prometheus_client import CollectorRegistry, generate_latest
 
-from kubevec.backends.filters import json_too_deep
 from kubevec.core.errors import ReviewUnavailable, UnsafeBind
+from kubevec.core.nesting import json_too_deep
 from kubevec.query.access import Authorizer
 from kubevec.query.limits import AccessCollector, Caller, Count, Limiter, Limits, Refusal
 from kubevec.query.mcp.jsonrpc import MAX_MESSAGE_DEPTH, clip, echoable, request_id, request_ids, rpc_error

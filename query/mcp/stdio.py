@@ -13,7 +13,7 @@ import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.stdio import stdio_server
 
-from kubevec.backends.filters import json_too_deep
+from kubevec.core.nesting import json_too_deep
 from kubevec.query.mcp.jsonrpc import MAX_MESSAGE_DEPTH, request_id, rpc_error
 
 logger = logging.getLogger(__name__)
