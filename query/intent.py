@@ -39,6 +39,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from kubevec.core import fields
+from kubevec.core.words import camel_words
 from kubevec.inference.software import repository
 
 EXACT_NAME: Final = 0.8
@@ -129,7 +130,6 @@ _IN_NAMESPACE = re.compile(
     r"\bin (?:the )?namespace ['\"`]?([a-z0-9][a-z0-9-]*)|\bin (?:the )?['\"`]?([a-z0-9][a-z0-9-]*)['\"`]? namespace\b"
 )
 _WORD = re.compile(r"[a-z0-9][a-z0-9_.:/-]*[a-z0-9]|[a-z0-9]")
-_CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z0-9]+")
 _GENERATED = re.compile(r"^(?=[a-z0-9]*[0-9])[a-z0-9]{4,10}$")
 #: Words too common in questions to name anything on their own.
 _STOP: Final = frozenset(
@@ -225,7 +225,7 @@ class Intent:
             return 1.0
         if kind.startswith("Cluster") and kind.removeprefix("Cluster") in named:
             return CLUSTER_TWIN
-        phrase = tuple(w.lower() for w in _CAMEL.findall(kind))
+        phrase = tuple(w.lower() for w in camel_words(kind))
         if kind not in _known() and _says(self.words, phrase):
             # A custom kind the question spells out ("database", "pipeline run"); one word may be a
             # product's name as well (Prometheus, Alertmanager, Application), so it counts half.
@@ -287,7 +287,7 @@ class Intent:
         said: list[str] = []
         reasons = [fields.HEALTH_REASON.of(metadata), *fields.CONTAINER_REASONS.of(metadata)]
         for item in [*reasons, fields.HEALTH_MESSAGE.of(metadata)]:
-            said += [w.lower() for w in _CAMEL.findall(item)]
+            said += [w.lower() for w in camel_words(item)]
         stems = {w[:5] for w in said if len(w) >= 3}
         asked = {_SYNONYMS.get(w, w)[:5] for w in self.words if len(w) >= 3 and w not in _STOP}
         if not stems.isdisjoint(asked):
@@ -389,7 +389,7 @@ _KNOWN_KINDS: Final = (
 @functools.cache
 def _vocabulary() -> dict[tuple[str, ...], str]:
     """Phrase -> kind: each known kind's CamelCase words and its name in one word, and the aliases."""
-    vocabulary = {tuple(w.lower() for w in _CAMEL.findall(kind)): kind for kind in _KNOWN_KINDS}
+    vocabulary = {tuple(w.lower() for w in camel_words(kind)): kind for kind in _KNOWN_KINDS}
     vocabulary.update({(kind.lower(),): kind for kind in _KNOWN_KINDS})
     vocabulary.update(KIND_ALIASES)
     return vocabulary
