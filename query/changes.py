@@ -19,15 +19,16 @@ import hashlib
 import json
 import re
 import time
-from typing import Any, Final, Literal
+from typing import Annotated, Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
 from kubevec.backends import Record, VectorStore
 from kubevec.backends.filters import And, Contains, Eq, Filter, Gte, Lt, to_json
 from kubevec.core.errors import SearchError
 from kubevec.inference.providers.embedders.base import Embedder
-from kubevec.query.request import MAX_CURSOR, MAX_K
+from kubevec.query.flags import Flag
+from kubevec.query.request import MAX_CURSOR, MAX_K, SearchRequest, describe
 
 _RELATIVE: Final = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h|d|w)\s*$")
 _UNITS: Final = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
@@ -50,30 +51,89 @@ def parse_time(value: str, *, now: float | None = None) -> float:
     return parsed.timestamp()
 
 
-@dataclasses.dataclass(frozen=True, kw_only=True)
-class ChangesRequest:
-    """One question to the history; every field narrows it."""
+def _seconds(value: Any) -> Any:
+    """``since``/``until`` as Unix seconds: a number as it is, text as :func:`parse_time` reads it, blank as none."""
+    if isinstance(value, str):
+        return parse_time(value) if value.strip() else None
+    return value
 
-    query: str | None = None
-    since: float | None = None
-    until: float | None = None
-    namespace: str | None = None
-    kind: str | None = None
-    name: str | None = None
-    cluster: str | None = None
-    change: str | None = None
-    k: int = 20
-    cursor: str | None = None
 
-    def __post_init__(self) -> None:
+#: A point in time: Unix seconds, or what agents and people write (``30m``, ``2h``, ``7d``, ISO 8601).
+When = Annotated[float | None, BeforeValidator(_seconds)]
+
+
+class ChangesRequest(BaseModel):
+    """One question to the history; every field narrows it (the MCP tool's and ``kubevec changes``' request)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    query: Annotated[
+        str | None,
+        Field(description="Pick changes by meaning (e.g. 'payments image')."),
+        Flag(help="pick changes by meaning (optional)", positional=True, optional=True),
+    ] = None
+    since: Annotated[
+        When,
+        Field(description="From this long ago (30m, 2h, 7d) or this ISO 8601 time; default: all kept."),
+        Flag(help="from this long ago (30m, 2h, 7d) or this ISO 8601 time", text=True),
+    ] = None
+    until: Annotated[
+        When,
+        Field(description="Up to this long ago or ISO 8601 time; default: now."),
+        Flag(help="up to this long ago or ISO 8601 time (default: now)", text=True),
+    ] = None
+    namespace: Annotated[
+        str | None, Field(description="Only objects in this namespace."), Flag(help="only objects in this namespace")
+    ] = None
+    kind: Annotated[
+        str | None, Field(description="Only this kind, e.g. Deployment."), Flag(help="only this kind, e.g. Deployment")
+    ] = None
+    name: Annotated[
+        str | None, Field(description="Only objects with this name."), Flag(help="only objects with this name")
+    ] = None
+    change: Annotated[
+        Literal["created", "updated", "deleted"] | None,
+        Field(description="Only this kind of change."),
+        Flag(help="only this kind of change"),
+    ] = None
+    cluster: Annotated[
+        str | None,
+        Field(description=SearchRequest.model_fields["cluster"].description),
+        Flag(help="only this cluster's objects (several controllers can share a store)"),
+    ] = None
+    k: Annotated[
+        int, Field(description="How many changes (default 20)."), Flag(help=f"how many changes (1-{MAX_K}, default 20)")
+    ] = 20
+    cursor: Annotated[
+        str | None,
+        Field(description="The next page of a listing without a query (from the last answer)."),
+        Flag(help="the next page of a listing without a query (the cursor the last page printed)"),
+    ] = None
+
+    def __init__(self, **fields: Any) -> None:
+        """Validated as it is built, every problem one :class:`SearchError` line (as ``ChangesRequest(k=0)`` always was)."""
+        try:
+            super().__init__(**fields)
+        except ValidationError as exc:
+            raise SearchError(describe(exc)) from None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_change(cls, fields: Any) -> Any:
+        change = fields.get("change") if isinstance(fields, dict) else None
+        if change is not None and change not in CHANGE_KINDS:
+            raise ValueError(f"change must be one of {', '.join(CHANGE_KINDS)}, got {change!r}")
+        return fields
+
+    @model_validator(mode="after")
+    def _coherent(self) -> ChangesRequest:
         if not 1 <= self.k <= MAX_K:
-            raise SearchError(f"k must be between 1 and {MAX_K}, got {self.k}")
-        if self.change is not None and self.change not in CHANGE_KINDS:
-            raise SearchError(f"change must be one of {', '.join(CHANGE_KINDS)}, got {self.change!r}")
+            raise ValueError(f"k must be between 1 and {MAX_K}, got {self.k}")
         if self.since is not None and self.until is not None and self.since >= self.until:
-            raise SearchError("since must be before until")
+            raise ValueError("since must be before until")
         if self.cursor is not None and self.query:
-            raise SearchError("A cursor pages a listing without a query; ask the question again with a larger k")
+            raise ValueError("A cursor pages a listing without a query; ask the question again with a larger k")
+        return self
 
     def conditions(self) -> Filter | None:
         parts: list[Filter] = [
@@ -233,7 +293,7 @@ def _newest_first(entries: list[ChangeEntry]) -> list[ChangeEntry]:
 
 def _digest(collection: str, request: ChangesRequest, scope: Filter | None) -> str:
     """What a cursor is bound to: the listing's filters and view, not its time range (``since 2h`` moves)."""
-    unbounded = dataclasses.replace(request, since=None, until=None, cursor=None, k=1)
+    unbounded = request.model_copy(update={"since": None, "until": None, "cursor": None, "k": 1})
     conditions = _all(unbounded.conditions(), scope)
     body = json.dumps([collection, to_json(conditions) if conditions is not None else None], sort_keys=True)
     return hashlib.sha256(body.encode()).hexdigest()[:16]

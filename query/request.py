@@ -206,8 +206,3 @@ def describe(exc: ValidationError) -> str:
         where = ".".join(str(part) for part in error["loc"])
         parts.append(f"{where}: {message}" if where else message)
     return "; ".join(parts)
-
-
-#: Every MCP tool, by name: the server serves these, and the controller's metrics and traces label by
-#: them. Here rather than in ``kubevec.query.mcp``, so the controller can name them without loading the SDK.
-TOOLS: Final = ("vector_search", "get_document", "resolve_kind", "related", "list_facets", "list_changes")

@@ -1,4 +1,4 @@
-"""The tool table: every read-side tool once, as its declared request and its reader.
+"""The tool table: every read-side tool once, as its declared request, its reader and its command.
 
 The MCP server's tools, the CLI's reading commands, the scoped reader (``ScopedSearch.read``) and
 the names the controller's metrics label by are all derived from :data:`TOOLS`. A new tool is its
@@ -7,49 +7,66 @@ the command's flags) with its reader (``readers/``), and a :class:`Tool` line in
 MCP tool and the command are generated (``kubevec.query.mcp.tools``, ``kubevec.controller.cli.search``)
 unless one is written out to present its answer its own way.
 
-Importing this module loads no MCP SDK and no argparse: the controller names the tools from here.
+Importing this module loads no MCP SDK, no argparse and no reader: ``kubevec --help`` lists the
+commands from here, and a reader (with the gate behind it) is imported on its first call (:func:`lazy`).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import importlib
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Annotated, Any, Final, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ValidationError
 
 from kubevec.core.errors import SearchError
-from kubevec.inference.collections import Collection
-from kubevec.query.answers import Answer, Result
-from kubevec.query.changes import Changes, ChangesRequest
-from kubevec.query.readers.changes import changes
-from kubevec.query.readers.documents import find_document
-from kubevec.query.readers.facets import facets
-from kubevec.query.readers.kinds import resolve_kind
-from kubevec.query.readers.related import related
-from kubevec.query.readers.search import read_search
-from kubevec.query.related import Related
+from kubevec.query.changes import ChangesRequest
 from kubevec.query.request import SearchRequest, describe
-from kubevec.query.sources import Sources
-from kubevec.query.views import View
+from kubevec.query.tool_requests import (
+    CLUSTER,
+    DocumentRequest,
+    FacetsRequest,
+    KindRequest,
+    RelatedRequest,
+    ToolRequest,
+)
+
+if TYPE_CHECKING:
+    from kubevec.query.answers import Answer, Result
+    from kubevec.query.changes import Changes
+    from kubevec.query.related import Related
+    from kubevec.query.sources import Sources
+    from kubevec.query.views import View
+
+__all__ = [
+    "CLUSTER",
+    "ChangesRequest",
+    "DocumentRequest",
+    "FacetsRequest",
+    "KindRequest",
+    "RelatedRequest",
+    "SearchRequest",
+    "ToolRequest",
+]
 
 R = TypeVar("R")
 A = TypeVar("A")
 
-#: The description of every tool's ``cluster`` parameter.
-CLUSTER: Final = SearchRequest.model_fields["cluster"].description
+#: What a reader is: the sources, the request, the caller's view (None: everything) -> the answer.
+Reader = Callable[["Sources", R, "View | None"], Awaitable[A]]
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class Tool(Generic[R, A]):
-    """One tool: what it is called, what it is asked (its request) and who answers (its reader)."""
+    """One tool: what it is called, what it is asked (its request), who answers (its reader), its command."""
 
     #: The MCP tool's name (and the label of its calls in the controller's metrics).
     name: str
     #: The declared request: a pydantic model whose fields are the tool's parameters and the command's flags.
     request: type[R]
     #: Its answer as one caller (``view``; None: everything) sees it.
-    read: Callable[[Sources, R, View | None], Awaitable[A]]
+    read: Reader[R, A]
     #: The CLI command that runs it, and that command's one line in ``kubevec --help``.
     command: str
     help: str
@@ -57,107 +74,58 @@ class Tool(Generic[R, A]):
     description: str = ""
 
 
-class ToolRequest(BaseModel):
-    """A declared request: immutable, and no field it does not declare."""
+def lazy(module: str, function: str) -> Reader[Any, Any]:
+    """The reader ``module.function``, imported on its first call (readers load the gate; the table does not)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    async def read(sources: Sources, request: Any, view: View | None) -> Any:
+        reader: Reader[Any, Any] = getattr(importlib.import_module(module), function)
+        return await reader(sources, request, view)
 
-
-class DocumentRequest(ToolRequest):
-    id: Annotated[str, Field(description="The document id.")]
-    collection: Annotated[
-        Collection | None, Field(description="capabilities or instances; by default taken from the id's shape")
-    ] = None
-    cluster: Annotated[str | None, Field(description=CLUSTER)] = None
+    read.__name__ = read.__qualname__ = function
+    return read
 
 
-class KindRequest(ToolRequest):
-    name: Annotated[str, Field(description="e.g. Certificate, certificates, cert, certificates.cert-manager.io")]
-    cluster: Annotated[str | None, Field(description=CLUSTER)] = None
-    limit: Annotated[int, Field(ge=1, description="At most this many types.")] = 5
+_READERS: Final = "kubevec.query.readers.table"
 
-
-class RelatedRequest(ToolRequest):
-    id: Annotated[
-        str, Field(description="An instance id from vector_search, or Kind/namespace/name (Kind/_cluster/name).")
-    ]
-    hops: Annotated[int, Field(ge=1, le=3, description="1 (default) to 3; later hops keep the direction.")] = 1
-    direction: Annotated[
-        Literal["out", "in", "both"], Field(description="out: what it uses; in: what uses it; both (default).")
-    ] = "both"
-    cluster: Annotated[str | None, Field(description=CLUSTER)] = None
-
-
-class FacetsRequest(ToolRequest):
-    collection: Annotated[Collection, Field(description=SearchRequest.model_fields["collection"].description)] = (
-        "instances"
-    )
-    field: Annotated[str, Field(description="The metadata field, e.g. kind or namespace.")] = "kind"
-    limit: Annotated[int, Field(ge=1, description="Most frequent values.")] = 100
-    cluster: Annotated[str | None, Field(description=CLUSTER)] = None
-
-
-async def _search(sources: Sources, request: SearchRequest, view: View | None) -> Answer:
-    return await read_search(sources, request, view)
-
-
-async def _document(sources: Sources, request: DocumentRequest, view: View | None) -> tuple[Result, str] | None:
-    return await find_document(sources, request.id, view, collection=request.collection, cluster=request.cluster)
-
-
-async def _kinds(sources: Sources, request: KindRequest, view: View | None) -> list[dict[str, Any]]:
-    return await resolve_kind(sources, request.name, view, limit=request.limit, cluster=request.cluster)
-
-
-async def _related(sources: Sources, request: RelatedRequest, view: View | None) -> Related:
-    return await related(
-        sources, request.id, view, hops=request.hops, direction=request.direction, cluster=request.cluster
-    )
-
-
-async def _facets(sources: Sources, request: FacetsRequest, view: View | None) -> dict[str, int]:
-    return await facets(sources, request.collection, request.field, view, limit=request.limit, cluster=request.cluster)
-
-
-VECTOR_SEARCH: Final = Tool[SearchRequest, Answer](
+VECTOR_SEARCH: Final[Tool[SearchRequest, Answer]] = Tool(
     name="vector_search",
     request=SearchRequest,
-    read=_search,
+    read=lazy(_READERS, "search"),
     command="search",
     help="search the capabilities or instances collection",
 )
-GET_DOCUMENT: Final = Tool[DocumentRequest, tuple[Result, str] | None](
+GET_DOCUMENT: Final[Tool[DocumentRequest, tuple[Result, str] | None]] = Tool(
     name="get_document",
     request=DocumentRequest,
-    read=_document,
+    read=lazy(_READERS, "document"),
     command="get",
     help="print one stored document (text and metadata) by its id",
 )
-RESOLVE_KIND: Final = Tool[KindRequest, list[dict[str, Any]]](
+RESOLVE_KIND: Final[Tool[KindRequest, list[dict[str, Any]]]] = Tool(
     name="resolve_kind",
     request=KindRequest,
-    read=_kinds,
+    read=lazy(_READERS, "kinds"),
     command="resolve",
     help="a kind's group, apiVersion, versions, scope and top fields",
 )
-RELATED: Final = Tool[RelatedRequest, Related](
+RELATED: Final[Tool[RelatedRequest, Related]] = Tool(
     name="related",
     request=RelatedRequest,
-    read=_related,
+    read=lazy(_READERS, "related"),
     command="related",
     help="what an object references and what references it (from the index)",
 )
-LIST_FACETS: Final = Tool[FacetsRequest, dict[str, int]](
+LIST_FACETS: Final[Tool[FacetsRequest, dict[str, int]]] = Tool(
     name="list_facets",
     request=FacetsRequest,
-    read=_facets,
+    read=lazy(_READERS, "facets"),
     command="facets",
     help="distinct values of a metadata field with their counts",
 )
-LIST_CHANGES: Final = Tool[ChangesRequest, Changes](
+LIST_CHANGES: Final[Tool[ChangesRequest, Changes]] = Tool(
     name="list_changes",
     request=ChangesRequest,
-    read=changes,
+    read=lazy("kubevec.query.readers.changes", "changes"),
     command="changes",
     help="what changed, newest first (the change history the controller records)",
 )
@@ -176,6 +144,14 @@ def by_name(name: str) -> Tool[Any, Any]:
         if tool.name == name:
             return tool
     raise SearchError(f"Unknown tool {name!r}; use one of {', '.join(names())}")
+
+
+def by_command(command: str) -> Tool[Any, Any]:
+    """The tool a CLI command runs."""
+    for tool in TOOLS:
+        if tool.command == command:
+            return tool
+    raise SearchError(f"Unknown command {command!r}")
 
 
 def build(model: type[Any], fields: Mapping[str, Any]) -> Any:

@@ -42,6 +42,42 @@ def _global_flags(parser: argparse.ArgumentParser, *, default: Any) -> None:
     parser.add_argument("--context", default=default, help="kubeconfig context to use (default: its current-context)")
 
 
+class Parser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` that keeps what was added to it: its actions and its subcommands' parsers.
+
+    Shell completion is built from this record (``completion.py``), through argparse's public API
+    only: ``add_argument`` returns each action, and :class:`Commands` makes every subcommand's parser.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        #: Every action ``add_argument`` made here (``-h`` too), in order, groups' included.
+        self.recorded: list[argparse.Action] = []
+        #: Each subcommand's parser, by its name.
+        self.subcommands: dict[str, Parser] = {}
+        super().__init__(*args, **kwargs)
+
+    def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action:
+        action = super().add_argument(*args, **kwargs)
+        self.recorded.append(action)
+        return action
+
+    def exclusive(self) -> Group:
+        """A mutually exclusive group whose flags are recorded here as well."""
+        return Group(self, self.add_mutually_exclusive_group())
+
+
+class Group:
+    """A group of ``parser``'s flags (mutually exclusive), each recorded on the parser."""
+
+    def __init__(self, parser: Parser, group: Any) -> None:
+        self._parser, self._group = parser, group
+
+    def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action:
+        action: argparse.Action = self._group.add_argument(*args, **kwargs)
+        self._parser.recorded.append(action)
+        return action
+
+
 class Commands:
     """Where each command module registers itself: ``commands.add("status", status, help=...)``.
 
@@ -50,31 +86,29 @@ class Commands:
     before the command is not overwritten.
     """
 
-    def __init__(self, action: Any, common: argparse.ArgumentParser) -> None:
-        self._action, self._common = action, common
+    def __init__(self, action: Any, parent: Parser) -> None:
+        self._action, self._parent = action, parent
 
     @classmethod
-    def of(cls, parser: argparse.ArgumentParser) -> Commands:
+    def of(cls, parser: Parser) -> Commands:
         _global_flags(parser, default=None)
-        common = argparse.ArgumentParser(add_help=False)
-        _global_flags(common, default=argparse.SUPPRESS)
-        return cls(parser.add_subparsers(dest="command", required=True), common)
+        return cls(parser.add_subparsers(dest="command", required=True, parser_class=Parser), parser)
 
-    def add(
-        self, name: str, handler: Handler | None, *, settings: bool = True, **kwargs: Any
-    ) -> argparse.ArgumentParser:
+    def add(self, name: str, handler: Handler | None, *, settings: bool = True, **kwargs: Any) -> Parser:
         """A command's parser; ``handler`` runs it (None: it has subcommands, which have their own).
 
         ``settings=False``: the command needs no configuration (a shell's start-up must not fail on it).
         """
-        parser: argparse.ArgumentParser = self._action.add_parser(name, parents=[self._common], **kwargs)
+        parser: Parser = self._action.add_parser(name, **kwargs)
+        _global_flags(parser, default=argparse.SUPPRESS)
+        self._parent.subcommands[name] = parser
         if handler is not None:
             parser.set_defaults(handler=handler, needs_settings=settings)
         return parser
 
-    def nested(self, parser: argparse.ArgumentParser, **options: Any) -> Commands:
+    def nested(self, parser: Parser, **options: Any) -> Commands:
         """Subcommands of a command (``index crds``), taking the global flags as well."""
-        return Commands(parser.add_subparsers(**options), self._common)
+        return Commands(parser.add_subparsers(parser_class=Parser, **options), parser)
 
 
 def output_flag(parser: argparse.ArgumentParser, *, formats: tuple[str, ...] = FORMATS) -> None:

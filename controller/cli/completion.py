@@ -1,7 +1,9 @@
 """``kubevec completion bash|zsh``: shell completion of commands, flags and their choices, from the parser itself.
 
 Generated from :func:`~kubevec.controller.cli.parser.build_parser` each time, so a new flag completes without
-anyone editing a script: ``source <(kubevec completion bash)``.
+anyone editing a script: ``source <(kubevec completion bash)``. What the parser holds is read from its
+record (:class:`~kubevec.controller.cli.common.Parser`: the actions ``add_argument`` returned, the
+subcommands :class:`~kubevec.controller.cli.common.Commands` made), not from argparse's private lists.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ import argparse
 import shlex
 from typing import TYPE_CHECKING
 
-from kubevec.controller.cli.common import Commands
+from kubevec.controller.cli.common import Commands, Parser
 
 if TYPE_CHECKING:
     from kubevec.controller.settings import Settings
@@ -52,18 +54,14 @@ def script(shell: str) -> str:
     from kubevec.controller.cli.parser import build_parser  # the parser lists this module
 
     parser = build_parser()
-    top_flags = _flags(parser)
-    subcommands: dict[str, argparse.ArgumentParser] = {}
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            subcommands.update(action.choices)
+    subcommands = parser.subcommands
     choices: dict[str, set[str]] = {}
     lines = []
     for name, sub in sorted(subcommands.items()):
-        words = sorted({*_flags(sub), *_nested(sub)})
+        words = sorted({*_flags(sub), *sub.subcommands})
         lines.append(f'        {name}) COMPREPLY=($(compgen -W {shlex.quote(" ".join(words))} -- "$cur")) ;;')
-        for action in sub._actions:
-            if action.choices and action.option_strings and not isinstance(action, argparse._SubParsersAction):
+        for action in sub.recorded:
+            if action.choices and action.option_strings:
                 for flag in action.option_strings:
                     choices.setdefault(flag, set()).update(str(c) for c in action.choices)
     choice_lines = [
@@ -76,15 +74,9 @@ def script(shell: str) -> str:
         preamble=preamble,
         choices="\n".join(choice_lines),
         commands="\n".join(lines),
-        top=shlex.quote(" ".join(sorted({*subcommands, *top_flags}))),
+        top=shlex.quote(" ".join(sorted({*subcommands, *_flags(parser)}))),
     )
 
 
-def _flags(parser: argparse.ArgumentParser) -> list[str]:
-    return [flag for action in parser._actions for flag in action.option_strings if flag.startswith("--")]
-
-
-def _nested(parser: argparse.ArgumentParser) -> list[str]:
-    return [
-        name for action in parser._actions if isinstance(action, argparse._SubParsersAction) for name in action.choices
-    ]
+def _flags(parser: Parser) -> list[str]:
+    return [flag for action in parser.recorded for flag in action.option_strings if flag.startswith("--")]

@@ -5,19 +5,18 @@ A new command is a module with a ``register(commands)`` function and a line in :
 
 from __future__ import annotations
 
-import argparse
 from typing import Final
 
 from kubevec.controller.cli import bench, clusters, completion, index, mcp, migrate, resident, run, search, status
-from kubevec.controller.cli.common import Commands
+from kubevec.controller.cli.common import Commands, Parser
 from kubevec.core.version import kubevec_version
 
 #: Every command module, in the order ``kubevec --help`` lists their commands.
 COMMANDS: Final = (run, index, search, status, clusters, migrate, mcp, resident, bench, completion)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="kubevec", description="Keep a vector database in sync with Kubernetes.")
+def build_parser() -> Parser:
+    parser = Parser(prog="kubevec", description="Keep a vector database in sync with Kubernetes.")
     parser.add_argument("--version", action="version", version=f"kubevec {kubevec_version()}")
     commands = Commands.of(parser)
     for module in COMMANDS:

@@ -32,7 +32,7 @@ from prometheus_client.registry import Collector
 from kubevec.core.version import kubevec_version
 from kubevec.inference.documents import COLLECTIONS
 from kubevec.query.limits import AccessCollector, Count
-from kubevec.query.request import TOOLS
+from kubevec.query.tools import names as tool_names
 
 _LATENCY_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120)
 _STORE_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30)
@@ -66,7 +66,7 @@ ERROR_STAGES: Final = (
     "discovery",
 )
 SKIP_REASONS: Final = ("unchanged", "vector_reused")
-MCP_TOOLS: Final = TOOLS
+MCP_TOOLS: Final = tool_names()
 STORE_OPERATIONS: Final = (
     "ensure_collection",
     "drop_collection",

@@ -21,11 +21,9 @@ from kubevec.query.mcp.http import EmbeddedHttpServer, HttpGuard, check_bind, ht
 from kubevec.query.mcp.stdio import run_stdio
 from kubevec.query.mcp.tools import build_server, caller_view
 from kubevec.query.oauth_metadata import ResourceMetadata
-from kubevec.query.request import TOOLS
 from kubevec.query.search import SearchService
 
 __all__ = [
-    "TOOLS",
     "EmbeddedHttpServer",
     "HttpGuard",
     "ResourceMetadata",

@@ -26,7 +26,7 @@ from kubevec.core.errors import KubevecError
 from kubevec.core.version import kubevec_version
 from kubevec.inference.documents import Collection
 from kubevec.query import tools as table
-from kubevec.query.changes import ChangesRequest, parse_time
+from kubevec.query.changes import ChangesRequest
 from kubevec.query.mcp.schemas import (
     ChangeList,
     FacetCounts,
@@ -277,8 +277,8 @@ async def list_changes(
     and a namespace, optionally a query to pick changes by meaning."""
     request = ChangesRequest(
         query=query,
-        since=parse_time(since) if since else None,
-        until=parse_time(until) if until else None,
+        since=since,
+        until=until,
         namespace=namespace,
         kind=kind,
         name=name,

@@ -31,7 +31,8 @@ from kubevec.backends.filters import Eq
 from kubevec.controller.sync.crd_files import index_crds
 from kubevec.inference.instances import build_instance
 from kubevec.inference.providers.embedders.local import LocalEmbedder
-from kubevec.query.request import MAX_K, TOOLS, SearchRequest
+from kubevec.query.request import MAX_K, SearchRequest
+from kubevec.query.tools import names as tool_names
 from tests.conftest import SAMPLE_CRDS
 from tests.controlplane.cluster import free_port
 
@@ -100,7 +101,7 @@ def text_of(result: Any) -> str:
 
 async def exercise(client: Client) -> None:
     tools = {tool.name: tool for tool in (await client.list_tools()).tools}
-    assert set(tools) == set(TOOLS)  # the one list the server, the metrics and the traces read
+    assert set(tools) == set(tool_names())  # the one list the server, the metrics and the traces read
     schema = (
         tools["vector_search"].input_schema
         if hasattr(tools["vector_search"], "input_schema")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Annotated
 
 import pytest
@@ -9,11 +10,13 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from kubevec.backends.filters import Eq
+from kubevec.controller.cli.common import RESIDENT
+from kubevec.controller.cli.parser import build_parser
+from kubevec.controller.runtime.metrics import MCP_TOOLS
 from kubevec.core.errors import BackendUnavailable, EmbedderError, SearchError
 from kubevec.query import tools
 from kubevec.query.mcp import build_server
 from kubevec.query.mcp.tools import TOOL_FUNCTIONS, tool_errors
-from kubevec.query.request import TOOLS
 from kubevec.query.sources import Sources
 from kubevec.query.tools import Tool, ToolRequest
 from kubevec.query.views import View
@@ -21,7 +24,12 @@ from tests.unit.tenants import index
 
 
 def test_the_served_tools_are_the_ones_the_controller_names() -> None:
-    assert tuple(tool.__name__ for tool in TOOL_FUNCTIONS) == TOOLS == tools.names()
+    assert tuple(tool.__name__ for tool in TOOL_FUNCTIONS) == MCP_TOOLS == tools.names()
+
+
+def test_every_tool_is_a_command() -> None:
+    commands = build_parser().subcommands
+    assert {tool.command for tool in tools.TOOLS} <= set(commands)
 
 
 class CountRequest(ToolRequest):
@@ -35,8 +43,13 @@ async def count_kind(sources: Sources, request: CountRequest, view: View | None)
     return {request.kind: count}
 
 
-async def test_a_new_tool_is_its_request_its_reader_and_a_line_in_the_table(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Two places: the request with its reader (here, above), and the table's line (here, the monkeypatch)."""
+async def test_a_new_tool_is_its_request_its_reader_and_a_line_in_the_table(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two places: the request with its reader (here, above), and the table's line (here, the monkeypatch).
+
+    The MCP tool, the scoped reader, the metrics' names and the CLI command come from them.
+    """
     new = Tool[CountRequest, dict[str, int]](
         name="count_kind", request=CountRequest, read=count_kind, command="count", help="count objects of a kind"
     )
@@ -53,6 +66,17 @@ async def test_a_new_tool_is_its_request_its_reader_and_a_line_in_the_table(monk
     assert answer["Deployment"] > 0
     with pytest.raises(SearchError, match="kind: Field required"):
         await service.scoped(None).call("count_kind")
+
+    parser = build_parser()  # and `kubevec count`, its flags from the request
+    assert "count objects of a kind" in parser.format_help()
+    assert "Only this namespace" in parser.subcommands["count"].format_help()
+    args = parser.parse_args(["count", "--kind", "Deployment", "-o", "json"])
+    resident = RESIDENT.set(service)  # the command reads through this service
+    try:
+        assert await args.handler(args, None) == 0
+    finally:
+        RESIDENT.reset(resident)
+    assert json.loads(capsys.readouterr().out) == answer
 
 
 @pytest.mark.parametrize(
