@@ -23,7 +23,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
-from kubevec.inference.redaction import redact_text
+from kubevec.inference.redaction import REDACTED, redact_text
 
 HEALTHY: Final = "healthy"
 PROGRESSING: Final = "progressing"
@@ -85,8 +85,25 @@ def clean_message(value: str | None) -> str | None:
     controller wrote, which may quote a command line or a URL with a password)."""
     if not value or not isinstance(value, str):
         return None
-    flat = " ".join(value.split())[:MAX_MESSAGE]
-    return redact_text(flat) or None
+    # judged before it is cut: a credential the cut would halve ("https://deploy:Qz7ma") no longer
+    # reads as one. Judged within a bound of its own, far past the cut, so the cost stays bounded.
+    judged = redact_text(" ".join(value[:JUDGED_CHARS].split())[:JUDGED_CHARS])
+    return _cut(judged, MAX_MESSAGE) or None
+
+
+#: How much of a message is judged before it is cut to :data:`MAX_MESSAGE`.
+JUDGED_CHARS: Final = 4 * MAX_MESSAGE
+
+
+def _cut(text: str, limit: int) -> str:
+    """``text`` within ``limit`` characters, never ending in part of a redaction marker."""
+    if len(text) <= limit:
+        return text
+    cut = text[:limit]
+    start = cut.rfind(REDACTED[0])
+    if start != -1 and REDACTED.startswith(cut[start:]) and cut[start:] != REDACTED:
+        cut = cut[:start]
+    return cut
 
 
 #: What a phase or a reason is by API convention: a word or a short phrase (``CrashLoopBackOff``, ``In Progress``).

@@ -10,8 +10,9 @@ import pytest
 from kubevec.backends.memory import MemoryStore
 from kubevec.controller.app import App
 from kubevec.controller.settings import ServerSettings, Settings
-from kubevec.inference.health import health_of
+from kubevec.inference.health import MAX_MESSAGE, clean_message, health_of
 from kubevec.inference.instances import build_instance
+from kubevec.inference.redaction import REDACTED
 from tests.doubles.embedders import CountingEmbedder
 
 
@@ -383,3 +384,26 @@ def test_a_message_quoting_a_credential_is_redacted() -> None:
     )
     assert "hunter2" not in str(metadata)
     assert "failed" in metadata["health_message"]
+
+
+@pytest.mark.parametrize(
+    "tail",
+    [
+        " failed: git clone https://deploy:Qz7mapleRiverTok9@github.com/acme/app.git",
+        " exec failed: mysql -uroot -pQz7mapleRiver orders",
+        " cannot connect dsn=postgres://app:Qz7mapleRiver@db:5432/app",
+    ],
+)
+def test_a_message_is_judged_before_it_is_cut(tail: str) -> None:
+    """issue 52: a status message cut at 240 characters before it was judged kept the half of a
+    credential the cut left (``https://deploy:Qz7ma``), which no longer read as one."""
+    for lead in range(150, 260):
+        message = clean_message("a" * lead + tail)
+        assert message is not None
+        assert len(message) <= MAX_MESSAGE
+        assert "Qz7" not in message, (lead, message[-40:])
+        assert not message.endswith(("<", "<red", "<redacted")) or message.endswith(REDACTED)
+
+
+def test_a_short_message_reads_as_before() -> None:
+    assert clean_message("Back-off  pulling image\n nginx:1.27") == "Back-off pulling image nginx:1.27"
