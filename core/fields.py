@@ -58,7 +58,7 @@ class Text(Field):
     type_name: ClassVar[str] = "text"
 
     def of(self, payload: Mapping[str, Any]) -> str:
-        value = payload.get(self.name)
+        value = self.raw(payload)
         return "" if value is None else str(value)
 
 
@@ -69,7 +69,7 @@ class Texts(Field):
     type_name: ClassVar[str] = "list of text"
 
     def of(self, payload: Mapping[str, Any]) -> list[str]:
-        value = payload.get(self.name)
+        value = self.raw(payload)
         if value is None:
             return []
         if isinstance(value, list | tuple):
@@ -84,7 +84,7 @@ class Number(Field):
     type_name: ClassVar[str] = "number"
 
     def of(self, payload: Mapping[str, Any]) -> int | float | None:
-        value = payload.get(self.name)
+        value = self.raw(payload)
         return value if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
@@ -95,7 +95,7 @@ class Flag(Field):
     type_name: ClassVar[str] = "yes/no"
 
     def of(self, payload: Mapping[str, Any]) -> bool | None:
-        value = payload.get(self.name)
+        value = self.raw(payload)
         return value if isinstance(value, bool) else None
 
 

@@ -11,7 +11,6 @@ resource, the fields views filter on).
 
 from __future__ import annotations
 
-import base64
 import binascii
 import dataclasses
 import datetime
@@ -25,10 +24,12 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 
 from kubevec.backends import Record, VectorStore
 from kubevec.backends.filters import And, Contains, Eq, Filter, Gte, Lt, to_json
+from kubevec.core import fields as payload
 from kubevec.core.errors import SearchError
 from kubevec.inference.providers.embedders.base import Embedder
+from kubevec.query.cursor_codec import decode, encode
 from kubevec.query.flags import Flag
-from kubevec.query.request import MAX_CURSOR, MAX_K, SearchRequest, describe
+from kubevec.query.request import MAX_K, SearchRequest, describe
 
 _RELATIVE: Final = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h|d|w)\s*$")
 _UNITS: Final = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
@@ -175,19 +176,19 @@ class ChangeEntry(BaseModel):
     @classmethod
     def of(cls, record: Record, *, similarity: float | None = None) -> ChangeEntry:
         meta = record.metadata
-        fields = meta.get("fields", [])
+        changed = payload.FIELDS.raw(meta, [])
         return cls(
             id=record.id,
             summary=record.text,
-            at=str(meta.get("at", "")),
-            time=float(str(meta.get("time", 0.0))),
-            change=_change_of(meta.get("change")),
-            object=str(meta.get("object", "")),
-            kind=str(meta.get("kind", "")),
-            namespace=str(meta.get("namespace", "")),
-            name=str(meta.get("name", "")),
-            cluster=str(meta.get("cluster", "")),
-            fields=[str(f) for f in fields] if isinstance(fields, list) else [],
+            at=payload.AT.of(meta),
+            time=float(str(payload.TIME.raw(meta, 0.0))),
+            change=_change_of(payload.CHANGE.raw(meta)),
+            object=payload.OBJECT.of(meta),
+            kind=payload.KIND.of(meta),
+            namespace=payload.NAMESPACE.of(meta),
+            name=payload.NAME.of(meta),
+            cluster=payload.CLUSTER.of(meta),
+            fields=[str(f) for f in changed] if isinstance(changed, list) else [],
             similarity=None if similarity is None else round(similarity, 4),
         )
 
@@ -300,15 +301,12 @@ def _digest(collection: str, request: ChangesRequest, scope: Filter | None) -> s
 
 
 def _make_cursor(position: tuple[float, str], *, digest: str) -> str:
-    raw = json.dumps({"before": [position[0], position[1]], "of": digest}, separators=(",", ":"))
-    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+    return encode(json.dumps({"before": [position[0], position[1]], "of": digest}, separators=(",", ":")))
 
 
 def _read_cursor(cursor: str, *, digest: str) -> tuple[float, str]:
     try:
-        if len(cursor) > MAX_CURSOR:
-            raise ValueError("too long")
-        raw = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+        raw = decode(cursor)
         position = (float(raw["before"][0]), str(raw["before"][1]))
         of = str(raw["of"])
     except (ValueError, KeyError, TypeError, IndexError, binascii.Error, RecursionError):

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import json
 
 from kubevec.backends.filters import Contains, Filter, Or, to_json, words
 from kubevec.core.errors import SearchError
-from kubevec.query.request import MAX_CURSOR
+from kubevec.query.cursor_codec import decode, encode
 
 
 def any_word(keyword: str | None) -> Filter | None:
@@ -25,15 +24,12 @@ def _question_of(*, name: str, filter: Filter | None) -> str:
 
 def make_cursor(after: str, *, name: str, filter: Filter | None) -> str:
     """Opaque to callers: the last id shown, bound to the question it pages."""
-    raw = json.dumps({"after": after, "of": _question_of(name=name, filter=filter)}).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+    return encode(json.dumps({"after": after, "of": _question_of(name=name, filter=filter)}))
 
 
 def read_cursor(cursor: str, *, name: str, filter: Filter | None) -> str:
     try:
-        if len(cursor) > MAX_CURSOR:
-            raise ValueError("too long")
-        raw = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+        raw = decode(cursor)
         after, of = raw["after"], raw["of"]
     except (ValueError, TypeError, KeyError, RecursionError):
         raise SearchError("cursor: not one kubevec gave; pass back the cursor of the previous answer") from None
