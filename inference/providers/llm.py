@@ -14,13 +14,13 @@ import dataclasses
 import hashlib
 import json
 import logging
-import time
 from pathlib import Path
 from typing import Any, Final, Literal
 
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from kubevec.core.clock import SYSTEM_CLOCK, Clock
 from kubevec.core.errors import LLMError
 from kubevec.inference.capabilities import CapabilityDoc
 from kubevec.inference.tokens import MAX_TOKENS, count_tokens
@@ -64,7 +64,9 @@ class LLMDescriber:
         requests_per_minute: float = 30.0,
         timeout: float = 60.0,
         transport: httpx.AsyncBaseTransport | None = None,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
+        self._clock = clock
         self._provider = provider
         self._url = url.rstrip("/")
         self._model = model
@@ -129,11 +131,11 @@ class LLMDescriber:
 
     async def _wait_for_slot(self) -> None:
         async with self._lock:
-            now = time.monotonic()
+            now = self._clock.monotonic()
             delay = self._next_slot - now
             self._next_slot = max(now, self._next_slot) + self._interval
         if delay > 0:
-            await asyncio.sleep(delay)
+            await self._clock.sleep(delay)
 
     def _read_cache(self, key: str) -> Refinement | None:
         path = self._cache_dir / f"{key}.json"

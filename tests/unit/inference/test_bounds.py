@@ -112,9 +112,9 @@ def test_a_yaml_alias_bomb_in_a_string_is_dropped_not_expanded() -> None:
         previous = chr(ord(level) - 1)
         lines.append(f"{level}: &{level} [" + ",".join([f"*{previous}"] * 9) + "]")
     lines.append("password: hunter2")
-    started = time.perf_counter()
     assert redact_text("\n".join(lines)) == REDACTED
-    assert time.perf_counter() - started < 5
+    # expanded, its 9**10 leaves would take billions of steps; read and dropped, under a million
+    assert steps("\n".join(lines)) < 5_000_000
 
 
 def test_a_long_string_is_judged_on_its_first_part_and_no_token_is_split() -> None:
@@ -149,9 +149,9 @@ HOSTILE_TEXT = st.one_of(
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(spec=JSONISH, hostile=HOSTILE_TEXT, depth=st.integers(0, 400))
 def test_builders_hold_their_bounds_on_any_value(spec: Any, hostile: str, depth: int) -> None:
-    """Any JSON value, a hostile string and any nesting: a document or an InferenceError, quickly."""
+    """Any JSON value, a hostile string and any nesting: a document or an InferenceError (how long it may
+    take is the budget's bound, tested above on its own)."""
     body = widget({"data": spec, "note": hostile, "deep": nested(depth)}, annotations={"description": hostile})
-    started = time.perf_counter()
     try:
         document = build_instance(body, plural="widgets").to_document()
     except InferenceError:
@@ -170,4 +170,3 @@ def test_builders_hold_their_bounds_on_any_value(spec: Any, hostile: str, depth:
             after=Stored(text=new.text, metadata=new.metadata),
             at=0.0,
         )
-    assert time.perf_counter() - started < 5

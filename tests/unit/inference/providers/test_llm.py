@@ -13,6 +13,7 @@ import pytest
 from kubevec.inference.capabilities import describe_crd
 from kubevec.inference.providers.llm import LLMDescriber
 from kubevec.inference.tokens import MAX_TOKENS, count_tokens
+from tests.doubles.clock import FakeClock
 
 ANSWER = {
     "description": "Requests an X.509 certificate from an issuer and keeps it renewed in a Secret.",
@@ -137,17 +138,15 @@ async def test_unreachable_endpoint_falls_back(tmp_path: Path, certificate: Any)
     await llm.close()
 
 
-@pytest.mark.slow  # the limiter paces in real time
 async def test_requests_are_rate_limited(tmp_path: Path, certificate: Any) -> None:
     import dataclasses
-    import time
 
     answer = httpx.Response(200, json={"content": [{"type": "text", "text": json.dumps(ANSWER)}]})
-    llm = describer(tmp_path, lambda _: answer, requests_per_minute=120)
-    start = time.monotonic()
+    clock = FakeClock()
+    llm = describer(tmp_path, lambda _: answer, requests_per_minute=120, clock=clock)
+    start = clock.monotonic()
     await llm.refine(certificate)
     await llm.refine(dataclasses.replace(certificate, kind="Other"))  # a different prompt: not cached
-    elapsed = time.monotonic() - start
     await llm.close()
     assert llm.requests_made == 2
-    assert elapsed >= 0.45  # 120 per minute: one every 0.5 s
+    assert clock.monotonic() - start == pytest.approx(0.5)  # 120 per minute: the second waits its 0.5 s
