@@ -195,3 +195,20 @@ def test_text_and_list_readers_read_what_is_stored_and_nothing_else() -> None:
     assert fields.RESTARTS.of(payload) == 3
     assert fields.TIME.of(payload) is None
     assert fields.RESTARTS.of({"restarts": True}) is None  # a bool is not a number here
+
+
+async def test_a_countable_field_reaches_the_mcp_tool_and_the_cli_from_its_entry_alone() -> None:
+    """A new countable field is its registry entry and its builder: ``count_by``'s choices in the MCP tool
+    and on ``kubevec search --count-by`` are the registry's, in its order."""
+    from kubevec.controller.cli.parser import build_parser
+    from kubevec.query.mcp import build_server
+    from tests.unit.tenants import index
+
+    service, _ = await index()
+    listed = {tool.name: tool for tool in await build_server(service.scoped).list_tools()}
+    option = listed["vector_search"].input_schema["properties"]["count_by"]
+    assert next(o["enum"] for o in option["anyOf"] if "enum" in o) == list(fields.countable())
+
+    search = build_parser().subcommands["search"]
+    count_by = next(action for action in search.recorded if "--count-by" in action.option_strings)
+    assert tuple(count_by.choices or ()) == fields.countable()
