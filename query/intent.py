@@ -16,7 +16,8 @@ instance search are re-scored by what the question says outright:
   named after the namespace it deploys) gains no more than that unless the question names its kind;
 - **kinds**: a kind the question names (``pod``, ``network policy``, ``hpa``, ``service account``;
   the longest phrase wins, so "service account" is not "Service") gains :data:`KIND`; its
-  ``Cluster`` twin (ClusterRole for "role") a part;
+  ``Cluster`` twin (ClusterRole for "role") a part. Which phrases name which kind is what the
+  cluster's capability records say (``kind_vocabulary.py``: words, run-together names, short names);
 - **references**: a candidate that references what the question names (the binding of the account
   it names) gains :data:`REFERENCE`; one that the object the question names references or selects
   (the Pods of the Service asked about, which say why it has no endpoints) :data:`NEIGHBOUR`;
@@ -41,6 +42,7 @@ from typing import Any, Final
 from kubevec.core import fields
 from kubevec.core.words import camel_words
 from kubevec.inference.software import repository
+from kubevec.query.kind_vocabulary import EMPTY, KindVocabulary
 
 EXACT_NAME: Final = 0.8
 BASE_NAME: Final = 0.6
@@ -84,39 +86,6 @@ NOISE_KINDS: Final = frozenset(
         "CSINode",
     }
 )
-#: Phrases (lowercase words) that name a kind besides its own CamelCase words.
-KIND_ALIASES: Final[dict[tuple[str, ...], str]] = {
-    ("hpa",): "HorizontalPodAutoscaler",
-    ("autoscaler",): "HorizontalPodAutoscaler",
-    ("pdb",): "PodDisruptionBudget",
-    ("disruption", "budget"): "PodDisruptionBudget",
-    ("svc",): "Service",
-    ("sa",): "ServiceAccount",
-    ("cm",): "ConfigMap",
-    ("configmap",): "ConfigMap",
-    ("ns",): "Namespace",
-    ("netpol",): "NetworkPolicy",
-    ("pvc",): "PersistentVolumeClaim",
-    ("volume", "claim"): "PersistentVolumeClaim",
-    ("pv",): "PersistentVolume",
-    ("crd",): "CustomResourceDefinition",
-    ("cronjob",): "CronJob",
-    ("statefulset",): "StatefulSet",
-    ("daemonset",): "DaemonSet",
-    ("replicaset",): "ReplicaSet",
-    ("quota",): "ResourceQuota",
-    ("ingress",): "Ingress",
-    ("servicemonitor",): "ServiceMonitor",
-    ("podmonitor",): "PodMonitor",
-    ("rolebinding",): "RoleBinding",
-    ("clusterrole",): "ClusterRole",
-    ("clusterrolebinding",): "ClusterRoleBinding",
-    ("serviceaccount",): "ServiceAccount",
-    ("networkpolicy",): "NetworkPolicy",
-    ("virtualservice",): "VirtualService",
-    ("destinationrule",): "DestinationRule",
-    ("container",): "Pod",
-}
 #: Words of a question about trouble.
 TROUBLE: Final = re.compile(
     r"\b(crash\w*|fail\w*|broken|error\w*|unhealthy|not ready|isn'?t ready|oom\w*|out of memory|can'?t|cannot|"
@@ -179,6 +148,8 @@ class Intent:
     #: (namespace, ``k=v`` pairs) they select Pods by.
     neighbours: frozenset[str] = frozenset()
     selections: tuple[tuple[str, frozenset[str]], ...] = ()
+    #: The kinds the cluster has and the phrases that name them (its capability records).
+    vocabulary: KindVocabulary = EMPTY
 
     def among(self, names: frozenset[str], *, namespaces: frozenset[str] = frozenset()) -> Intent:
         """This question read against the candidates' names and namespaces (see :attr:`names`)."""
@@ -203,7 +174,7 @@ class Intent:
         return bool(name) and name in self.phrases and name not in self.namespaces and name not in self.scopes
 
     @classmethod
-    def of(cls, question: str) -> Intent:
+    def of(cls, question: str, *, vocabulary: KindVocabulary = EMPTY) -> Intent:
         words = tuple(w.strip(".:/'\"") for w in _WORD.findall(question.lower()))
         words = tuple(w for w in words if w)
         phrases = {w for w in words if w not in _STOP}
@@ -216,7 +187,8 @@ class Intent:
                     phrases.add("-".join(run))
                     phrases.add("".join(run))
         scopes = frozenset(m.group(1) or m.group(2) for m in _IN_NAMESPACE.finditer(question.lower()))
-        return cls(words=words, phrases=frozenset(phrases), trouble=TROUBLE.search(question) is not None, scopes=scopes)
+        trouble = TROUBLE.search(question) is not None
+        return cls(words=words, phrases=frozenset(phrases), trouble=trouble, scopes=scopes, vocabulary=vocabulary)
 
     def names_kind(self, kind: str) -> float:
         """1 when the question names ``kind`` (longest phrase wins), :data:`CLUSTER_TWIN` for its Cluster twin, else 0."""
@@ -226,7 +198,7 @@ class Intent:
         if kind.startswith("Cluster") and kind.removeprefix("Cluster") in named:
             return CLUSTER_TWIN
         phrase = tuple(w.lower() for w in camel_words(kind))
-        if kind not in _known() and _says(self.words, phrase):
+        if kind not in self.vocabulary.known and _says(self.words, phrase):
             # A custom kind the question spells out ("database", "pipeline run"); one word may be a
             # product's name as well (Prometheus, Alertmanager, Application), so it counts half.
             return 1.0 if len(phrase) > 1 else SINGLE_WORD_KIND
@@ -234,7 +206,7 @@ class Intent:
 
     @functools.cached_property
     def kinds(self) -> frozenset[str]:
-        return _kinds_named(self.words, names=self.names)
+        return _kinds_named(self.words, names=self.names, vocabulary=self.vocabulary)
 
     def boost(self, metadata: Mapping[str, Any]) -> float:
         """What the question's names, kinds and health words add to a candidate's score (may be negative)."""
@@ -332,7 +304,7 @@ def base_name(name: str) -> str:
     return "-".join(parts)
 
 
-def _kinds_named(words: tuple[str, ...], *, names: frozenset[str] = frozenset()) -> frozenset[str]:
+def _kinds_named(words: tuple[str, ...], *, names: frozenset[str], vocabulary: KindVocabulary) -> frozenset[str]:
     """Kinds a question names: the longest phrase at each place wins ("service account" is not "Service"),
     and a word run that spells one of ``names`` is a name, not a kind ("node exporter")."""
     spans: list[tuple[int, int, str]] = [
@@ -341,7 +313,7 @@ def _kinds_named(words: tuple[str, ...], *, names: frozenset[str] = frozenset())
         for start in range(len(words) - size + 1)
         if "-".join(words[start : start + size]) in names
     ]
-    for phrase, kind in _vocabulary().items():
+    for phrase, kind in vocabulary.phrases.items():
         size = len(phrase)
         for start in range(len(words) - size + 1):
             if all(_same_word(words[start + i], phrase[i], last=i == size - 1) for i in range(size)):
@@ -371,31 +343,3 @@ def _same_word(word: str, wanted: str, *, last: bool) -> bool:
     if not last:
         return False
     return word in (wanted + "s", wanted + "es") or (wanted.endswith("y") and word == wanted[:-1] + "ies")
-
-
-_KNOWN_KINDS: Final = (
-    "Pod", "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "CronJob", "Service", "ServiceAccount",
-    "ConfigMap", "Secret", "Namespace", "Node", "Ingress", "IngressClass", "NetworkPolicy", "PodDisruptionBudget",
-    "HorizontalPodAutoscaler", "PersistentVolumeClaim", "PersistentVolume", "StorageClass", "Role", "ClusterRole",
-    "RoleBinding", "ClusterRoleBinding", "ResourceQuota", "LimitRange", "PriorityClass", "Gateway", "HTTPRoute",
-    "GRPCRoute", "ServiceMonitor", "PodMonitor", "PrometheusRule", "VirtualService",
-    "DestinationRule", "ServiceEntry", "Certificate", "Issuer", "ClusterIssuer", "PipelineRun", "TaskRun",
-    "Kustomization", "HelmRelease", "CustomResourceDefinition",
-    "EndpointSlice", "IPAddress", "ControllerRevision", "Lease", "Event", "APIService", "FlowSchema",
-    "PriorityLevelConfiguration", "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration",
-)  # fmt: skip
-
-
-@functools.cache
-def _vocabulary() -> dict[tuple[str, ...], str]:
-    """Phrase -> kind: each known kind's CamelCase words and its name in one word, and the aliases."""
-    vocabulary = {tuple(w.lower() for w in camel_words(kind)): kind for kind in _KNOWN_KINDS}
-    vocabulary.update({(kind.lower(),): kind for kind in _KNOWN_KINDS})
-    vocabulary.update(KIND_ALIASES)
-    return vocabulary
-
-
-@functools.cache
-def _known() -> frozenset[str]:
-    """Every kind the vocabulary names (a candidate's kind outside it is matched by its own words)."""
-    return frozenset(_vocabulary().values())

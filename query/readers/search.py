@@ -219,7 +219,7 @@ class Searcher:
         """Candidates re-scored by what the question names (``kubevec.query.intent``), with the objects it
         names exactly and, for a question about trouble, degraded ones added to the candidates even when
         neither ranking found them. Scores are rescaled so the first is 1.0 (the order's own score)."""
-        intent = Intent.of(query)
+        intent = Intent.of(query, vocabulary=await self.sources.kinds())
         have = {hit.id for hit, _ in ranked}
         wanted = tuple(sorted(p for p in intent.phrases if is_kubernetes_name(p)))[:MAX_NAMED]
         extra: dict[str, Record] = {}

@@ -8,11 +8,21 @@ import pytest
 
 from kubevec.backends import Record
 from kubevec.backends.memory import MemoryStore
+from kubevec.inference.capabilities import describe_builtin, describe_crd
 from kubevec.inference.instances import build_instance
 from kubevec.query.intent import Intent, base_name
 from kubevec.query.request import SearchRequest
 from kubevec.query.search import SearchService
 from tests.doubles.embedders import CountingEmbedder
+from tests.doubles.kinds import BUILTIN, vocabulary
+
+KINDS = vocabulary()
+
+
+def read(question: str) -> Intent:
+    """The question read against a cluster's kinds (what its capability records name)."""
+    return Intent.of(question, vocabulary=KINDS)
+
 
 ANIMALS = ["sea-turtle", "sea-lion", "sea-otter", "turtle-dove", "red-panda", "snow-leopard", "grey-wolf", "koala"]
 
@@ -120,6 +130,27 @@ def objects() -> list[tuple[str, dict[str, Any]]]:
     return out  # fmt: skip
 
 
+async def capability_records(store: MemoryStore, embedder: CountingEmbedder) -> None:
+    """The built-in kinds' capability records, as the controller writes them from discovery."""
+    await store.ensure_collection("capabilities", dimension=embedder.dimension, embedder=embedder.name)
+    docs = [
+        describe_builtin(
+            kind=kind,
+            group="" if group == "core" else group,
+            version="v1",
+            plural=kind.lower() + "s",
+            namespaced=True,
+            short_names=short,
+            schema=None,
+        ).to_document()
+        for kind, group, short in BUILTIN
+    ]
+    await store.upsert(
+        "capabilities",
+        [Record(id=d.id, vector=embedder.vector(d.text), text=d.text, metadata=d.metadata) for d in docs],
+    )
+
+
 @pytest.fixture
 async def service() -> SearchService:
     store, embedder = MemoryStore(), CountingEmbedder()
@@ -127,7 +158,10 @@ async def service() -> SearchService:
     docs = [build_instance(obj, plural=plural).to_document() for plural, obj in objects()]
     records = [Record(id=d.id, vector=embedder.vector(d.text), text=d.text, metadata=d.metadata) for d in docs]
     await store.upsert("instances", records)
-    return SearchService(store=store, embedder=embedder, collections={"instances": "instances"})
+    await capability_records(store, embedder)
+    return SearchService(
+        store=store, embedder=embedder, collections={"instances": "instances", "capabilities": "capabilities"}
+    )
 
 
 async def keys(service: SearchService, question: str, *, k: int = 5, names: bool = True) -> list[str]:
@@ -181,14 +215,14 @@ async def test_without_names_the_meaning_ranking_stands_alone(service: SearchSer
     ],
 )
 def test_the_longest_kind_phrase_wins(question: str, kinds: set[str]) -> None:
-    assert Intent.of(question).kinds == kinds
+    assert read(question).kinds == kinds
 
 
 def test_a_name_spelled_as_words_is_a_name_not_a_kind() -> None:
     question = "node exporter host network"
-    assert Intent.of(question).kinds == {"Node"}
-    assert Intent.of(question).among(frozenset({"node-exporter"})).kinds == frozenset()
-    assert Intent.of("role binding of x").names_kind("ClusterRoleBinding") == pytest.approx(0.6)
+    assert read(question).kinds == {"Node"}
+    assert read(question).among(frozenset({"node-exporter"})).kinds == frozenset()
+    assert read("role binding of x").names_kind("ClusterRoleBinding") == pytest.approx(0.6)
 
 
 @pytest.mark.parametrize(
@@ -206,15 +240,15 @@ def test_a_namespace_the_question_names_is_its_scope_not_its_subject() -> None:
     service = {"kind": "Service", "name": "payment", "namespace": "sock-shop"}
     inside = {"kind": "Deployment", "name": "orders", "namespace": "sock-shop"}
     candidates = frozenset({"sock-shop", "payment", "orders"})
-    scoped = Intent.of("what node port does the sock shop use").among(candidates, namespaces=frozenset({"sock-shop"}))
+    scoped = read("what node port does the sock shop use").among(candidates, namespaces=frozenset({"sock-shop"}))
     assert scoped.boost(namespace) <= scoped.boost(inside)
     assert scoped.boost(application) <= scoped.boost(inside)
     assert scoped.boost(service) == scoped.boost(inside)
     # naming the kind makes it the subject again
-    asked = Intent.of("the sock-shop namespace").among(candidates, namespaces=frozenset({"sock-shop"}))
+    asked = read("the sock-shop namespace").among(candidates, namespaces=frozenset({"sock-shop"}))
     assert asked.boost(namespace) > asked.boost(inside)
     # and without candidates in that namespace the name is a name
-    unscoped = Intent.of("what node port does the sock shop use").among(candidates)
+    unscoped = read("what node port does the sock shop use").among(candidates)
     assert unscoped.boost(application) > unscoped.boost(inside)
 
 
@@ -231,7 +265,7 @@ def test_a_namespace_the_question_names_is_its_scope_not_its_subject() -> None:
     ],
 )
 def test_names_are_read_in_the_forms_names_take(question: str, name: str, covered: bool) -> None:
-    intent = Intent.of(question)
+    intent = read(question)
     parts = name.split("-")
     assert all(p in intent.phrases for p in parts) == covered
 
@@ -249,20 +283,20 @@ def test_names_are_read_in_the_forms_names_take(question: str, name: str, covere
     ],
 )
 def test_questions_about_trouble(question: str, trouble: bool) -> None:
-    assert Intent.of(question).trouble == trouble
+    assert read(question).trouble == trouble
 
 
 def test_in_the_namespace_says_where_not_what() -> None:
     namespace = {"kind": "Namespace", "name": "node-selector-test"}
     service = {"kind": "Service", "name": "web-app-service", "namespace": "node-selector-test"}
     question = "The web-app-service service in the 'node-selector-test' namespace has no endpoints. Why?"
-    intent = Intent.of(question).among(
+    intent = read(question).among(
         frozenset({"node-selector-test", "web-app-service"}), namespaces=frozenset({"node-selector-test"})
     )
     assert intent.scopes == {"node-selector-test"}
     assert intent.boost(namespace) < intent.boost(service)
-    assert Intent.of("pods in namespace prod").scopes == {"prod"}
-    asked = Intent.of("what is the monitoring namespace")
+    assert read("pods in namespace prod").scopes == {"prod"}
+    asked = read("what is the monitoring namespace")
     assert asked.scopes == frozenset()
     assert asked.boost({"kind": "Namespace", "name": "monitoring"}) > 0
 
@@ -270,7 +304,7 @@ def test_in_the_namespace_says_where_not_what() -> None:
 def test_a_reason_is_met_inside_its_words() -> None:
     unplaced = {"kind": "Pod", "name": "web-1", "health": "degraded", "health_reason": "Unschedulable"}
     crashing = {"kind": "Pod", "name": "web-2", "health": "degraded", "health_reason": "CrashLoopBackOff"}
-    intent = Intent.of("which pods cannot be scheduled")
+    intent = read("which pods cannot be scheduled")
     assert intent.boost(unplaced) > intent.boost(crashing)
 
 
@@ -282,10 +316,59 @@ def test_what_the_named_object_points_at_comes_next() -> None:
     other = {"kind": "Pod", "name": "api-1", "namespace": "shop", "labels": ["app=api"]}
     role = {"kind": "Role", "name": "viewer", "namespace": "shop"}
     question = "the web-app-service has no endpoints"
-    intent = Intent.of(question).among(frozenset({"web-app-service"})).around([service, selected, elsewhere, other])
+    intent = read(question).among(frozenset({"web-app-service"})).around([service, selected, elsewhere, other])
     assert intent.boost(selected) > intent.boost(elsewhere)
     assert intent.boost(selected) > intent.boost(other)
-    plain = Intent.of(question).among(frozenset({"web-app-service"}))
+    plain = read(question).among(frozenset({"web-app-service"}))
     assert intent.boost(selected) - plain.boost(selected) == pytest.approx(0.3)
-    asked = Intent.of("what does web-app-reader grant").among(frozenset()).around([binding, role])
-    assert asked.boost(role) > Intent.of("what does web-app-reader grant").boost(role)
+    asked = read("what does web-app-reader grant").among(frozenset()).around([binding, role])
+    assert asked.boost(role) > read("what does web-app-reader grant").boost(role)
+
+
+def test_everyday_words_that_are_short_names_stay_words() -> None:
+    """``no`` (Node), ``limits`` (LimitRange), ``deploy`` and ``ip`` are discovery short names too."""
+    assert read("pods with no limits").kinds == {"Pod"}
+    assert read("how do I deploy the shop").kinds == set()
+    assert read("what is the pod ip of web").kinds == {"Pod"}
+
+
+def test_a_custom_kind_is_named_by_its_words_short_names_and_run_together_name() -> None:
+    assert read("service monitors of the shop").kinds == {"ServiceMonitor"}
+    assert read("which servicemonitor scrapes web").kinds == {"ServiceMonitor"}
+    assert read("certs expiring soon").kinds == {"Certificate"}
+    # one word may be a product as well: read at half weight, not named outright
+    assert read("prometheus of the cluster").kinds == set()
+    assert read("prometheus of the cluster").names_kind("Prometheus") == pytest.approx(0.5)
+    assert read("gateway of the shop").kinds == {"Gateway"}  # a kind of the project's own groups
+
+
+def test_without_the_clusters_kinds_only_a_kinds_own_words_name_it() -> None:
+    assert Intent.of("hpa of web").kinds == set()
+    assert Intent.of("the web horizontal pod autoscaler").names_kind("HorizontalPodAutoscaler") == 1.0
+
+
+async def test_the_kinds_come_from_the_capability_records_and_follow_them(service: SearchService) -> None:
+    sources = service.sources
+    before = await sources.kinds()
+    assert ("hpa",) in before.phrases
+    assert ("smon",) not in before.phrases
+    embedder = CountingEmbedder()
+    crd = {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "servicemonitors.monitoring.coreos.com"},
+        "spec": {
+            "group": "monitoring.coreos.com",
+            "names": {"kind": "ServiceMonitor", "plural": "servicemonitors", "shortNames": ["smon"]},
+            "scope": "Namespaced",
+            "versions": [{"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": {}}}],
+        },
+    }
+    doc = describe_crd(crd).to_document()
+    await sources.store.upsert(
+        "capabilities", [Record(id=doc.id, vector=embedder.vector(doc.text), text=doc.text, metadata=doc.metadata)]
+    )
+    after = await sources.kinds()
+    assert after.phrases[("smon",)] == "ServiceMonitor"
+    assert after.phrases[("service", "monitor")] == "ServiceMonitor"
+    assert await sources.kinds() is after  # read once per write
