@@ -110,18 +110,19 @@ def build_instance(
     if not isinstance(raw_meta, Mapping) or not name or not kind or not obj.get("apiVersion"):
         raise InferenceError(f"Object {kind or '<no kind>'}/{name or '<no name>'} lacks apiVersion, kind or name")
     try:
-        built = _build(redact_object(obj), plural=plural, cluster=cluster, policy=policy)
+        source = redact_object(obj)  # the body judged once: everything below reads the judged copy
+        built = _build(source, plural=plural, cluster=cluster, policy=policy)
     except TooComplex as exc:
         exc.args = (f"Object {kind}/{name} is past a bound: {exc}",)
         raise
     except (KeyError, TypeError, AttributeError, ValueError, RecursionError) as exc:
         raise InferenceError(f"Object {kind}/{name} is malformed: {type(exc).__name__}: {exc}") from exc
     try:
-        health = health_of(obj)
+        health = health_of(source.obj)
     except (KeyError, TypeError, AttributeError, ValueError, RecursionError):
         health = None  # an odd status only costs the summary, never the document
     try:
-        links = links_of(obj)
+        links = links_of(source.obj)
     except (KeyError, TypeError, AttributeError, ValueError, RecursionError):
         links = Links()  # the same for odd references
     return dataclasses.replace(built, health=health, links=links, warning=warning)
