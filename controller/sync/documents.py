@@ -91,23 +91,31 @@ class DocumentBuilder:
         self.warnings = Warnings()
         self._version = f"{SCHEMA_VERSION}/{kubevec_version()}/{builder_fingerprint()}"
 
-    def instance(self, body: Body, *, plural: str, policy: InstancePolicy) -> Document | Unchanged | None:
-        key = self._instance_key(body, plural=plural, policy=policy)
+    def instance(
+        self, body: Body, *, plural: str, policy: InstancePolicy, document_id: str | None = None
+    ) -> Document | Unchanged | None:
+        """The object's document, or Unchanged when the store holds it built from this version.
+
+        ``document_id``: the id the caller computed already (a watch event's); the document gets it as
+        it is, so one event computes its id once."""
+        key = self._instance_key(body, plural=plural, policy=policy, document_id=document_id)
         if key is not None and self.built_from(INSTANCES, key[0]) == key[1]:
             return Unchanged(INSTANCES, key[0])
         identity = _identity(body, plural=plural)
         warning = self.warnings.latest(str(metadata_of(body).get("uid") or ""))
         try:
             document = build_instance(
-                body, plural=plural, cluster=self.cluster, policy=policy, warning=warning
+                body, plural=plural, cluster=self.cluster, policy=policy, warning=warning, id=key[0] if key else None
             ).to_document()
         except Exception as exc:
             self._report(identity, exc)
             return None
         self.skipped.pop(identity, None)
-        return with_built_from(document, key[1]) if key is not None and key[0] == document.id else document
+        return with_built_from(document, key[1]) if key is not None else document
 
-    def _instance_key(self, body: Body, *, plural: str, policy: InstancePolicy) -> tuple[str, str] | None:
+    def _instance_key(
+        self, body: Body, *, plural: str, policy: InstancePolicy, document_id: str | None
+    ) -> tuple[str, str] | None:
         """``(document id, built_from)`` from the body's identity alone, or None when it lacks one."""
         who = ObjectName.of(metadata_of(body))
         api_version, kind = body.get("apiVersion"), body.get("kind")
@@ -115,8 +123,9 @@ class DocumentBuilder:
             who.uid and who.resource_version and who.name and isinstance(api_version, str) and isinstance(kind, str)
         ):
             return None
-        ref = ResourceRef.from_api_version(api_version, kind=kind, plural=plural)
-        document_id = ref.instance_id(cluster=self.cluster, namespace=who.namespace or None, name=who.name)
+        if document_id is None:
+            ref = ResourceRef.from_api_version(api_version, kind=kind, plural=plural)
+            document_id = ref.instance_id(cluster=self.cluster, namespace=who.namespace or None, name=who.name)
         digest = hashlib.sha256(repr(policy).encode()).hexdigest()[:12]  # every field of the (frozen) policy
         warning = self.warnings.latest(who.uid)
         said = f"/w{warning.digest}" if warning is not None else ""  # a new warning rebuilds; a repeat does not

@@ -94,7 +94,9 @@ class EventRouter:
         if event_type == "DELETED" or not self.policy.admits(body):
             self._engine.submit_delete(INSTANCES, document_id, received=received)
             return
-        document = self._documents.instance(body, plural=plural, policy=self.policy.instance_policy)
+        document = self._documents.instance(
+            body, plural=plural, policy=self.policy.instance_policy, document_id=document_id
+        )
         if isinstance(document, Document):
             self._engine.submit(document, received=received)
 

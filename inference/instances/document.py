@@ -99,10 +99,12 @@ def build_instance(
     cluster: str = "default",
     policy: InstancePolicy | None = None,
     warning: Warning | None = None,
+    id: str | None = None,
 ) -> InstanceDoc:
     """An InstanceDoc for any object; raises :class:`InferenceError` naming the object if it is malformed.
 
-    ``warning``: the object's latest Warning Event, if any (metadata only)."""
+    ``warning``: the object's latest Warning Event, if any (metadata only). ``id``: the document id the
+    caller computed from the same identity already (a watch event computes it once); else computed here."""
     policy = policy or InstancePolicy()
     raw_meta = obj.get("metadata") if isinstance(obj, Mapping) else None
     kind = str(obj.get("kind", "")) if isinstance(obj, Mapping) else ""
@@ -111,7 +113,7 @@ def build_instance(
         raise InferenceError(f"Object {kind or '<no kind>'}/{name or '<no name>'} lacks apiVersion, kind or name")
     try:
         source = redact_object(obj)  # the body judged once: everything below reads the judged copy
-        built = _build(source, plural=plural, cluster=cluster, policy=policy)
+        built = _build(source, plural=plural, cluster=cluster, policy=policy, id=id)
     except TooComplex as exc:
         exc.args = (f"Object {kind}/{name} is past a bound: {exc}",)
         raise
@@ -128,7 +130,7 @@ def build_instance(
     return dataclasses.replace(built, health=health, links=links, warning=warning)
 
 
-def _build(source: Redacted, *, plural: str, cluster: str, policy: InstancePolicy) -> InstanceDoc:
+def _build(source: Redacted, *, plural: str, cluster: str, policy: InstancePolicy, id: str | None) -> InstanceDoc:
     obj = source.obj
     meta = obj["metadata"]
     kind = str(obj["kind"])
@@ -155,7 +157,7 @@ def _build(source: Redacted, *, plural: str, cluster: str, policy: InstancePolic
     except (KeyError, TypeError, AttributeError, ValueError):
         facts = {}  # an odd field costs the facts, never the document
     return InstanceDoc(
-        id=ref.instance_id(cluster=cluster, namespace=namespace, name=name),
+        id=id if id is not None else ref.instance_id(cluster=cluster, namespace=namespace, name=name),
         cluster=cluster,
         kind=kind,
         group=ref.group,

@@ -197,3 +197,34 @@ def test_a_hostile_object_is_skipped_counted_and_named_and_the_next_builds(monke
     built = builder.instance(good, plural="widgets", policy=InstancePolicy())
     assert built is not None
     assert "widgets/ns/fine" not in builder.skipped
+
+
+def test_a_watch_events_document_id_is_computed_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """issue 49: the event computed the id, the builder again, the document a third time, and the three
+    were compared; now the id the event computed is the document's, and nobody computes it again."""
+    computed: list[object] = []
+    real = documents.ResourceRef.instance_id
+
+    def counting(self: Any, **kwargs: Any) -> str:
+        computed.append(kwargs)
+        return real(self, **kwargs)
+
+    monkeypatch.setattr(documents.ResourceRef, "instance_id", counting)
+    body = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "cfg", "namespace": "shop", "uid": "u-7", "resourceVersion": "3"},
+        "data": {"k": "v"},
+    }
+    builder = DocumentBuilder(cluster="c", metrics=Metrics())
+    given = "c/shop/core/v1/ConfigMap/cfg"
+    document = builder.instance(body, plural="configmaps", policy=InstancePolicy(), document_id=given)
+    assert isinstance(document, Document)
+    assert document.id == given
+    assert document.built_from.startswith("u-7/3/")
+    assert computed == []
+    # without one (the resync's path), the builder computes it: once
+    document = builder.instance(body, plural="configmaps", policy=InstancePolicy())
+    assert isinstance(document, Document)
+    assert document.id == given
+    assert len(computed) == 1
