@@ -249,7 +249,7 @@ class Metrics:
         self.degraded_answers.labels(tool=tool).inc()
 
     def observed(self, *, backend: str, operation: str, seconds: float, failed: bool) -> None:
-        """A store operation ended (``kubevec.backends.base.StoreObserver``): time it, count it if it failed."""
+        """A store operation ended (``kubevec.backends.protocol.StoreObserver``): time it, count it if it failed."""
         if failed:
             self.store_errors.labels(backend=backend, operation=operation).inc()
         self.store_seconds.labels(backend=backend, operation=operation).observe(seconds)
