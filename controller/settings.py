@@ -146,6 +146,11 @@ class Settings(BaseSettings):
     mcp_resource_url: str | None = Field(
         default=None, description="the MCP endpoint's public URL (https://host/mcp); default: as each request came"
     )
+    mcp_authentication_config: Path | None = Field(
+        default=None,
+        description="an AuthenticationConfiguration file (the API server's format, jwt issuers with claim mappings): "
+        "tokens of these issuers are checked here and their users decided by the cluster's RBAC",
+    )
     mcp_tokens_file: Path | None = Field(
         default=None, description="static MCP tokens with scopes (namespaces, collections, clusters), YAML or JSON"
     )
@@ -219,11 +224,21 @@ class Settings(BaseSettings):
         return self
 
     def mcp_discovery(self) -> ResourceMetadata | None:
-        """RFC 9728 metadata for the MCP endpoint, when an OIDC issuer is configured."""
-        if not self.mcp_oidc_issuer:
+        """RFC 9728 metadata for the MCP endpoint, when an OIDC issuer is configured (the API server's, or
+        the outside issuers of ``mcp_authentication_config``: every one is named an authorization server)."""
+        from kubevec.query.oidc import read_issuers  # PyJWT and its cryptography: only for a server that names them
+
+        path = self.mcp_authentication_config
+        outside = [issuer.url for issuer in read_issuers(path)] if path else []
+        issuers = [self.mcp_oidc_issuer] if self.mcp_oidc_issuer else []
+        issuers += outside
+        if not issuers:
             return None
         return ResourceMetadata(
-            issuer=self.mcp_oidc_issuer, resource=self.mcp_resource_url, name=f"kubevec ({self.cluster_name})"
+            issuer=issuers[0],
+            more_issuers=tuple(issuers[1:]),
+            resource=self.mcp_resource_url,
+            name=f"kubevec ({self.cluster_name})",
         )
 
     def mcp_limits(self) -> Limits:

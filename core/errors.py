@@ -36,6 +36,8 @@ The hierarchy::
     │   ├── KubeConflict            409
     │   └── KubeServerError         5xx
     ├── ReviewUnavailable           (RuntimeError) no TokenReview/SubjectAccessReview answer: refuse
+    │   └── KeysUnavailable         an outside issuer's keys expired and cannot be fetched: 503
+    ├── TokenRefused                an outside identity provider's token proves nothing (its reason)
     └── CommandError                (RuntimeError) a CLI command's failure, said on one line
 
 The builtin second base of each branch is kept so code that caught ``ValueError`` or ``RuntimeError``
@@ -246,6 +248,20 @@ class ReviewUnavailable(KubevecError, RuntimeError):
 
     #: Seconds after which asking again may succeed (sent as Retry-After); None: unknown.
     retry_after: float | None = None
+
+
+class KeysUnavailable(ReviewUnavailable):
+    """An outside issuer's keys expired and could not be fetched again: the caller answers 503, not 401."""
+
+    retry_after = 30.0
+
+
+class TokenRefused(KubevecError):
+    """A token of an outside issuer does not prove an identity; ``reason`` is one word (metric, log)."""
+
+    def __init__(self, reason: str, detail: str) -> None:
+        super().__init__(f"{reason}: {detail}")
+        self.reason = reason
 
 
 # -- the command line -----------------------------------------------------------------------------------

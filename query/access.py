@@ -42,8 +42,10 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any, Final, Protocol
 
 from kubevec.backends.filters import Eq, Filter
+from kubevec.core.errors import TokenRefused
 from kubevec.inference.documents import CAPABILITIES, INSTANCES
 from kubevec.query.limits import Caller
+from kubevec.query.oidc import OutsideIdentities
 from kubevec.query.placements import Placement, placement_of, visible_instances
 from kubevec.query.rbac import RbacSnapshot
 from kubevec.query.review_budget import ReviewBudget, ReviewThrottled
@@ -93,6 +95,9 @@ class Identity:
     extra: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
+#: ``extra`` keys an outside identity carries into its reviews: who vouched for it, and for whom.
+ISSUER_EXTRA: Final = "kubevec.io/issuer"
+SUBJECT_EXTRA: Final = "kubevec.io/subject"
 #: TokenReview's ``extra`` key naming the credential (a token's JTI), not who holds it: left out of the
 #: identity so the next token of the same ServiceAccount (projected tokens rotate hourly) re-uses its decisions.
 CREDENTIAL_ID: Final = "authentication.kubernetes.io/credential-id"
@@ -162,6 +167,8 @@ class Authorizer:
         full_token: str | None = None,
         static: Sequence[StaticToken] | StaticTokenFile = (),
         reviewer: Reviewer | None = None,
+        kubernetes_tokens: bool = True,
+        outside: OutsideIdentities | None = None,
         placements: Callable[[], Awaitable[Iterable[Placement]]] | None = None,
         rbac: Callable[[], Awaitable[RbacSnapshot]] | None = None,
         budget: ReviewBudget | None = None,
@@ -171,12 +178,17 @@ class Authorizer:
     ) -> None:
         if reviewer is not None and placements is None:
             raise ValueError("Kubernetes callers need the index's placements")
+        if outside is not None and reviewer is None:
+            raise ValueError("outside identities are decided by the cluster's RBAC: they need the reviewer")
         self.cluster = cluster
         self._full = digest(full_token) if full_token else None
         self._static: StaticTokenFile | dict[str, StaticToken] = (
             static if isinstance(static, StaticTokenFile) else {entry.digest: entry for entry in static}
         )
         self.reviewer = reviewer
+        #: Whether Kubernetes tokens are accepted (TokenReview); the reviewer may serve outside identities alone.
+        self.kubernetes_tokens = kubernetes_tokens
+        self.outside = outside
         self._placements = placements
         self._rbac_source = rbac
         self.budget = budget
@@ -195,7 +207,7 @@ class Authorizer:
     @property
     def required(self) -> bool:
         """Whether any way of authenticating is configured (else the endpoint is open, loopback only)."""
-        return bool(self._full or self._static or self.reviewer)  # a token file counts even while it is empty
+        return bool(self._full or self._static or self.reviewer or self.outside)  # a token file counts, empty too
 
     @property
     def static_file(self) -> StaticTokenFile | None:
@@ -218,7 +230,10 @@ class Authorizer:
         static = self._static_tokens().get(hashed)
         if static is not None:
             return await self._static_view(static)
-        if self.reviewer is None:
+        if self.outside is not None and self.outside.claims_issuer(token) is not None:
+            identity = await self._outside_identity(hashed, token)
+            return None if identity is None else await self._view(identity)
+        if self.reviewer is None or not self.kubernetes_tokens:
             return None
         identity = await self._identity(hashed, token)
         if identity is None:
@@ -266,6 +281,28 @@ class Authorizer:
         _remember(self._identities, hashed, (self._clock() + ttl, identity))
         if identity is None:
             logger.info("Refused an MCP token the API server did not accept")
+        return identity
+
+    async def _outside_identity(self, hashed: str, token: str) -> Identity | None:
+        """The identity a token of an outside issuer proves, checked here (never past its ``exp``)."""
+        now = self._clock()
+        cached = self._identities.get(hashed)
+        if cached is not None and cached[0] > now:
+            return cached[1]
+        assert self.outside is not None
+        try:
+            found = await self.outside.identify(token)  # KeysUnavailable: a 503, never an allow
+        except TokenRefused as refused:
+            logger.info("Refused an MCP token of an outside issuer reason=%s", refused.reason)
+            _remember(self._identities, hashed, (now + NEGATIVE_TTL, None))
+            return None
+        identity = Identity(
+            user=found.user,
+            groups=found.groups,
+            # keyed on (issuer, subject), and said to the API server with each review
+            extra=((ISSUER_EXTRA, (found.issuer,)), (SUBJECT_EXTRA, (found.subject,))),
+        )
+        _remember(self._identities, hashed, (now + min(self.ttl, found.expires - self._wall()), identity))
         return identity
 
     async def _view(self, identity: Identity) -> View:

@@ -38,6 +38,8 @@ class ResourceMetadata:
     resource: str | None = None
     name: str = "kubevec"
     allowed_hosts: tuple[str, ...] | None = None
+    #: Further authorization servers: the outside issuers whose tokens the endpoint checks itself.
+    more_issuers: tuple[str, ...] = ()
 
     def resource_url(self, scope: dict[str, Any]) -> str | None:
         """The endpoint's URL: configured, else rebuilt from an accepted Host; None when the Host is not one."""
@@ -80,7 +82,7 @@ class ResourceMetadata:
             return None
         return {
             "resource": resource,
-            "authorization_servers": [self.issuer],
+            "authorization_servers": list(dict.fromkeys([self.issuer, *self.more_issuers])),
             "bearer_methods_supported": ["header"],
             "resource_name": self.name,
         }

@@ -20,6 +20,7 @@ is :class:`KeysUnavailable` (a 503), never an allow.
 from __future__ import annotations
 
 import asyncio
+import collections
 import dataclasses
 import json
 import logging
@@ -27,12 +28,14 @@ import ssl
 import time
 import urllib.parse
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Final, Literal
+from pathlib import Path
+from typing import Any, Final
 
 import httpx
 import jwt
+import yaml
 
-from kubevec.core.errors import KubevecError
+from kubevec.core.errors import ConfigError, KeysUnavailable, TokenRefused
 
 logger = logging.getLogger(__name__)
 
@@ -52,7 +55,8 @@ KEYS_SECONDS: Final = 3600.0
 MAX_DOCUMENT_BYTES: Final = 1024 * 1024
 AUTHENTICATED: Final = "system:authenticated"
 
-Reason = Literal[
+#: Why a token was refused (the metric's ``reason`` label).
+REASONS: Final = (
     "malformed",
     "too_large",
     "algorithm",
@@ -64,19 +68,7 @@ Reason = Literal[
     "unknown_key",
     "claims",
     "system_name",
-]
-
-
-class TokenRefused(KubevecError):
-    """The token does not prove an identity; ``reason`` is one word for the metric and the 401."""
-
-    def __init__(self, reason: Reason, detail: str) -> None:
-        super().__init__(f"{reason}: {detail}")
-        self.reason: Reason = reason
-
-
-class KeysUnavailable(KubevecError):
-    """The issuer's keys expired and could not be fetched again: the caller answers 503, not 401."""
+)
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -155,6 +147,8 @@ class OutsideIdentities:
         self._keys: dict[str, _Keys] = {}
         self._attempted: dict[str, float] = {}
         self._locks: dict[str, asyncio.Lock] = {url: asyncio.Lock() for url in self._issuers}
+        #: Refusals by reason (``kubevec_mcp_tokens_refused_total``).
+        self.refused: collections.Counter[str] = collections.Counter(dict.fromkeys(REASONS, 0))
 
     @property
     def issuers(self) -> tuple[str, ...]:
@@ -176,6 +170,7 @@ class OutsideIdentities:
         try:
             return await self._identify(token)
         except TokenRefused as refused:
+            self.refused[refused.reason] += 1
             if self._on_refusal is not None:
                 self._on_refusal(refused.reason)
             raise
@@ -366,3 +361,96 @@ def _secure(url: str) -> bool:
 
 def _short(error: BaseException) -> str:
     return f"{type(error).__name__}: {str(error)[:200]}"
+
+
+# -- the configuration, in the API server's own format ---------------------------------------------------
+
+#: What an ``AuthenticationConfiguration`` may hold that kubevec cannot honour: refused, never ignored
+#: (a platform team relying on a validation rule must not get a kubevec that skips it).
+_UNSUPPORTED: Final = ("claimValidationRules", "userValidationRules")
+
+
+def issuers_of(document: Mapping[str, Any], *, source: str = "the authentication configuration") -> list[Issuer]:
+    """The JWT issuers of an ``AuthenticationConfiguration`` (``apiserver.config.k8s.io``), as the API
+    server reads them: ``issuer.url``/``audiences``/``discoveryURL``/``certificateAuthority`` and
+    ``claimMappings.username``/``groups`` with ``claim`` and ``prefix``. CEL expressions and validation
+    rules are refused with the field named (:class:`ConfigError`)."""
+    if document.get("kind") != "AuthenticationConfiguration":
+        raise ConfigError(f"{source}: kind must be AuthenticationConfiguration")
+    entries = document.get("jwt")
+    if not isinstance(entries, list) or not entries:
+        raise ConfigError(f"{source}: jwt must list at least one issuer")
+    issuers = []
+    for index, entry in enumerate(entries):
+        where = f"{source}: jwt[{index}]"
+        if not isinstance(entry, Mapping):
+            raise ConfigError(f"{where} must be a mapping")
+        for key in _UNSUPPORTED:
+            if entry.get(key):
+                raise ConfigError(f"{where}.{key}: CEL rules are not supported by kubevec; remove them for its copy")
+        issuer = entry.get("issuer")
+        if not isinstance(issuer, Mapping) or not isinstance(issuer.get("url"), str):
+            raise ConfigError(f"{where}.issuer.url is required")
+        policy = issuer.get("audienceMatchPolicy", "MatchAny")
+        if policy != "MatchAny":
+            raise ConfigError(f"{where}.issuer.audienceMatchPolicy: only MatchAny")
+        audiences = issuer.get("audiences")
+        if not isinstance(audiences, list) or not all(isinstance(a, str) and a for a in audiences) or not audiences:
+            raise ConfigError(f"{where}.issuer.audiences: a list of at least one audience")
+        mappings = entry.get("claimMappings") or {}
+        if not isinstance(mappings, Mapping):
+            raise ConfigError(f"{where}.claimMappings must be a mapping")
+        username = _mapping(mappings.get("username"), where=f"{where}.claimMappings.username", required=True)
+        groups = _mapping(mappings.get("groups"), where=f"{where}.claimMappings.groups", required=False)
+        try:
+            issuers.append(
+                Issuer(
+                    url=issuer["url"],
+                    audiences=tuple(audiences),
+                    discovery_url=_optional_text(issuer.get("discoveryURL"), where=f"{where}.issuer.discoveryURL"),
+                    certificate_authority=_optional_text(
+                        issuer.get("certificateAuthority"), where=f"{where}.issuer.certificateAuthority"
+                    ),
+                    username=username or ClaimMapping(claim="sub"),
+                    groups=groups,
+                )
+            )
+        except ValueError as exc:
+            raise ConfigError(f"{where}: {exc}") from None
+    if len({issuer.url for issuer in issuers}) != len(issuers):
+        raise ConfigError(f"{source}: each issuer URL once")
+    return issuers
+
+
+def read_issuers(path: Path) -> list[Issuer]:
+    """:func:`issuers_of` the YAML or JSON file at ``path``."""
+    try:
+        document = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise ConfigError(f"{path}: cannot read the authentication configuration: {exc}") from None
+    if not isinstance(document, Mapping):
+        raise ConfigError(f"{path}: not an AuthenticationConfiguration")
+    return issuers_of(document, source=str(path))
+
+
+def _mapping(value: object, *, where: str, required: bool) -> ClaimMapping | None:
+    if value is None:
+        if required:
+            raise ConfigError(f"{where}: a claim is required")
+        return None
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"{where} must be a mapping")
+    if value.get("expression"):
+        raise ConfigError(f"{where}.expression: CEL expressions are not supported by kubevec; use claim and prefix")
+    claim, prefix = value.get("claim"), value.get("prefix", "")
+    if not isinstance(claim, str) or not claim or not isinstance(prefix, str):
+        raise ConfigError(f"{where}: claim (and prefix) must be text")
+    return ClaimMapping(claim=claim, prefix=prefix)
+
+
+def _optional_text(value: object, *, where: str) -> str | None:
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise ConfigError(f"{where} must be text")
+    return value

@@ -15,6 +15,7 @@ from kubevec.controller.kube.resources import api_path
 from kubevec.controller.settings import Settings
 from kubevec.core.errors import KubeError, ReviewUnavailable
 from kubevec.query.access import Authorizer, Identity, Placement, ReviewBudget, StaticTokenFile
+from kubevec.query.oidc import OutsideIdentities, read_issuers
 from kubevec.query.rbac import RbacSnapshot
 
 TOKEN_REVIEWS: Final = api_path(group="authentication.k8s.io", version="v1", plural="tokenreviews")
@@ -129,7 +130,10 @@ def build_authorizer(
     """The MCP endpoint's authorizer from settings: the one token, static tokens, Kubernetes callers."""
     static: StaticTokenFile | tuple[()] = StaticTokenFile(settings.mcp_tokens_file) if settings.mcp_tokens_file else ()
     reviewer = None
-    if settings.mcp_kubernetes_auth:
+    outside = None
+    if settings.mcp_authentication_config is not None:
+        outside = OutsideIdentities(issuers=read_issuers(settings.mcp_authentication_config))
+    if settings.mcp_kubernetes_auth or outside is not None:
         reader = kube or KubeReader(kubeconfig=settings.kubeconfig, context=settings.kube_context)
         reviewer = KubeReviewer(kube=reader, audiences=settings.mcp_audiences)
     return Authorizer(
@@ -137,6 +141,8 @@ def build_authorizer(
         full_token=settings.mcp_token.get_secret_value() if settings.mcp_token else None,
         static=static,
         reviewer=reviewer,
+        kubernetes_tokens=settings.mcp_kubernetes_auth,
+        outside=outside,
         placements=placements,
         rbac=reviewer.rbac if reviewer is not None and settings.mcp_authorization == "rbac" else None,
         budget=ReviewBudget(

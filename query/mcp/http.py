@@ -204,6 +204,12 @@ class HttpGuard:
                 "result",
                 {"ok": static.reloads if static else 0, "error": static.reload_errors if static else 0},
             ),
+            Count(
+                "kubevec_mcp_tokens_refused",
+                "Tokens of outside identity providers refused, by reason (bad signature, expired, audience...)",
+                "reason",
+                dict(self.authorizer.outside.refused) if self.authorizer.outside is not None else {},
+            ),
         ]
 
     def _recording(self, send: Any, *, caller: Caller, session: str, scope: dict[str, Any]) -> Any:
