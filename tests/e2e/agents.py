@@ -137,10 +137,9 @@ def serving_tenants(
         log=log,
         KUBEVEC_CLUSTER_NAME=CLUSTER,
         KUBEVEC_MCP_PORT=str(port),
-        KUBEVEC_MCP_KUBERNETES_AUTH="true",
         KUBEVEC_SERVER__HEALTH_PORT=str(health),
         KUBEVEC_SERVER__METRICS_PORT=str(metrics),
-        **env,
+        **{"KUBEVEC_MCP_KUBERNETES_AUTH": "true", **env},
     )
     served = Served(proc=proc, url=f"http://127.0.0.1:{port}/mcp", metrics=metrics, log=log)
     try:
