@@ -678,3 +678,120 @@ def test_no_resident_reader_in_the_servers_containers(helm: str) -> None:
     for deployment in deployments:
         env = {e["name"]: e.get("value") for e in deployment["spec"]["template"]["spec"]["containers"][0]["env"]}
         assert env["KUBEVEC_CLI_RESIDENT_SECONDS"] == "0", deployment["metadata"]["name"]
+
+
+def test_outside_identities_reach_whoever_serves_mcp_with_review_rights_only(helm: str) -> None:
+    """issue 53: `mcp.authentication` (no Kubernetes tokens) becomes the AuthenticationConfiguration file of the
+    pod serving MCP, in either mode; that pod may ask SubjectAccessReviews (and list RBAC objects), not TokenReviews."""
+    from kubevec.query.oidc import issuers_of
+
+    values = CHART / "ci" / "outside-identities-values.yaml"
+    path = "/etc/kubevec/mcp-authentication/authentication-config.yaml"
+    for mode in ("standalone", "controller"):
+        docs = render(helm, "-f", str(values), "--set", f"mcp.mode={mode}")
+        by = {(d["kind"], d["metadata"]["name"]): d for d in docs}
+        config = by["ConfigMap", "kv-kubevec-mcp-authentication"]["data"]["authentication-config.yaml"]
+        issuers = issuers_of(yaml.safe_load(config))  # kubevec reads what the chart writes
+        assert [i.url for i in issuers] == [
+            "https://keycloak.example.com/realms/platform",
+            "https://login.microsoftonline.com/00000000-0000-0000-0000-000000000000/v2.0",
+        ]
+        assert issuers[0].certificate_authority is not None
+        assert issuers[0].certificate_authority.startswith("-----BEGIN CERTIFICATE-----")
+        assert (issuers[0].username.claim, issuers[0].username.prefix) == ("preferred_username", "keycloak:")
+        assert issuers[1].groups is not None
+        assert issuers[1].groups.prefix == "entra:"
+        serving = "kv-kubevec-mcp" if mode == "standalone" else "kv-kubevec"
+        for name, pod in pods(docs).items():
+            (container,) = pod["containers"]
+            env = env_of(container)
+            mounted = {m["name"]: m for m in container["volumeMounts"]}
+            if name != serving:  # the controller beside a standalone server serves nothing
+                assert "KUBEVEC_MCP_AUTHENTICATION_CONFIG" not in env
+                assert "mcp-authentication" not in mounted
+                continue
+            assert env["KUBEVEC_MCP_AUTHENTICATION_CONFIG"] == path
+            assert "KUBEVEC_MCP_KUBERNETES_AUTH" not in env  # TokenReview stays off
+            assert mounted["mcp-authentication"] == {
+                "name": "mcp-authentication",
+                "mountPath": "/etc/kubevec/mcp-authentication",
+                "readOnly": True,
+            }
+            assert {"name": "mcp-authentication", "configMap": {"name": "kv-kubevec-mcp-authentication"}} in pod[
+                "volumes"
+            ]
+            # the file is read at start: a change of issuers rolls the pods
+            template_annotations = by["Deployment", name]["spec"]["template"]["metadata"]["annotations"]
+            assert len(template_annotations["checksum/mcp-authentication"]) == 64
+        rules = [
+            rule
+            for role in docs
+            if role["kind"] == "ClusterRole"
+            and any(
+                s["name"] == serving
+                for b in docs
+                if b["kind"] == "ClusterRoleBinding" and b["roleRef"]["name"] == role["metadata"]["name"]
+                for s in b["subjects"]
+            )
+            for rule in role["rules"]
+        ]
+        resources = {r: rule["verbs"] for rule in rules for r in rule.get("resources", [])}
+        assert resources["subjectaccessreviews"] == ["create"]
+        assert "tokenreviews" not in resources
+        assert "system:auth-delegator" not in {b["roleRef"]["name"] for b in docs if b["kind"] == "ClusterRoleBinding"}
+        for rbac in ("roles", "rolebindings", "clusterroles", "clusterrolebindings"):
+            assert resources[rbac] == ["list"]
+        if mode == "standalone":
+            pod = pods(docs)[serving]
+            assert pod["automountServiceAccountToken"] is False
+            (container,) = pod["containers"]
+            tokens = [m for m in container["volumeMounts"] if m["name"] == "review-token"]
+            assert tokens[0]["mountPath"] == "/var/run/secrets/kubernetes.io/serviceaccount"
+        reviews = render(helm, "-f", str(values), "--set", f"mcp.mode={mode}", "--set", "mcp.authorization=reviews")
+        assert not [
+            r
+            for d in reviews
+            if d["kind"] == "ClusterRole"
+            for r in d["rules"]
+            if "roles" in r.get("resources", []) and r["verbs"] == ["list"]
+        ]
+    # nothing about outside identities without them; with Kubernetes tokens too, the built-in delegator role
+    plain = render(helm, "--set", "mcp.enabled=true", "--set", "mcp.tokenSecret=t", "--set", "mcp.kubernetesAuth=false")
+    assert not [d for d in plain if d["kind"] == "ConfigMap" and "authentication" in d["metadata"]["name"]]
+    both = render(helm, "-f", str(values), "--set", "mcp.kubernetesAuth=true")
+    by = {(d["kind"], d["metadata"]["name"]): d for d in both}
+    assert by["ClusterRoleBinding", "kv-kubevec-mcp"]["roleRef"]["name"] == "system:auth-delegator"
+    assert ("ClusterRole", "kv-kubevec-mcp-reviewer") not in by
+    assert env_of(pods(both)["kv-kubevec-mcp"]["containers"][0])["KUBEVEC_MCP_KUBERNETES_AUTH"] == "true"
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        ({"issuer": {"url": "http://login.example.com", "audiences": ["kubevec"]}}, "/url"),
+        ({"issuer": {"url": "https://login.example.com", "audiences": []}}, "/audiences"),
+        (
+            {
+                "issuer": {"url": "https://login.example.com", "audiences": ["kubevec"]},
+                "claimMappings": {"username": {"claim": "sub", "prefix": ""}},
+                "claimValidationRules": [{"expression": "claims.hd == 'example.com'"}],
+            },
+            "claimValidationRules",
+        ),
+        (
+            {
+                "issuer": {"url": "https://login.example.com", "audiences": ["kubevec"]},
+                "claimMappings": {"username": {"expression": "claims.sub"}},
+            },
+            "expression",
+        ),
+    ],
+)
+def test_the_schema_refuses_issuers_kubevec_cannot_honour(
+    helm: str, tmp_path: Path, entry: dict[str, Any], message: str
+) -> None:
+    values = tmp_path / "values.yaml"
+    values.write_text(yaml.safe_dump({"mcp": {"enabled": True, "authentication": {"jwt": [entry]}}}))
+    refused = template(helm, "-f", str(values))
+    assert refused.returncode != 0
+    assert message in refused.stderr, refused.stderr

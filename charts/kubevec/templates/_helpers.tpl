@@ -219,6 +219,9 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- with .Values.mcp.resourceUrl }}
 - {name: KUBEVEC_MCP_RESOURCE_URL, value: {{ . | quote }}}
 {{- end }}
+{{- if .Values.mcp.authentication.jwt }}
+- {name: KUBEVEC_MCP_AUTHENTICATION_CONFIG, value: "/etc/kubevec/mcp-authentication/authentication-config.yaml"}
+{{- end }}
 {{- if .Values.mcp.tokensSecret }}
 - {name: KUBEVEC_MCP_TOKENS_FILE, value: {{ printf "/etc/kubevec/mcp-tokens/%s" .Values.mcp.tokensKey | quote }}}
 {{- end }}
@@ -240,6 +243,27 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- with .Values.mcp.allowedOrigins }}
 - {name: KUBEVEC_MCP_ALLOWED_ORIGINS, value: {{ toJson . | quote }}}
 {{- end }}
+{{- end }}
+
+{{/* Whoever serves MCP asks the API server about its callers: Kubernetes tokens (TokenReview, then
+SubjectAccessReviews) or identities of outside issuers (SubjectAccessReviews for the mapped user and groups).
+"true" or empty. */}}
+{{- define "kubevec.mcpReviews" -}}
+{{- if or .Values.mcp.kubernetesAuth .Values.mcp.authentication.jwt }}true{{ end -}}
+{{- end }}
+
+{{- define "kubevec.mcpAuthenticationName" -}}
+{{- printf "%s-mcp-authentication" (include "kubevec.fullname" . | trunc 44 | trimSuffix "-") }}
+{{- end }}
+
+{{/* The outside issuers as the API server's own AuthenticationConfiguration document. */}}
+{{- define "kubevec.mcpAuthenticationConfig" -}}
+{{- dict "apiVersion" "apiserver.config.k8s.io/v1" "kind" "AuthenticationConfiguration" "jwt" .Values.mcp.authentication.jwt | toYaml }}
+{{- end }}
+
+{{/* The pod annotation that rolls the pods serving MCP when the issuers change (the file is read at start). */}}
+{{- define "kubevec.mcpAuthenticationChecksum" -}}
+checksum/mcp-authentication: {{ include "kubevec.mcpAuthenticationConfig" . | sha256sum }}
 {{- end }}
 
 {{/* The standalone MCP server's pods: a name of their own, so the controller's selector never matches them. */}}
