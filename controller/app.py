@@ -424,7 +424,9 @@ def _mcp_server(
         return None
     from kubevec.query.mcp import EmbeddedHttpServer, http_app  # the mcp SDK and its web stack: only when served
 
-    service = serving.search_service(settings, store, embedder=embedder, lexical_cache=False, metrics=metrics)
+    service = serving.search_service(
+        settings, store, embedder=embedder, lexical_cache=False, metrics=metrics, audit=True
+    )
     app = http_app(
         service,
         host=settings.server.host,

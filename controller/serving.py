@@ -15,8 +15,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kubevec.backends.generations import resolve
+from kubevec.controller.runtime.tracing import span_event
 from kubevec.controller.settings import Settings
 from kubevec.query.access import Authorizer
+from kubevec.query.audit import AuditTrail
 from kubevec.query.lexical import LexicalIndex
 from kubevec.query.search import SearchService
 
@@ -53,6 +55,7 @@ def search_service(
     one_shot: bool = True,
     lexical_cache: bool = True,
     metrics: Metrics | None = None,
+    audit: bool = False,
 ) -> SearchService:
     """A reader of the active generation's collections.
 
@@ -106,6 +109,7 @@ def search_service(
         rerank_candidates=settings.reranker.candidates,
         history_embedded=settings.history.embed,
         observer=metrics,
+        audit=AuditTrail(queries=settings.mcp_audit_queries, span_event=span_event) if audit else None,
     )
 
 

@@ -151,6 +151,11 @@ class Settings(BaseSettings):
         description="an AuthenticationConfiguration file (the API server's format, jwt issuers with claim mappings): "
         "tokens of these issuers are checked here and their users decided by the cluster's RBAC",
     )
+    mcp_audit_queries: bool = Field(
+        default=False,
+        description="put the question's own words (query, keyword) in each tool call's audit record (off: "
+        "they say what a team is working on)",
+    )
     mcp_tokens_file: Path | None = Field(
         default=None, description="static MCP tokens with scopes (namespaces, collections, clusters), YAML or JSON"
     )

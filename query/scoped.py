@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import time
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from kubevec.query import tools
 
 if TYPE_CHECKING:
     from kubevec.query.answers import Answer, Result
+    from kubevec.query.audit import AuditTrail
     from kubevec.query.changes import Changes, ChangesRequest
     from kubevec.query.related import Direction, Related
     from kubevec.query.request import SearchRequest
@@ -46,16 +48,27 @@ class ScopedSearch:
     sources: Sources = dataclasses.field(repr=False)
     view: View | None
     observer: ToolObserver | None = dataclasses.field(default=None, repr=False)
+    audit: AuditTrail | None = dataclasses.field(default=None, repr=False)
 
     async def read(self, tool: tools.Tool[R, A], request: R) -> A:
-        """``tool``'s answer to ``request`` as this caller sees it, told to the observer."""
-        if self.observer is None:
-            return await tool.read(self.sources, request, self.view)
-        with self.observer.tool_call(tool.name):
-            answer = await tool.read(self.sources, request, self.view)
-        if getattr(answer, "degraded", None):
+        """``tool``'s answer to ``request`` as this caller sees it, told to the observer and the audit trail."""
+        observed = self.observer.tool_call(tool.name) if self.observer is not None else contextlib.nullcontext()
+        with observed:  # the trail's record is an event of the call's span
+            started = time.monotonic()
+            try:
+                answer = await tool.read(self.sources, request, self.view)
+            except Exception as exc:
+                self._audit(tool.name, request, None, started, exc)
+                raise
+            self._audit(tool.name, request, answer, started, None)
+        if self.observer is not None and getattr(answer, "degraded", None):
             self.observer.answered_degraded(tool.name)
         return answer
+
+    def _audit(self, tool: str, request: object, answer: object, started: float, error: BaseException | None) -> None:
+        if self.audit is not None:
+            seconds = time.monotonic() - started
+            self.audit.called(tool=tool, view=self.view, request=request, answer=answer, seconds=seconds, error=error)
 
     async def call(self, name: str, **fields: Any) -> Any:
         """The tool of the table named ``name``, its request built from ``fields`` (one error line if invalid)."""

@@ -38,6 +38,7 @@ from kubevec.core.errors import BackendError
 from kubevec.inference.documents import INSTANCES
 from kubevec.inference.providers.embedders.base import Embedder
 from kubevec.query.answers import Answer, Result
+from kubevec.query.audit import AuditTrail
 from kubevec.query.changes import Changes, ChangesRequest
 from kubevec.query.collections import ActiveCollections, Refresh
 from kubevec.query.lexical import LexicalIndex
@@ -86,6 +87,7 @@ class SearchService:
         query_embed_timeout: float = QUERY_EMBED_TIMEOUT,
         history_embedded: bool = True,
         observer: ToolObserver | None = None,
+        audit: AuditTrail | None = None,
     ) -> None:
         """``refresh``, when given, says which physical collections (and query embedder) are active now:
         read at most every ``REFRESH_SECONDS``, and again at once when a collection has gone (a
@@ -106,6 +108,8 @@ class SearchService:
         )
         #: Told of each tool call made through :meth:`scoped` (the controller's metrics); None: nobody is.
         self.observer = observer
+        #: Records each tool call made through :meth:`scoped` (an MCP server's); None: no trail.
+        self.audit = audit
 
     # -- the sources, as callers have read them ----------------------------------------------------
 
@@ -223,7 +227,7 @@ class SearchService:
 
     def scoped(self, view: View | None) -> ScopedSearch:
         """A reader that sees what ``view`` allows and nothing else (None: everything, for the CLI and stdio)."""
-        return ScopedSearch(sources=self.sources, view=view, observer=self.observer)
+        return ScopedSearch(sources=self.sources, view=view, observer=self.observer, audit=self.audit)
 
     async def placements(self, cluster: str) -> set[Placement]:
         """Where this cluster's instance documents live (namespace, resource): what access reviews ask about."""

@@ -153,12 +153,13 @@ def open_embedder(settings: Settings) -> Embedder:
 
 
 def search_service(
-    settings: Settings, store: VectorStore, *, embedder: bool = False, one_shot: bool = True
+    settings: Settings, store: VectorStore, *, embedder: bool = False, one_shot: bool = True, audit: bool = False
 ) -> SearchService:
-    """:func:`kubevec.controller.serving.search_service` for a command; ``embedder``: it embeds queries."""
+    """:func:`kubevec.controller.serving.search_service` for a command; ``embedder``: it embeds queries;
+    ``audit``: each tool call leaves an audit record (what serves agents: ``kubevec mcp``)."""
     from kubevec.controller.serving import search_service
 
-    return search_service(settings, store, queries=embedder, one_shot=one_shot)
+    return search_service(settings, store, queries=embedder, one_shot=one_shot, audit=audit)
 
 
 def document_text(document: dict[str, Any], text: str) -> str:

@@ -52,7 +52,7 @@ def mcp_command(args: argparse.Namespace, settings: Settings) -> int:
     from kubevec.query.mcp import serve
 
     store = open_store(settings, existing=True, follow=True)
-    service = search_service(settings, store, embedder=True, one_shot=False)
+    service = search_service(settings, store, embedder=True, one_shot=False, audit=True)
     asyncio.run(_load_the_model(service))  # a model that cannot load is an error now, not at the first query
     authorizer = build_authorizer(settings, placements=lambda: service.placements(settings.cluster_name))
     serve(

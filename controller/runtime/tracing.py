@@ -12,9 +12,10 @@ The exporter speaks OTLP over gRPC; ``http://`` endpoints are plain, ``https://`
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from opentelemetry.trace import NoOpTracer, Tracer
+from opentelemetry.trace import NoOpTracer, Tracer, get_current_span
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider
@@ -25,6 +26,11 @@ _tracer: Tracer = NoOpTracer()
 def tracer() -> Tracer:
     """The tracer spans are started on (OpenTelemetry's no-op one unless tracing is configured)."""
     return _tracer
+
+
+def span_event(name: str, attributes: Mapping[str, str | int | float]) -> None:
+    """An event on the current span (the audit trail's record on its ``kubevec.mcp.<tool>`` span)."""
+    get_current_span().add_event(name, attributes=dict(attributes))
 
 
 def use(provider: TracerProvider | None) -> None:
