@@ -235,6 +235,36 @@ def test_http_transport_with_bearer_token(http_server: str) -> None:
     asyncio.run(run())
 
 
+@pytest.mark.parametrize("mode", ["2026-07-28", "legacy"])
+def test_a_stateless_client_and_a_session_client_are_both_served(http_server: str, mode: str) -> None:
+    """issue 53: the MCP specification of 2026-07-28 is stateless (no initialize, no Mcp-Session-Id); clients
+    of the older, session-based one keep working. Both pass the same tool calls; the stateless one never
+    opens a session."""
+    seen_sessions: list[str] = []
+
+    async def record(response: httpx2.Response) -> None:
+        if "mcp-session-id" in response.headers:
+            seen_sessions.append(response.headers["mcp-session-id"])
+
+    async def run() -> str:
+        async with (
+            httpx2.AsyncClient(
+                headers={"Authorization": "Bearer s3cret"}, timeout=30, event_hooks={"response": [record]}
+            ) as http,
+            Client(streamable_http_client(http_server, http_client=http), mode=mode) as client,
+        ):
+            await exercise(client)
+            return client.protocol_version
+
+    version = asyncio.run(run())
+    if mode == "legacy":
+        assert version == "2025-11-25" or version.startswith("2025")
+        assert seen_sessions  # the handshake era's session
+    else:
+        assert version == "2026-07-28"
+        assert seen_sessions == []  # stateless: no session anywhere
+
+
 def _rpc(method: str, id: int | None = None, **params: Any) -> bytes:
     message: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "params": params}
     if id is not None:
