@@ -141,3 +141,70 @@ def test_users_of_an_outside_issuer_see_what_the_clusters_rbac_lets_them_list(
         assert token not in text
         assert token.rsplit(".", 1)[-1] not in text  # not even the signature
     assert "reason=audience" in text
+
+
+def test_the_control_planes_own_service_account_issuer_as_an_outside_issuer(
+    control_plane: ControlPlane, tmp_path: Path
+) -> None:
+    """The second real issuer: the test control plane's ServiceAccount issuer, trusted through its public
+    discovery document and key set (``/.well-known/openid-configuration``, ``/openid/v1/jwks``) over TLS
+    with its own certificate, as a platform team trusts another cluster's workloads. No TokenReview."""
+    plane = control_plane
+    suffix = secrets.token_hex(3)
+    ns = f"outside-sa-{suffix}"
+    apply(plane, workloads(ns))
+    apply(plane, binding(ns, kind="User", name=f"sa:system:serviceaccount:{ns}:agent"))
+    # what clusters grant so that others may verify their tokens: the discovery role, to everyone
+    apply(
+        plane,
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": {"name": f"issuer-discovery-{suffix}"},
+            "roleRef": {
+                "apiGroup": "rbac.authorization.k8s.io",
+                "kind": "ClusterRole",
+                "name": "system:service-account-issuer-discovery",
+            },
+            "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "system:unauthenticated"}],
+        },
+    )
+    certificate = (plane.workdir / "certs" / "apiserver.crt").read_text()
+    config = tmp_path / "authentication.yaml"
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "apiserver.config.k8s.io/v1",
+                "kind": "AuthenticationConfiguration",
+                "jwt": [
+                    {
+                        "issuer": {
+                            "url": "https://kubernetes.default.svc.cluster.local",
+                            "discoveryURL": f"{plane.url}/.well-known/openid-configuration",
+                            "certificateAuthority": certificate,
+                            "audiences": ["kubevec-outside"],
+                        },
+                        "claimMappings": {"username": {"claim": "sub", "prefix": "sa:"}},
+                    }
+                ],
+            }
+        )
+    )
+    agent = plane.kubectl("create", "token", "agent", "-n", ns, "--audience=kubevec-outside", "--duration=1h").strip()
+    nobody = plane.kubectl("create", "token", "nobody", "-n", ns, "--audience=kubevec-outside").strip()
+    elsewhere = plane.kubectl("create", "token", "agent", "-n", ns, "--audience=another").strip()
+    with serving_tenants(
+        plane,
+        tmp_path,
+        token=ADMIN_TOKEN,
+        namespaces=(ns,),
+        KUBEVEC_MCP_TOKEN=ADMIN_TOKEN,
+        KUBEVEC_MCP_KUBERNETES_AUTH="false",
+        KUBEVEC_MCP_AUTHENTICATION_CONFIG=str(config),
+    ) as served:
+        seen = Agent(served.url, agent).ids(query="web settings")
+        assert {i.split("/")[1] for i in seen} == {ns}
+        assert Agent(served.url, nobody).ids(query="web settings") == set()
+        answer = httpx.post(served.url, json={}, headers={"Authorization": f"Bearer {elsewhere}"}, timeout=10)
+        assert answer.status_code == 401
+    assert "Fetched an issuer's keys issuer=https://kubernetes.default.svc.cluster.local" in served.log.read_text()
