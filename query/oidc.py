@@ -400,6 +400,11 @@ def issuers_of(document: Mapping[str, Any], *, source: str = "the authentication
         mappings = entry.get("claimMappings") or {}
         if not isinstance(mappings, Mapping):
             raise ConfigError(f"{where}.claimMappings must be a mapping")
+        unknown = sorted(set(mappings) - {"username", "groups"})
+        if unknown:
+            raise ConfigError(
+                f"{where}.claimMappings.{unknown[0]}: not supported by kubevec (it decides by user and groups)"
+            )
         username = _mapping(mappings.get("username"), where=f"{where}.claimMappings.username", required=True)
         groups = _mapping(mappings.get("groups"), where=f"{where}.claimMappings.groups", required=False)
         try:

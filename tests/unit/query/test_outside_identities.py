@@ -163,6 +163,7 @@ def test_the_api_servers_authentication_configuration_is_read_as_it_reads_it(tmp
         ({"issuer": {"url": "http://idp.example.com", "audiences": ["a"]}}, "https"),
         ({"issuer": {"url": ISSUER, "audiences": []}}, "audience"),
         ({"issuer": {"url": ISSUER, "audiences": ["a"], "audienceMatchPolicy": "MatchAll"}}, "MatchAny"),
+        ({"claimMappings": {"username": {"claim": "sub", "prefix": ""}, "extra": [{"key": "a"}]}}, "extra"),
     ],
 )
 def test_what_kubevec_cannot_honour_is_refused_with_the_field_named(change: dict[str, Any], message: str) -> None:
