@@ -13,8 +13,10 @@ import pytest
 from kubevec.core.errors import ConfigError, KeysUnavailable
 from kubevec.query.access import ISSUER_EXTRA, Authorizer, Identity
 from kubevec.query.oidc import ClaimMapping, Issuer, OutsideIdentities, issuers_of, read_issuers
+from kubevec.query.rbac import RbacSnapshot
 from tests.doubles.oidc import AUDIENCE, ISSUER, NOW, Clock, Provider
 from tests.unit.query.test_access import reviewer
+from tests.unit.query.test_access_scale import CountingReviewer, snapshot
 from tests.unit.tenants import CLUSTER, ids, index
 
 
@@ -174,3 +176,47 @@ def test_what_kubevec_cannot_honour_is_refused_with_the_field_named(change: dict
     }
     with pytest.raises(ConfigError, match=message):
         issuers_of({"kind": "AuthenticationConfiguration", "jwt": [entry]})
+
+
+async def test_in_rbac_mode_a_new_outside_identity_costs_two_reviews_and_its_groups_match_bindings() -> None:
+    """Local RBAC matches the mapped user and groups exactly as a Kubernetes user's (the ``platform`` group's
+    ClusterRoleBinding here), with the two SubjectAccessReviews every new identity costs, and none again."""
+    service, _ = await index()
+    provider, clock = Provider(), Clock()
+    review = CountingReviewer({})
+
+    async def rbac() -> RbacSnapshot:
+        return snapshot()
+
+    auth = Authorizer(
+        cluster=CLUSTER,
+        reviewer=review,
+        outside=OutsideIdentities(
+            issuers=[
+                Issuer(
+                    url=ISSUER,
+                    audiences=(AUDIENCE,),
+                    username=ClaimMapping(claim="preferred_username"),
+                    groups=ClaimMapping(claim="groups"),
+                )
+            ],
+            clock=clock,
+            transport=httpx.MockTransport(provider.handler),
+        ),
+        placements=lambda: service.placements(CLUSTER),
+        rbac=rbac,
+        wall=clock,
+    )
+    admin = await auth.view_for(provider.token(preferred_username="dana", groups=["platform"]))
+    assert admin is not None
+    assert (review.token_reviews, review.access_reviews) == (0, 2)
+    assert {i.split("/")[1] for i in await ids(service, admin, collection="instances", query="api")} >= {
+        "team-a",
+        "team-b",
+    }
+    again = await auth.view_for(provider.token(preferred_username="dana", groups=["platform"], jti="second"))
+    assert again == admin
+    assert review.access_reviews == 2  # the identity's decisions, not the token's
+    nobody = await auth.view_for(provider.token(preferred_username="erin"))
+    assert nobody is not None
+    assert await ids(service, nobody, collection="instances", query="api") == set()
