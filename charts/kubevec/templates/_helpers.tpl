@@ -231,6 +231,9 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 - {name: KUBEVEC_MCP_REVIEWS_BURST, value: {{ .Values.mcp.reviewsBurst | quote }}}
 - {name: KUBEVEC_MCP_REVIEW_MAX_WAIT_SECONDS, value: {{ .Values.mcp.reviewMaxWaitSeconds | quote }}}
 - {name: KUBEVEC_MCP_SESSION_IDLE_SECONDS, value: {{ .Values.mcp.sessionIdleSeconds | quote }}}
+{{- if .Values.mcp.auditQueries }}
+- {name: KUBEVEC_MCP_AUDIT_QUERIES, value: "true"}
+{{- end }}
 - {name: KUBEVEC_MCP_MAX_SESSIONS, value: {{ .Values.mcp.maxSessions | quote }}}
 {{- if lt (int .Values.mcp.callerSessions) (int .Values.mcp.maxSessions) }}
 - {name: KUBEVEC_MCP_CALLER_SESSIONS, value: {{ .Values.mcp.callerSessions | quote }}}
