@@ -175,3 +175,7 @@ def install(*, level: str, format: str = "text", interval: float = DEFAULT_INTER
     # libraries that log their internals at INFO (bm25s: query/lexical.py), or signed requests at DEBUG (botocore)
     for noisy in ("httpx", "httpcore", "chromadb", "botocore", "boto3", "urllib3"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
+    # what agents are answered, every caller's mixed together: sse-starlette logs each chunk of every MCP
+    # answer at DEBUG, and the MCP SDK's DEBUG lines carry request ids and payload fragments
+    for answers in ("sse_starlette", "mcp"):
+        logging.getLogger(answers).setLevel(logging.INFO)

@@ -160,3 +160,19 @@ def test_http_client_internals_stay_quiet_at_debug() -> None:
     finally:
         root.setLevel(saved[0])
         root.handlers[:] = saved[1]
+
+
+def test_mcp_answers_never_reach_a_debug_log() -> None:
+    """issue 52: with an agent reading, 43 of 44 leaked values reached the controller's DEBUG log: sse-starlette
+    logs each chunk of every MCP answer (every caller's, mixed together) at DEBUG."""
+    from kubevec.controller.runtime.logs import install
+
+    root = logging.getLogger()
+    saved = (root.level, list(root.handlers))
+    try:
+        install(level="DEBUG")
+        for name in ("sse_starlette.sse", "mcp.server.streamable_http", "mcp.shared.jsonrpc_dispatcher"):
+            assert not logging.getLogger(name).isEnabledFor(logging.DEBUG), name
+    finally:
+        root.setLevel(saved[0])
+        root.handlers[:] = saved[1]
