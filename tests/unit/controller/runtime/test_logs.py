@@ -171,6 +171,7 @@ def test_mcp_answers_never_reach_a_debug_log() -> None:
     saved = (root.level, list(root.handlers))
     try:
         install(level="DEBUG")
+        root.setLevel(logging.DEBUG)  # basicConfig leaves a configured root alone (pytest's): as a real run has it
         for name in ("sse_starlette.sse", "mcp.server.streamable_http", "mcp.shared.jsonrpc_dispatcher"):
             assert not logging.getLogger(name).isEnabledFor(logging.DEBUG), name
     finally:
