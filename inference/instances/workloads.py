@@ -8,11 +8,12 @@ docs/security.md). :func:`workload_metadata` is what agents list and count such 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any, Final
 
 from kubevec.inference import software
-from kubevec.inference.instances.summary import MAX_LIST_ITEMS, InstancePolicy, Summariser, is_ip, short
+from kubevec.inference.instances.summary import MAX_LIST_ITEMS, InstancePolicy, Summariser, is_ip
 from kubevec.inference.redaction import Redacted
 
 
@@ -124,12 +125,33 @@ def _probe(probe: Mapping[str, Any]) -> str:
         if not isinstance(how, Mapping):
             continue
         if kind == "httpGet":
-            return f"http {how.get('path', '/')} {how.get('port', '')}".strip()
+            # the path, not its query string (a token passed as ?key=... is the credential itself)
+            path = str(how.get("path", "/")).split("?", 1)[0].split("#", 1)[0]
+            return f"http {path} {how.get('port', '')}".strip()
         if kind == "exec":
             command = how.get("command")
-            return "exec " + short(" ".join(map(str, command)) if isinstance(command, list) else "", limit=60)
+            return ("exec " + _program(command)).strip() if isinstance(command, list) else "exec"
         return f"{'tcp' if kind == 'tcpSocket' else 'grpc'} {how.get('port', '')}".strip()
     return "set"
+
+
+#: Shells whose ``-c`` script names the program a probe really runs.
+_SHELLS: Final = frozenset({"sh", "bash", "ash", "dash", "zsh"})
+_PROGRAM: Final = re.compile(r"[A-Za-z][A-Za-z0-9_.+-]{0,59}")
+
+
+def _program(command: list[Any]) -> str:
+    """The program a probe runs, by name alone: its arguments (``-pSecret``, ``-a <password>``) are not
+    stored. Through a shell's ``-c``, the script's first word (``sh -c 'redis-cli -a x ping'`` -> redis-cli)."""
+    words = [str(word) for word in command]
+    if not words:
+        return ""
+    program = words[0].rsplit("/", 1)[-1]
+    if program in _SHELLS and "-c" in words[1:-1]:
+        script = words[words.index("-c", 1) + 1].split()
+        inner = next((w for w in script if "=" not in w), "").rsplit("/", 1)[-1]  # past VAR=value assignments
+        return f"{program}: {inner}" if _PROGRAM.fullmatch(inner) else program  # a name, not a redacted script
+    return program[:60]
 
 
 def _placement(pod: Mapping[str, Any]) -> list[str]:

@@ -522,3 +522,27 @@ def test_where_a_pod_runs_and_the_addresses_agents_ask_for() -> None:
     assert "clusterIP: 10.96.12.7" in build_instance(service, plural="services").to_document().text
     service["spec"]["clusterIP"] = "None"
     assert "headless: true" in build_instance(service, plural="services").to_document().text
+
+
+def test_probes_are_stored_as_kind_path_and_port_or_the_program_they_run() -> None:
+    """issue 52: exec probes were stored with their arguments (``mysqladmin ping -pQz7mapleRiver``) and HTTP
+    probe paths with their query strings (``/healthz?token=...``); a probe is what it checks, by name."""
+    container = {
+        "name": "db",
+        "image": "mysql:8.4",
+        "readinessProbe": {"exec": {"command": ["mysqladmin", "ping", "-uroot", "-pQz7mapleRiver"]}},
+        "livenessProbe": {"httpGet": {"path": "/healthz?token=Zx9Qm2Lp7Rt4Vb8Nk3Hs", "port": 8080}},
+        "startupProbe": {"exec": {"command": ["/bin/sh", "-c", "pg_isready -h localhost -U app"]}},
+    }
+    body = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "db", "namespace": "shop", "uid": "u-1"},
+        "spec": {"template": {"spec": {"containers": [container]}}},
+    }
+    text = build_instance(body, plural="deployments").to_document().text
+    assert "exec mysqladmin" in text
+    assert "http /healthz 8080" in text
+    assert "exec sh: pg_isready" in text  # through the shell, the program its script runs
+    for secret in ("Qz7mapleRiver", "Zx9Qm2Lp7Rt4Vb8Nk3Hs", "-uroot", "token=", "-U app"):
+        assert secret not in text, secret
