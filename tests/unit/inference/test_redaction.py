@@ -572,3 +572,10 @@ def test_v4_long_values_are_judged_as_short_ones_are() -> None:
     assert AWS_SECRET not in cleaned
     assert cleaned.startswith("replicated settings for the payments tier")
     assert redact_text(long_text) == cleaned
+
+
+@pytest.mark.parametrize("quantity", ["1000Mi", "1500Mi", "2048Mi", "4Gi", "1.5Gi", "250m", "1e3", "128974848"])
+def test_a_kubernetes_quantity_is_never_read_as_a_chosen_password(quantity: str) -> None:
+    """issue 51/52: a memory limit of four digits (``memory=1000Mi``) read ``memory=<redacted>``; 999Mi did not."""
+    assert redact_text(f"memory={quantity}") == f"memory={quantity}"
+    assert redact_text(f"limits cpu=1500m memory={quantity}") == f"limits cpu=1500m memory={quantity}"
