@@ -29,11 +29,14 @@ from kubevec.inference.redaction.generated import (
     looks_chosen_password,
     looks_random,
     made_of_words,
+    mask_public,
     names_a_thing,
+    unmask_public,
 )
 from kubevec.inference.redaction.names import (
     DISGUISES,
     is_credential_name,
+    is_placeholder,
     is_suspicious_name,
     name_words,
     says_what_it_is,
@@ -82,6 +85,11 @@ def _redact_text(value: str, *, raw: bool, key: str | None) -> str:
     value = cut_string(value)
     if not value.isascii():
         value = DISGUISES.sub("", value)  # pass\u200bword: x reads as password: x
+    value, public = mask_public(value)  # public keys, certificates, hosts, resource ids: set aside
+    return unmask_public(_judged(value, raw=raw, key=key), public)
+
+
+def _judged(value: str, *, raw: bool, key: str | None) -> str:
     if raw and (value.lstrip()[:1] in ("{", "[") or "\n" in value):
         structured = _redact_structured(value)
         if structured is not None:
@@ -113,12 +121,15 @@ def _redact_structured(value: str) -> str | None:
             if isinstance(data, dict | list):
                 cleaned = scrub(data, budget=Budget(nodes=MAX_STRUCTURED_NODES))
                 return json.dumps(cleaned, ensure_ascii=False) if cleaned != data else None
-        if "\n" in stripped and ":" in stripped and len(stripped) <= MAX_STRUCTURED:
+        # a YAML mapping, or a block sequence (``- --db-password`` then ``- <value>``: a command line's
+        # arguments one per item, judged as the items of a list are)
+        mapping_or_list = ":" in stripped or stripped.startswith("- ")
+        if "\n" in stripped and mapping_or_list and len(stripped) <= MAX_STRUCTURED:
             try:
                 data = yaml.safe_load(stripped)
             except yaml.YAMLError:
                 return None
-            if isinstance(data, dict):
+            if isinstance(data, dict | list):
                 cleaned = scrub(data, budget=Budget(nodes=MAX_STRUCTURED_NODES))
                 if cleaned != data:
                     return yaml.safe_dump(
@@ -289,6 +300,8 @@ def _scrub_field(key: str, value: Any, *, under_credential: bool, budget: Budget
         if isinstance(value, Mapping):
             # reference fields inside (name, key) survive
             return scrub(value, under_credential=True, budget=budget, depth=depth)
+        if isinstance(value, str) and is_placeholder(value):
+            return value  # password: ${DB_PASSWORD}: where the value is kept, not the value
         return REDACTED
     if under_credential:
         if isinstance(value, Mapping):

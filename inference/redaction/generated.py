@@ -142,6 +142,45 @@ def _deny_generated_cached(value: str, identifying: bool) -> str:
     return _deny_generated_in(value, identifying)
 
 
+#: What is public by its grammar, however random it looks: an SSH public key, a certificate or public key
+#: block, a URL's host (a server's name; credentials live in its userinfo, query or a hook's path), a UUID
+#: segment of a URL's path (a tenant, a subscription), a MAC address, a cloud resource id (``vpc-0a1b...``).
+_PUBLIC: Final = re.compile(
+    r"(?:ssh-(?:rsa|ed25519|dss)|ecdsa-sha2-nistp(?:256|384|521)|sk-ssh-ed25519@openssh\.com)\s+AAAA[A-Za-z0-9+/]{20,}={0,3}"
+    r"|-----BEGIN (CERTIFICATE|PUBLIC KEY|X509 CRL|CERTIFICATE REQUEST|TRUSTED CERTIFICATE)-----"
+    r"[A-Za-z0-9+/=\s]{0,20000}?-----END \1-----"
+    r"|(?<=://)(?![^/\s]*@)[A-Za-z0-9][A-Za-z0-9.-]{0,252}"
+    r"|(?<=/)[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}(?=[/\s\"']|$)"
+    r"|(?<![\w:-])(?:[0-9A-Fa-f]{2}[:-]){5}[0-9A-Fa-f]{2}(?![\w:-])"
+    r"|(?<![\w-])[a-z]{1,12}-[0-9a-f]{8}(?:[0-9a-f]{9})?(?![\w-])"
+)
+_PUBLIC_NEEDLE: Final = re.compile(r"ssh-|ecdsa-|-----BEGIN|://|[0-9a-fA-F]{2}[:-][0-9a-fA-F]{2}|[a-z]-[0-9a-f]{8}")
+#: Placeholders a public part stands as while the rules run (private-use characters no rule reads).
+_MASK: Final = re.compile("\ue000(\\d+)\ue001")
+
+
+def mask_public(value: str) -> tuple[str, list[str]]:
+    """``value`` with each part public by its grammar (:data:`_PUBLIC`) set aside, and the parts: the rules
+    judge the rest, :func:`unmask_public` puts them back. A webhook's host stays: its rule reads the URL whole."""
+    if _PUBLIC_NEEDLE.search(value) is None:
+        return value, []
+    parts: list[str] = []
+
+    def aside(match: re.Match[str]) -> str:
+        if "hook" in match.group(0).lower():
+            return match.group(0)
+        parts.append(match.group(0))
+        return f"\ue000{len(parts) - 1}\ue001"
+
+    return _PUBLIC.sub(aside, value), parts
+
+
+def unmask_public(value: str, parts: list[str]) -> str:
+    if not parts:
+        return value
+    return _MASK.sub(lambda m: parts[int(m.group(1))] if int(m.group(1)) < len(parts) else REDACTED, value)
+
+
 def _deny_generated_in(value: str, identifying: bool) -> str:
     """The generated-looking runs of ``value`` replaced; ``identifying``: it stands under an identifying name."""
 

@@ -37,7 +37,22 @@ _PAIR_NAMES: Final = re.compile(r"(?i)(?:sig|signature|x-amz-signature|accountke
 
 
 def says_yes_or_no(value: str) -> bool:
-    return value.strip("\"'").lower() in YES_NO
+    """A value that holds no secret whatever its name says: a yes/no word (``password: false``), or a
+    placeholder naming where the value is kept (``${DB_PASSWORD}``, ``$(PASS)``, ``{{ .Values.db.password }}``,
+    ``%(password)s``): a template's reference, not the credential."""
+    bare = value.strip("\"'")
+    return bare.lower() in YES_NO or is_placeholder(bare)
+
+
+def is_placeholder(value: str) -> bool:
+    """A whole value that only refers to one kept elsewhere (``${DB_PASSWORD}``, ``{{ .Values.db.password }}``)."""
+    return _PLACEHOLDER.fullmatch(value.strip()) is not None
+
+
+#: A whole value that only refers to a value kept elsewhere: shell, make, Helm/Go and Python templates.
+_PLACEHOLDER: Final = re.compile(
+    r"\$\{[A-Za-z_][\w.:-]{0,127}\}|\$\([A-Za-z_]\w{0,127}\)|\{\{-?\s*(?:\.|\$|[a-z]+\s)[^{}]{0,250}\}\}|%\([\w.]{1,64}\)s"
+)
 
 
 def holds_credential(name: str) -> bool:

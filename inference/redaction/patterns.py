@@ -27,7 +27,7 @@ from kubevec.inference.redaction.vocabulary import REDACTED
 #: :func:`holds_credential`. ``"NAME": value`` and ``NAME: value`` are :data:`COLON_PAIR` (raw strings only):
 #: a quoted name (JSON) may have no space after its colon, a bare one (YAML, headers) must, so an
 #: image reference (``acme/token-service:1.4.2``) is not a pair; neither side crosses a line.
-_PAIR_VALUE: Final = r"(\"[^\"]*\"|'[^']*'|[^\s&;,\"'|}]+)"
+_PAIR_VALUE: Final = r"(\{\{[^{}\n]{1,256}\}\}|\$\{[^{}\s]{1,128}\}|\"[^\"]*\"|'[^']*'|[^\s&;,\"'|}]+)"
 _EQUALS_NAME: Final = re.compile(r"(?<![\w.])([A-Za-z_][\w.-]{0,127})[ \t]*=[ \t]*")
 _PAIR_VALUE_AT: Final = re.compile(_PAIR_VALUE)
 _SHORT_VALUE_AT: Final = re.compile(r"\"[^\"]{0,64}\"|'[^']{0,64}'|[^\s&;,\"'|}]{1,65}")
@@ -79,7 +79,9 @@ def _userinfo(match: re.Match[str]) -> str:
     scheme, userinfo = match.groups()
     if userinfo.startswith(REDACTED):
         return match.group(0)
-    user, colon, _ = userinfo.partition(":")
+    user, colon, password = userinfo.partition(":")
+    if colon and says_yes_or_no(password):
+        return match.group(0)  # postgres://${DB_USER}:${DB_PASSWORD}@host: a template, not a credential
     if "/" in user or _HOST_PORT_PATH.match(userinfo):
         return match.group(0)  # a host and a path, not userinfo
     if not colon and "/" in userinfo:
@@ -117,6 +119,8 @@ TOOL_PASSWORD_FLAGS: Final = (
     (("sqlcmd", "bcp", "osql"), ("-P",)),
     (("mongo", "mongosh", "mongodump", "mongorestore", "mongoexport", "mongoimport"), ("-p",)),
     (("smbclient", "rpcclient"), ("--password",)),
+    (("ssh-keygen",), ("-N", "-P")),  # the new and the old passphrase
+    (("erl", "iex", "elixir", "rabbitmq-server"), ("-setcookie", "--cookie")),
     (("rabbitmqctl",), ()),
 )
 
@@ -134,6 +138,10 @@ _TOOL_FLAG_RULES: Final = tuple(
     for programs, flags in TOOL_PASSWORD_FLAGS
     if flags
 )
+
+
+#: Erlang's distribution cookie on its own line (``vm.args``) or any command: the flag says what follows.
+_SETCOOKIE: Final = re.compile(r"((?<![\w-])-setcookie(?:\s+|=))(['\"]?)([^\s'\"|;&]+)\2")
 
 
 def _tool_flag(match: re.Match[str]) -> str:
@@ -347,6 +355,7 @@ VALUE_RULES: Final[tuple[tuple[re.Pattern[str], Replacement], ...]] = (
         rf"\1\2{REDACTED}\2",
     ),
     *((rule, _tool_flag) for rule in _TOOL_FLAG_RULES),
+    (_SETCOOKIE, _tool_flag),
     (_OPENSSL_PASS, rf"\1{REDACTED}"),
     (_CHPASSWD, rf"\1\2{REDACTED}\1\4"),
     (_HTPASSWD, rf"\1{REDACTED}"),
@@ -372,6 +381,7 @@ _VALUE_NEEDLES: Final[tuple[tuple[str, ...], ...]] = (
     ("dckr_pat_",), ("shp",), ("pypi-age",), ("ya29.",), ("xai-",), ("mysql", "mariadb"),
     ("-u", "--user", "--proxy-user"), ("-",), ("mysql", "mariadb"),
     *(tuple(p.split()[0].lower() for p in programs) for programs, flags in TOOL_PASSWORD_FLAGS if flags),
+    ("setcookie",),
     ("pass:",), ("chpasswd",), ("htpasswd",), ("@",), ("@",), ("identified", "password"), ("</",), (":",),
     ("login", "logon", "credential", "user", "account"),
     ("password", "passwort", "kennwort", "passwd", "passphrase", "pwd", "mot de passe", "contrase", "senha",

@@ -129,14 +129,27 @@ def test_credentials_in_custom_resources_are_dropped() -> None:
             "size": "large",
             "apiToken": "tok-123",
             "password": "pw-456",
-            "caBundle": "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----",
+            "tlsKey": "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSj\n-----END PRIVATE KEY-----",
             "jwt": "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.sig",
         },
     }
     text = build_instance(cr, plural="widgets").text
     assert "size: large" in text
-    for leaked in ("tok-123", "pw-456", "BEGIN CERTIFICATE", "eyJhbGci"):
+    for leaked in ("tok-123", "pw-456", "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSj", "eyJhbGci"):
         assert leaked not in text
+
+
+def test_a_certificate_is_public_and_kept() -> None:
+    """issue 52: a CA bundle (a certificate, public by construction) was dropped as if it were a key."""
+    bundle = "-----BEGIN CERTIFICATE-----\nMIIBtjCCAV2gAwIBAgIUDABMiIRomPz0\n-----END CERTIFICATE-----"
+    cr = {
+        "apiVersion": "example.com/v1",
+        "kind": "Widget",
+        "metadata": {"name": "w", "namespace": "ns"},
+        "spec": {"caBundle": bundle},
+    }
+    text = build_instance(cr, plural="widgets").text
+    assert "MIIBtjCCAV2gAwIBAgIUDABMiIRomPz0" in text
 
 
 def test_churn_does_not_change_the_hash_but_labels_and_images_do() -> None:

@@ -579,3 +579,42 @@ def test_a_kubernetes_quantity_is_never_read_as_a_chosen_password(quantity: str)
     """issue 51/52: a memory limit of four digits (``memory=1000Mi``) read ``memory=<redacted>``; 999Mi did not."""
     assert redact_text(f"memory={quantity}") == f"memory={quantity}"
     assert redact_text(f"limits cpu=1500m memory={quantity}") == f"limits cpu=1500m memory={quantity}"
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGh8x2mJq3yVQe8YvO7Zp4t1Lw9bRfK2nS5cD6uE7aB9 ops@bastion",
+        "https://login.microsoftonline.com/72f988bf-86f1-41af-91ab-2d7cd011db47/v2.0",
+        "https://A1B2C3D4E5F60718293A4B5C6D7E8F90.gr7.us-west-2.eks.amazonaws.com",
+        "mac 52:54:00:6b:3c:9f on eth0",
+        "subnets subnet-0f1e2d3c4b5a69788,subnet-0123456789abcdef0 in vpc-0a1b2c3d4e5f67890",
+        "/subscriptions/3c5e7a9b-1d2f-4e6a-8b0c-9d1e2f3a4b5c/resourceGroups/net/providers/x",
+        "postgres://${DB_USER}:${DB_PASSWORD}@${DB_HOST}:5432/app",
+    ],
+)
+def test_what_is_public_by_its_grammar_is_kept_whole(value: str) -> None:
+    """issue 52: public keys, a URL's host, a tenant or subscription UUID in a path, MAC addresses, cloud
+    resource ids and placeholders were read as generated secrets."""
+    assert redact_text(value) == value
+
+
+@pytest.mark.parametrize(
+    ("value", "secret"),
+    [
+        ("password: {{ .Values.postgresql.auth.password | quote }}", None),
+        ("password: {{ Qz7mapleRiver }}", "Qz7mapleRiver"),
+        ("db:\n  password: ${DB_PASSWORD}\n  user: app", None),
+        ("ssh-keygen -t ed25519 -N Ph@sePhrase-991 -C deploy@ci", "Ph@sePhrase-991"),
+        ("-name chat@127.0.0.1\n-setcookie c00k1e_x9Qm2Lp7\n+K true", "c00k1e_x9Qm2Lp7"),
+        ("- --db-user=grafana\n- --db-password\n- Xq8!mLp2Rt-g\n", "Xq8!mLp2Rt-g"),
+        ("https://deploy:Qz7mapleRiver@github.com/acme/app.git", "Qz7mapleRiver"),
+        ("https://hooks.slack.com/services/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", "Zx9Qm2Lp7Rt4Vb8Nk3Hs6Jd1"),
+    ],
+)
+def test_placeholders_stay_and_flags_split_lists_and_cookies_go(value: str, secret: str | None) -> None:
+    judged = redact_text(value)
+    if secret is None:
+        assert judged == value
+    else:
+        assert secret not in judged
