@@ -317,11 +317,53 @@ def _pod_spec(pod: Mapping[str, Any], out: _Collector) -> None:
                 value_from = env.get("valueFrom")
                 out.add("uses-configmap", "ConfigMap", _get(_get(value_from, "configMapKeyRef"), "name"))
                 out.add("uses-secret", "Secret", _get(_get(value_from, "secretKeyRef"), "name"))
+    containers = [c for field in ("initContainers", "containers") for c in _maps(pod.get(field))]
+    for address in addresses(containers):
+        _connects_to(address, out)
     out.add("runs-as", "ServiceAccount", pod.get("serviceAccountName") or pod.get("serviceAccount"))
     for secret in _maps(pod.get("imagePullSecrets")):
         out.add("pulls-with", "Secret", secret.get("name"))
     out.add("scheduled-on", "Node", pod.get("nodeName"))
     out.add("uses-class", "PriorityClass", pod.get("priorityClassName"))
+
+
+#: A network address in an env value or argument: an optional scheme and userinfo (never kept), a DNS
+#: name or IPv4 address, and a port (``redis-cart:6379``, ``http://backend:9898``, ``mongodb://u:p@db:27017``).
+_ADDRESS: Final = re.compile(
+    r"(?<![\w.@-])(?:[a-z][a-z0-9+.-]{1,20}://)?(?:[^\s/@]{1,256}@)?"
+    r"([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?){0,6}):(\d{2,5})(?![\w.:])"
+)
+
+
+def addresses(containers: list[Mapping[str, Any]]) -> list[str]:
+    """Who the containers talk to: the ``host:port`` addresses in their env values and arguments, by name
+    and port alone (what an agent asks as "which database does X use": ``redis-cart:6379``).
+
+    Only the address is read, never the rest of the value (a scheme, a user and password, a path or a
+    query): ``env`` and ``args`` are where people paste credentials (docs/security.md)."""
+    found: list[str] = []
+    for container in containers:
+        values = [e.get("value") for e in container.get("env") or [] if isinstance(e, Mapping)]
+        values += [*(container.get("command") or []), *(container.get("args") or [])]
+        for value in values:
+            if not isinstance(value, str) or ":" not in value:
+                continue
+            for match in _ADDRESS.finditer(value[:2048]):
+                host, port = match.group(1), match.group(2)
+                if 0 < int(port) < 65536 and not host.isdigit():
+                    found.append(f"{host}:{port}")
+    return list(dict.fromkeys(found))
+
+
+def _connects_to(address: str, out: _Collector) -> None:
+    """The Service an in-cluster address names: a bare name (this namespace), or ``name.ns.svc[.cluster.local]``;
+    never an outside host (``api.example.com``) or an IP address."""
+    host = address.rsplit(":", 1)[0]
+    parts = host.split(".")
+    if len(parts) == 1 and not host[0].isdigit():
+        out.add("connects-to", "Service", host)
+    elif len(parts) >= 3 and parts[2] == "svc" and (len(parts) == 3 or parts[3:] == ["cluster", "local"]):
+        out.add("connects-to", "Service", parts[0], parts[1])
 
 
 def _pod(spec: Mapping[str, Any], out: _Collector) -> None:

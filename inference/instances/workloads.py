@@ -2,8 +2,8 @@
 
 One pod template, read the same way for every such kind: images and the software they are,
 ports, replicas, schedule, each container's resources, probes and security switches, placement
-and the volumes that name no object. ``env``, ``command`` and ``args`` are never read (see
-docs/security.md). :func:`workload_metadata` is what agents list and count such objects by.
+and the volumes that name no object. ``env``, ``command`` and ``args`` are not shown (see
+docs/security.md): only the network addresses in them are read (:func:`addresses`), by host and port. :func:`workload_metadata` is what agents list and count such objects by.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from typing import Any, Final
 from kubevec.inference import software
 from kubevec.inference.instances.summary import MAX_LIST_ITEMS, InstancePolicy, Summariser, is_ip
 from kubevec.inference.redaction import Redacted
+from kubevec.inference.references import addresses
 
 
 def _pod_spec(obj: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -60,6 +61,8 @@ def _workload(source: Redacted, _: InstancePolicy) -> list[str]:
     for container in inits[:MAX_LIST_ITEMS]:
         described = _container(container, image=True)
         out.append(f"init container {container.get('name', '?')}: {described}")
+    if peers := addresses(containers + inits):
+        out.append("connects to: " + ", ".join(peers[:MAX_LIST_ITEMS]))
     out.extend(_placement(pod))
     volumes = _volumes(pod.get("volumes"))  # the objects mounted are references (metadata); these are not
     if volumes:
@@ -78,8 +81,9 @@ _PROBES: Final = (("readinessProbe", "readiness"), ("livenessProbe", "liveness")
 def _container(container: Mapping[str, Any], *, image: bool = False) -> str:
     """``requests cpu=100m memory=64Mi; limits ...; readiness http /healthz 8080; runAsNonRoot``.
 
-    ``env``, ``command`` and ``args`` are never read (see docs/security.md): they are where people
-    paste credentials, and the objects a container takes its environment from are references already."""
+    ``env``, ``command`` and ``args`` are not shown (see docs/security.md): they are where people paste
+    credentials, and the objects a container takes its environment from are references already (the
+    addresses in them are read apart: :func:`addresses`)."""
     parts = []
     if image and container.get("image"):
         parts.append(f"image {container['image']}")

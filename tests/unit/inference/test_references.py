@@ -201,3 +201,35 @@ def test_a_reference_whose_name_is_a_credential_is_still_redacted() -> None:
     # references are read from the judged body: a credential-shaped name is no reference at all
     assert "refs" not in document.metadata
     assert token not in repr(document)
+
+
+def test_a_workload_connects_to_the_services_its_env_and_args_address() -> None:
+    """issue 51: who talks to whom was invisible ("which database does X use": the answer is an address
+    like ``redis-cart:6379`` in env). Addresses become text and ``connects-to`` references to in-cluster
+    Services; outside hosts and IP addresses name no Service; a URL's user and password are never read."""
+    from kubevec.inference.instances import build_instance
+
+    container = {
+        "name": "app",
+        "image": "ghcr.io/acme/cart:1",
+        "env": [
+            {"name": "REDIS_ADDR", "value": "redis-cart:6379"},
+            {"name": "DB_URL", "value": "postgres://app:Qz7mapleRiver@db.payments.svc.cluster.local:5432/app"},
+            {"name": "API", "value": "https://api.example.com:443/v1"},
+        ],
+        "args": ["--backend=http://backend:9898/api", "--peer=10.0.0.5:7946", "--at=12:30"],
+    }
+    body = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "cart", "namespace": "shop", "uid": "u-1"},
+        "spec": {"template": {"metadata": {"labels": {"app": "cart"}}, "spec": {"containers": [container]}}},
+    }
+    document = build_instance(body, plural="deployments").to_document()
+    assert "connects to: redis-cart:6379, db.payments.svc.cluster.local:5432, api.example.com:443" in document.text
+    assert "Qz7mapleRiver" not in document.text
+    refs = dict(zip(document.metadata["refs"], document.metadata["ref_relations"], strict=True))
+    assert refs["Service/shop/redis-cart"] == "connects-to"
+    assert refs["Service/payments/db"] == "connects-to"
+    assert refs["Service/shop/backend"] == "connects-to"
+    assert not any("example" in ref or "10.0.0.5" in ref for ref in refs)
