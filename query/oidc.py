@@ -287,7 +287,7 @@ class OutsideIdentities:
             self._attempted[issuer.url] = now
             try:
                 keys, max_age = await self._download(issuer)
-            except (httpx.HTTPError, ValueError, KeyError, jwt.PyJWTError) as exc:
+            except (httpx.HTTPError, ValueError, KeyError, RecursionError, jwt.PyJWTError) as exc:
                 logger.warning("Could not fetch an issuer's keys issuer=%s error=%s", issuer.url, _short(exc))
                 if required and (cached is None or cached.expires <= now):
                     raise KeysUnavailable(f"the keys of {issuer.url} could not be fetched") from exc

@@ -236,3 +236,19 @@ async def test_a_discovery_document_naming_another_issuer_is_not_trusted(clock: 
     )
     with pytest.raises(KeysUnavailable):
         await checker.identify(provider.token())
+
+
+async def test_a_hostile_key_set_is_unavailable_keys_not_a_crash(clock: Clock) -> None:
+    """A key set nested deeper than the parser recurses (the issuer's endpoint answering anything)."""
+    provider = Provider()
+
+    def hostile(request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("/certs"):
+            return httpx.Response(200, content=b"[" * 200_000)
+        return provider.handler(request)
+
+    checker = OutsideIdentities(
+        issuers=[Issuer(url=ISSUER, audiences=(AUDIENCE,))], clock=clock, transport=httpx.MockTransport(hostile)
+    )
+    with pytest.raises(KeysUnavailable):
+        await checker.identify(provider.token())
