@@ -149,7 +149,7 @@ _PUBLIC: Final = re.compile(
     r"(?:ssh-(?:rsa|ed25519|dss)|ecdsa-sha2-nistp(?:256|384|521)|sk-ssh-ed25519@openssh\.com)\s+AAAA[A-Za-z0-9+/]{20,}={0,3}"
     r"|-----BEGIN (CERTIFICATE|PUBLIC KEY|X509 CRL|CERTIFICATE REQUEST|TRUSTED CERTIFICATE)-----"
     r"[A-Za-z0-9+/=\s]{0,20000}?-----END \1-----"
-    r"|(?<=://)(?![^/\s]*@)[A-Za-z0-9][A-Za-z0-9.-]{0,252}"
+    r"|(?<=://)(?![^/\s]*@)[A-Za-z0-9][A-Za-z0-9.-]{0,252}(?=(?::\d{1,5})?(?:[/?#\s\"'\]),;]|$))"
     r"|(?<=/)[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}(?=[/\s\"']|$)"
     r"|(?<![\w:-])(?:[0-9A-Fa-f]{2}[:-]){5}[0-9A-Fa-f]{2}(?![\w:-])"
     r"|(?<![\w-])[a-z]{1,12}-[0-9a-f]{8}(?:[0-9a-f]{9})?(?![\w-])"

@@ -609,6 +609,7 @@ def test_what_is_public_by_its_grammar_is_kept_whole(value: str) -> None:
         ("-name chat@127.0.0.1\n-setcookie c00k1e_x9Qm2Lp7\n+K true", "c00k1e_x9Qm2Lp7"),
         ("- --db-user=grafana\n- --db-password\n- Xq8!mLp2Rt-g\n", "Xq8!mLp2Rt-g"),
         ("https://deploy:Qz7mapleRiver@github.com/acme/app.git", "Qz7mapleRiver"),
+        ("https://user:Qz7/mapleRiver@host.example.com/x", "Qz7/mapleRiver"),  # a host is set aside, userinfo never
         ("https://hooks.slack.com/services/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", "Zx9Qm2Lp7Rt4Vb8Nk3Hs6Jd1"),
     ],
 )
