@@ -245,7 +245,7 @@ def settings_for(store: Path) -> Settings:
     return Settings(cluster_name=CLUSTER, store=StoreSettings(backend="chroma", path=store))
 
 
-async def ask_all(store: Path, *, show: bool) -> dict[str, Any]:
+async def ask_all(store: Path, *, show: bool, asked: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     settings = settings_for(store)
     backend = open_store(settings, existing=True)
     service = search_service(settings, backend, queries=True, one_shot=False, lexical_cache=False)
@@ -253,7 +253,7 @@ async def ask_all(store: Path, *, show: bool) -> dict[str, Any]:
     latencies: list[float] = []
     try:
         await service.search(SearchRequest(collection="instances", query="warm up", k=10))
-        for question in questions():
+        for question in asked if asked is not None else questions():
             started = time.perf_counter()
             answer = await service.search(SearchRequest(collection="instances", query=question["question"], k=10))
             latencies.append(time.perf_counter() - started)

@@ -1,0 +1,83 @@
+"""Instance answers on applications and questions nobody here tuned on (``tests/bench/apps-blind``).
+
+A helper session that never read kubevec's code or its bench wrote the questions from the manifests of
+two public applications (Istio's Bookinfo, Google's Bank of Anthos), and the folder was frozen by its
+sha256 (``FROZEN.sha256``) before the first run; this refuses a changed file. The same yardstick as
+``tests.bench.answers`` (one ``kubevec search``-like call per question, k=10): hit@1, hit@5, MRR, facts.
+
+``python -m tests.bench.held_out`` (``KUBEVEC_BENCH_ANSWERS_SHOW=1`` prints each question's top 5).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from tests.bench.answers import CLUSTER, CONTROLLERS, ask_all
+from tests.bench.report import table
+from tests.controlplane.cluster import ControlPlane, running
+from tests.e2e.controller_harness import Controller
+from tests.e2e.convergence import wait_converged
+
+BLIND = Path(__file__).resolve().parent / "apps-blind"
+ROOT = Path(__file__).resolve().parents[2]
+NAMESPACES = {"bookinfo": "bookinfo", "bank-of-anthos": "bank-of-anthos"}
+
+
+def check_frozen() -> None:
+    for line in (BLIND / "FROZEN.sha256").read_text().splitlines():
+        digest, name = line.split(maxsplit=1)
+        if hashlib.sha256((ROOT / name).read_bytes()).hexdigest() != digest:
+            raise SystemExit(f"{name} changed since it was frozen")
+
+
+def populate(plane: ControlPlane) -> None:
+    plane.kubectl("apply", "-f", str(BLIND / "crds.yaml"))
+    plane.kubectl("wait", "--for=condition=Established", "--timeout=60s", "crd", "--all")
+    for folder, namespace in NAMESPACES.items():
+        plane.kubectl("create", "namespace", namespace)
+        plane.kubectl("apply", "-n", namespace, "-f", str(BLIND / folder))
+
+
+def run() -> str:
+    check_frozen()
+    asked = [json.loads(line) for line in (BLIND / "questions.jsonl").read_text().splitlines() if line.strip()]
+    show = os.environ.get("KUBEVEC_BENCH_ANSWERS_SHOW") == "1"
+    with (
+        tempfile.TemporaryDirectory(prefix="kubevec-held-out-") as tmp,
+        running(quiet=True, controllers=CONTROLLERS) as plane,
+    ):
+        populate(plane)
+        store = Path(tmp) / "store"
+        controller = Controller(plane, store, Path(tmp) / "controller.log", KUBEVEC_CLUSTER_NAME=CLUSTER)
+        started = time.monotonic()
+        controller.start()
+        try:
+            controller.wait_ready(timeout=600)
+            wait_converged(kubeconfig=plane.kubeconfig, cluster=CLUSTER, store_path=store, timeout=300)
+        finally:
+            controller.stop()
+        synced = time.monotonic() - started
+        result: dict[str, Any] = asyncio.run(ask_all(store, show=show, asked=asked))
+    rows = result["rows"]
+    count = len(rows)
+    hit1 = sum(1 for r in rows if r["rank"] == 1) / count
+    hit5 = sum(1 for r in rows if r["rank"] is not None and r["rank"] <= 5) / count
+    mrr = sum(1 / r["rank"] for r in rows if r["rank"] is not None) / count
+    facts = sum(r["facts"] for r in rows) / max(1, sum(r["of"] for r in rows))
+    missed = [r["id"] for r in rows if r["rank"] is None or r["rank"] > 5]
+    quality = table(
+        ["held-out questions", "hit@1", "hit@5", "MRR@10", "fact recall", "sync s"],
+        [[str(count), f"{hit1:.2f}", f"{hit5:.2f}", f"{mrr:.2f}", f"{facts:.2f}", f"{synced:.0f}"]],
+    )
+    return f"{quality}\nnot in the top 5: {', '.join(missed) or '-'}"
+
+
+if __name__ == "__main__":
+    print(run())
