@@ -78,8 +78,12 @@ _MAX_CAPABILITIES: Final = 12
 _PROBES: Final = (("readinessProbe", "readiness"), ("livenessProbe", "liveness"), ("startupProbe", "startup"))
 
 
+#: Environment variable names shown per container.
+MAX_ENV_NAMES: Final = 24
+
+
 def _container(container: Mapping[str, Any], *, image: bool = False) -> str:
-    """``requests cpu=100m memory=64Mi; limits ...; readiness http /healthz 8080; runAsNonRoot``.
+    """``requests cpu=100m memory=64Mi; limits ...; env NAME OTHER; readiness http /healthz 8080; runAsNonRoot``.
 
     ``env``, ``command`` and ``args`` are not shown (see docs/security.md): they are where people paste
     credentials, and the objects a container takes its environment from are references already (the
@@ -93,6 +97,10 @@ def _container(container: Mapping[str, Any], *, image: bool = False) -> str:
             amounts = resources.get(key)
             if isinstance(amounts, Mapping) and amounts:
                 parts.append(f"{key} " + " ".join(f"{k}={v}" for k, v in sorted(amounts.items())))
+    names = [str(e["name"]) for e in container.get("env") or [] if isinstance(e, Mapping) and e.get("name")]
+    if names:  # what is configured, by name: the values are where people paste credentials
+        more = len(names) - MAX_ENV_NAMES
+        parts.append("env " + " ".join(names[:MAX_ENV_NAMES]) + (f" (+{more} more)" if more > 0 else ""))
     for field, word in _PROBES:
         probe = container.get(field)
         if isinstance(probe, Mapping):
