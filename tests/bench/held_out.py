@@ -51,7 +51,7 @@ def run() -> str:
     show = os.environ.get("KUBEVEC_BENCH_ANSWERS_SHOW") == "1"
     with (
         tempfile.TemporaryDirectory(prefix="kubevec-held-out-") as tmp,
-        running(quiet=True, controllers=CONTROLLERS) as plane,
+        running(quiet=True, controllers=(*CONTROLLERS, "statefulset")) as plane,
     ):
         populate(plane)
         store = Path(tmp) / "store"
