@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from kubevec import inference
+from kubevec import core, inference
 from kubevec.controller.kube.resources import ApiResource
 from kubevec.controller.runtime.metrics import DOCUMENT_SKIP_REASONS, Metrics
 from kubevec.core.bounded import LRU
@@ -46,7 +46,8 @@ CAPABILITY_CACHE_SIZE = 4096
 
 @functools.cache
 def builder_fingerprint() -> str:
-    """A digest of the code that turns objects into documents (``inference/`` but its providers, this module).
+    """A digest of the code that turns objects into documents (``inference/`` but its providers, ``core/``,
+    this module).
 
     Part of every ``built_from``: a change to that code rebuilds every document once (its content
     hash still spares the embedding when the text did not change), even where nobody bumped
@@ -56,8 +57,10 @@ def builder_fingerprint() -> str:
     """
     root = Path(inference.__file__).parent
     providers = root / "providers"
+    shared = Path(core.__file__).parent  # the words, nesting guard and payload fields the builders use
     digest = hashlib.sha256()
-    for path in sorted([*(p for p in root.rglob("*.py") if providers not in p.parents), Path(__file__)]):
+    built = [*(p for p in root.rglob("*.py") if providers not in p.parents), *shared.rglob("*.py"), Path(__file__)]
+    for path in sorted(built):
         digest.update(path.read_bytes())
     return digest.hexdigest()[:12]
 

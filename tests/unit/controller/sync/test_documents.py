@@ -158,8 +158,28 @@ def test_the_fingerprint_covers_the_builders_and_not_the_providers(
     (copy / "providers" / "embedders" / "voyage.py").write_text("# a retry tweak\n", encoding="utf-8")
     (copy / "providers" / "llm.py").write_text("# a prompt client tweak\n", encoding="utf-8")
     assert fingerprint() == before
-    with (copy / "redaction.py").open("a", encoding="utf-8") as builder:
+    with (copy / "redaction" / "patterns.py").open("a", encoding="utf-8") as builder:
         builder.write("\n# a redaction rule\n")
+    after_rule = fingerprint()
+    assert after_rule != before
+
+
+def test_the_fingerprint_covers_what_the_builders_import_from_core(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """issue 49 moved the camelCase splitter, the depth guard and the payload fields to ``core/``: a change
+    there changes documents as a change in ``inference/`` does, so it must rebuild them too."""
+    import shutil
+
+    from kubevec import core
+
+    copy = tmp_path / "core"
+    shutil.copytree(Path(core.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(core, "__file__", str(copy / "__init__.py"))
+    fingerprint = documents.builder_fingerprint.__wrapped__
+    before = fingerprint()
+    with (copy / "words.py").open("a", encoding="utf-8") as splitter:
+        splitter.write("\n# a word rule\n")
     assert fingerprint() != before
 
 
