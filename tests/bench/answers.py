@@ -432,6 +432,21 @@ def one_shot(store: Path, cache: Path) -> tuple[float, float, float]:
 # -- the section -----------------------------------------------------------------------------------
 
 
+def scores(rows: list[dict[str, Any]]) -> tuple[float, float, float, float]:
+    """hit@1, hit@5, MRR@10 and fact recall of answered questions (``ask_all``'s rows)."""
+    count = len(rows)
+    hit1 = sum(1 for r in rows if r["rank"] == 1) / count
+    hit5 = sum(1 for r in rows if r["rank"] is not None and r["rank"] <= 5) / count
+    mrr = sum(1 / r["rank"] for r in rows if r["rank"] is not None) / count
+    facts = sum(r["facts"] for r in rows) / max(1, sum(r["of"] for r in rows))
+    return hit1, hit5, mrr, facts
+
+
+def missed(rows: list[dict[str, Any]]) -> list[str]:
+    """The questions whose answer is not in the top 5."""
+    return [r["id"] for r in rows if r["rank"] is None or r["rank"] > 5]
+
+
 def run() -> str:
     show = os.environ.get("KUBEVEC_BENCH_ANSWERS_SHOW") == "1"
     with (
@@ -458,10 +473,7 @@ def run() -> str:
         first, warm, resident_p50 = one_shot(store, Path(tmp) / "cache")
     rows = result["rows"]
     count = len(rows)
-    hit1 = sum(1 for r in rows if r["rank"] == 1) / count
-    hit5 = sum(1 for r in rows if r["rank"] is not None and r["rank"] <= 5) / count
-    mrr = sum(1 / r["rank"] for r in rows if r["rank"] is not None) / count
-    facts = sum(r["facts"] for r in rows) / max(1, sum(r["of"] for r in rows))
+    hit1, hit5, mrr, facts = scores(rows)
     latencies = sorted(result["latencies"])
     quality = table(
         ["questions", "hit@1", "hit@5", "MRR@10", "fact recall", "resident p50 ms", "resident p95 ms",
@@ -472,7 +484,6 @@ def run() -> str:
             f"{first:.2f}", f"{warm:.2f}", f"{resident_p50:.2f}", f"{synced:.0f}", f"{embedded:.0f}",
         ]],
     )  # fmt: skip
-    missed = [r["id"] for r in rows if r["rank"] is None or r["rank"] > 5]
     graph_rows = []
     for name in RELATION_KINDS:
         truth, got = EXPECTED.get(name, set()), result["edges"].get(name, set())
@@ -482,7 +493,7 @@ def run() -> str:
         graph_rows.append([name, str(len(truth)), str(len(got)), str(right), recall, precision])
     graph = table(["relation", "true edges", "found", "right", "recall", "precision"], graph_rows)
     converged = "converged" if drift.converged else f"NOT converged: {drift}"
-    return f"{quality}\nnot in the top 5: {', '.join(missed) or '-'}\nstore {converged}\n\n{graph}"
+    return f"{quality}\nnot in the top 5: {', '.join(missed(rows)) or '-'}\nstore {converged}\n\n{graph}"
 
 
 def main() -> None:

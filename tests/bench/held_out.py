@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tests.bench.answers import CLUSTER, CONTROLLERS, ask_all
+from tests.bench.answers import CLUSTER, CONTROLLERS, ask_all, missed, scores
 from tests.bench.report import table
 from tests.controlplane.cluster import ControlPlane, running
 from tests.e2e.controller_harness import Controller
@@ -67,16 +67,12 @@ def run() -> str:
         result: dict[str, Any] = asyncio.run(ask_all(store, show=show, asked=asked))
     rows = result["rows"]
     count = len(rows)
-    hit1 = sum(1 for r in rows if r["rank"] == 1) / count
-    hit5 = sum(1 for r in rows if r["rank"] is not None and r["rank"] <= 5) / count
-    mrr = sum(1 / r["rank"] for r in rows if r["rank"] is not None) / count
-    facts = sum(r["facts"] for r in rows) / max(1, sum(r["of"] for r in rows))
-    missed = [r["id"] for r in rows if r["rank"] is None or r["rank"] > 5]
+    hit1, hit5, mrr, facts = scores(rows)
     quality = table(
         ["held-out questions", "hit@1", "hit@5", "MRR@10", "fact recall", "sync s"],
         [[str(count), f"{hit1:.2f}", f"{hit5:.2f}", f"{mrr:.2f}", f"{facts:.2f}", f"{synced:.0f}"]],
     )
-    return f"{quality}\nnot in the top 5: {', '.join(missed) or '-'}"
+    return f"{quality}\nnot in the top 5: {', '.join(missed(rows)) or '-'}"
 
 
 if __name__ == "__main__":
