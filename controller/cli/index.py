@@ -54,7 +54,7 @@ async def index_command(args: argparse.Namespace, settings: Settings) -> int:
     for error in report.errors:
         print(f"kubevec index: {error}", file=sys.stderr)
     print(
-        f"Indexed CRDs files={report.files} documents={report.documents} embedded={report.embedded} "
+        f"Indexed CRDs files={report.files} parsed={report.parsed} documents={report.documents} embedded={report.embedded} "
         f"unchanged={report.unchanged} errors={len(report.errors)} store={settings.store.backend}:{store.location}"
     )
     return 1 if report.errors else 0
