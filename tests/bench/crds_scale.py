@@ -4,8 +4,8 @@ A cluster with a few Crossplane providers serves 2,000 CRDs and more; the test A
 needs ~7 MB per CRD, so this runs the command line a user runs without a cluster: the real corpus
 (``KUBEVEC_CRD_CORPUS``) copied under new group names until there are ``KUBEVEC_BENCH_INDEX_CRDS``
 (default 2,000), written as YAML files, indexed into an embedded store with the offline model; then
-indexed again unchanged (nothing to embed), and searched once. CPU seconds and peak RSS are the
-command's own (GNU time).
+indexed again unchanged (no file parsed, nothing embedded), again with one file changed (that file
+alone parsed), and searched once. CPU seconds and peak RSS are the command's own (GNU time).
 """
 
 from __future__ import annotations
@@ -62,10 +62,19 @@ def run() -> str:
         first = timed([KUBEVEC, "index", "crds", str(folder)], env)
         print("  indexing them again, unchanged ...", file=sys.stderr, flush=True)
         again = timed([KUBEVEC, "index", "crds", str(folder)], env)
+        print("  and with one file changed ...", file=sys.stderr, flush=True)
+        edited = scaled_crd(base, 0)
+        for version in edited["spec"]["versions"]:
+            schema = (version.get("schema") or {}).get("openAPIV3Schema")
+            if isinstance(schema, dict):
+                schema["description"] = "Edited by the bench: one changed file among the unchanged."
+        (folder / "crd-00000.yaml").write_text(json.dumps(edited))
+        one = timed([KUBEVEC, "index", "crds", str(folder)], env)
         search = timed([KUBEVEC, "search", "managed PostgreSQL with backups", "-k", "5", "-o", "name"], env)
     rows = [
         ["index crds, first (embeds every document)", first[0], first[1], first[2], first[3][:90]],
         ["index crds again, unchanged", again[0], again[1], again[2], again[3][:90]],
+        ["index crds again, one file changed", one[0], one[1], one[2], one[3][:90]],
         ["search, one-shot process", search[0], search[1], search[2], ""],
     ]
     return table([f"{COUNT} CRDs", "wall s", "CPU s", "peak RSS MiB", "said"], rows) + (
