@@ -33,6 +33,7 @@ from kubevec.inference.redaction.generated import (
     names_a_thing,
     unmask_public,
 )
+from kubevec.inference.redaction.grammars import redact_config
 from kubevec.inference.redaction.names import (
     DISGUISES,
     is_credential_name,
@@ -90,10 +91,9 @@ def _redact_text(value: str, *, raw: bool, key: str | None) -> str:
 
 
 def _judged(value: str, *, raw: bool, key: str | None) -> str:
-    if raw and (value.lstrip()[:1] in ("{", "[") or "\n" in value):
-        structured = _redact_structured(value)
-        if structured is not None:
-            value = structured
+    if raw:
+        structured = _redact_structured(value) if value.lstrip()[:1] in ("{", "[") or "\n" in value else None
+        value = structured if structured is not None else redact_config(value, judge=_judge_setting)
     value = judge_percent(apply_rules(value, (*VALUE_RULES, *RAW_VALUE_RULES) if raw else VALUE_RULES))
     if "=" in value:
         value = redact_equals_pairs(value)
@@ -102,6 +102,12 @@ def _judged(value: str, *, raw: bool, key: str | None) -> str:
             value = redact_blocks(value)
         value = COLON_PAIR.sub(colon_pair, value)
     return deny_generated(value, key=key)
+
+
+def _judge_setting(key: str, value: str) -> str:
+    """One value of a config text (:mod:`.grammars`), judged as a field called ``key`` is."""
+    judged = _scrub_field(key, value, under_credential=False, budget=Budget(), depth=1)
+    return judged if isinstance(judged, str) else REDACTED
 
 
 def _redact_structured(value: str) -> str | None:

@@ -53,7 +53,7 @@ def redact_equals_pairs(value: str) -> str:
         # a credential's value is read whole; any other pair's only as far as a chosen password can reach
         # (a whole read from every NAME= of a=a=a=... was quadratic)
         pair_value = (_PAIR_VALUE_AT if credential else _SHORT_VALUE_AT).match(value, match.end())
-        if pair_value is None or says_yes_or_no(pair_value.group(0)) or pair_value.group(0).startswith(REDACTED):
+        if pair_value is None or _holds_nothing(pair_value.group(0)):
             continue
         if not credential and not _chosen_under(pair_value.group(0).strip("\"'"), name):
             continue
@@ -64,10 +64,17 @@ def redact_equals_pairs(value: str) -> str:
     return "".join(out)
 
 
+def _holds_nothing(value: str) -> bool:
+    """A pair's value that is no secret: yes/no or a placeholder, what the gate already wrote
+    (``password = "<redacted>"``), or the opening of a table whose own pairs are judged one by one
+    (``auth = { token = "x" }``: the ``{`` is not the credential, ``token``'s value is)."""
+    return says_yes_or_no(value) or value.startswith(REDACTED) or value.strip("\"'") == REDACTED or value in ("{", "[")
+
+
 def colon_pair(match: re.Match[str]) -> str:
     quoted, quoted_name, quoted_separator, _, bare_name, bare_separator, value = match.groups()
     quote, name, separator = (quoted, quoted_name, quoted_separator) if quoted else ("", bare_name, bare_separator)
-    if not holds_credential(name) or says_yes_or_no(value) or value in ("{", "[", "|", ">"):
+    if not holds_credential(name) or _holds_nothing(value) or value in ("|", ">"):
         return match.group(0)
     return f"{quote}{name}{quote}{separator}{REDACTED}"
 
@@ -159,7 +166,7 @@ _CUE: Final = (
 )
 _PROSE_SECRET: Final = re.compile(
     rf"(?i)(?<![\w-])({_CUE})(?![\w-])([ \t]*(?:(?:is|was|lautet|ist|est|es|é|è|e|era|wird|sera|:|=|->)[ \t]+|[ \t]+))"
-    r"(['\"«„]?)([^\s'\"»“<>(\[{&|;$-][^\s'\"»“<>]{0,255})"
+    r"(['\"«„]?)([^\s'\"»“<>(\[{&|;$=:-][^\s'\"»“<>]{0,255})"
 )
 
 
