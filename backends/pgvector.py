@@ -317,7 +317,9 @@ class PgvectorStore(BaseStore):
             rows = conn.execute(query, args).fetchall()
             if len(rows) < k:
                 conn.execute("SET LOCAL enable_indexscan = off")
-                rows = conn.execute(query, args).fetchall()
+                # Never a prepared statement: psycopg prepares a query from its 6th run on a connection,
+                # and the plan it keeps is the HNSW one whatever enable_indexscan says now.
+                rows = conn.execute(query, args, prepare=False).fetchall()
         return [
             Hit(id=str(row[0]), score=similarity_to_score(float(row[3])), text=str(row[1]), metadata=_metadata(row[2]))
             for row in rows

@@ -99,15 +99,18 @@ async def test_a_selective_filter_still_gets_all_k_nearest(postgres: Postgres) -
     await store.ensure_collection("selective", dimension=DIM, embedder="e")
     try:
         await store.upsert("selective", records)
-        query = unit_vector(random.Random(11))
-        hits = await store.search("selective", vector=query, k=10, filter=Eq("team", "rare"))
         rare = [r for r in records if r.metadata["team"] == "rare"]
-        # Scores are similarities clipped to [0, 1]; ties (all the clipped ones) go to the smaller id.
-        nearest = sorted(rare, key=lambda r: -sum(a * b for a, b in zip(query, r.vector, strict=True)))[:10]
-        best = sorted(
-            nearest, key=lambda r: (-max(0.0, sum(a * b for a, b in zip(query, r.vector, strict=True))), r.id)
-        )
-        assert [h.id for h in hits] == [r.id for r in best[:10]]
+        # Eight queries on one connection: psycopg prepares a statement from its 6th run, and a
+        # prepared plan kept the HNSW scan for the exact fallback (0-3 of 10 hits from then on).
+        for seed in range(11, 19):
+            query = unit_vector(random.Random(seed))
+            hits = await store.search("selective", vector=query, k=10, filter=Eq("team", "rare"))
+            # Scores are similarities clipped to [0, 1]; ties (all the clipped ones) go to the smaller id.
+            nearest = sorted(rare, key=lambda r: -sum(a * b for a, b in zip(query, r.vector, strict=True)))[:10]
+            best = sorted(
+                nearest, key=lambda r: (-max(0.0, sum(a * b for a, b in zip(query, r.vector, strict=True))), r.id)
+            )
+            assert [h.id for h in hits] == [r.id for r in best[:10]], f"query {seed}"
     finally:
         await store.drop_collection("selective")
         await store.close()
