@@ -13,7 +13,7 @@ def main() -> None:
         ("Embedder: all-MiniLM-L6-v2 int8", embedder.run),
         ("Embedder memory: onnxruntime arena and length sorting", embedder.memory),
         (
-            "Stores: 20k records x 384-d, filter kind=Deployment AND namespace in 3 of 10",
+            stores.title(),
             stores.run,
         ),
         ("The gate: public canaries and real values, document build time on 3,000 objects (30 hostile)", gate.run),
