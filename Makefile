@@ -100,8 +100,9 @@ bench-retrieval: setup ## Recall@1/@5, MRR, latency of the configured embedder/r
 bench-answers: setup controlplane ## Instance answers on public applications (tests/bench/apps): hit@k, MRR, facts, graph, latency.
 	$(BIN)/python -m tests.bench.answers
 
-bench-scale: setup controlplane ## `kubevec run` at scale on the real control plane (KUBEVEC_BENCH_CRDS/OBJECTS), then `kubevec index crds` over 2,000 CRDs.
-	$(BIN)/python -m tests.bench.scale
+bench-scale: setup controlplane ## Issue 50 at 100k objects (stand-in embedder, no naive baseline; KUBEVEC_BENCH_* override): controller, readers, JSON in bench-scale.json; then `kubevec index crds` over 2,000 CRDs.
+	KUBEVEC_BENCH_OBJECTS=$${KUBEVEC_BENCH_OBJECTS:-100000} KUBEVEC_BENCH_EMBEDDER=$${KUBEVEC_BENCH_EMBEDDER:-standin} \
+	KUBEVEC_BENCH_NAIVE=$${KUBEVEC_BENCH_NAIVE:-0} $(BIN)/python -m tests.bench.scale
 
 ##@ Running
 

@@ -32,7 +32,7 @@ from kubevec.backends.chroma import ChromaStore
 from kubevec.inference.instances import build_instance
 from kubevec.inference.providers.embedders.local import LocalEmbedder
 from tests.bench.report import percentile, table
-from tests.bench.scale import Api
+from tests.bench.scale_controller import Api
 from tests.controlplane.cluster import ControlPlane, free_port, running
 
 NAMESPACES, RESOURCES, CALLERS = 50, 20, 200
