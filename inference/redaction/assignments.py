@@ -48,7 +48,7 @@ MAX_NESTING: Final = 32
 
 _KEY: Final = re.compile(r"[A-Za-z0-9_-]+|\"(?:[^\"\\\n]|\\.){0,256}\"|'[^'\n]{0,256}'")
 _SPACE: Final = re.compile(r"[ \t]*")
-_BLANK: Final = re.compile(r"(?:[ \t\r\n]+|(?:#|//)[^\n]*)*")
+_BLANK: Final = re.compile(r"(?:[ \t\r\n]+|(?:#|//)[^\n]*|/\*(?:[^*]|\*(?!/))*\*/)*")
 _LABEL: Final = re.compile(r"[ \t]*(\"(?:[^\"\\\n]|\\.){0,256}\"|[A-Za-z_][\w-]{0,127})")
 _HEADER: Final = re.compile(r"\[\[?[ \t]*([^\]\n]{1,512}?)[ \t]*\]\]?[ \t]*(?:#[^\n]*)?(?=\n|\Z)")
 _HEREDOC: Final = re.compile(r"<<-?([A-Za-z_]\w{0,63})[ \t]*\n")
@@ -63,6 +63,14 @@ def toml_settings(text: str) -> list[Setting]:
         tomllib.loads(text)
     except (tomllib.TOMLDecodeError, RecursionError) as exc:
         raise NotThisGrammar("not TOML") from exc
+    return _Scanner(text, hcl=False).document()
+
+
+def toml_like_settings(text: str) -> list[Setting]:
+    """TOML that :mod:`tomllib` refuses but our scan reads whole (an inline table over several lines,
+    as Telegraf's parser takes, or a key twice): tried after every stricter grammar."""
+    if "=" not in text:
+        raise NotThisGrammar("no assignment")
     return _Scanner(text, hcl=False).document()
 
 

@@ -28,9 +28,10 @@ from kubevec.inference.redaction.assignments import (
     Setting,
     hcl_settings,
     refers,
+    toml_like_settings,
     toml_settings,
 )
-from kubevec.inference.redaction.names import is_credential_name, says_yes_or_no
+from kubevec.inference.redaction.names import is_credential_name, name_words, says_yes_or_no
 from kubevec.inference.redaction.vocabulary import REDACTED
 
 #: The gate's judgement of one value under its name: the value as it may be kept (``<redacted>`` or
@@ -48,7 +49,12 @@ def redact_config(text: str, *, judge: Judge) -> str:
     ``<redacted>``; ``text`` itself when it is no config text this module reads."""
     if len(text) > MAX_CONFIG_CHARS or not _may_be_config(text):
         return text
-    settings = _settings(text)
+    if "LoginModule" in text:  # a JAAS entry may sit in a properties line (sasl.jaas.config=...): read first
+        text = _rewrite(text, _read(_jaas, text), judge=judge)
+    return _rewrite(text, _settings(text), judge=judge)
+
+
+def _rewrite(text: str, settings: list[Setting], *, judge: Judge) -> str:
     if not settings or len(settings) > MAX_SETTINGS:
         return text
     out: list[str] = []
@@ -71,7 +77,21 @@ def _kept(setting: Setting, value: str, *, judge: Judge) -> str:
         return value  # auth on, password = false, password = ${DB_PASSWORD}: no secret in it
     if setting.credential:
         return REDACTED
+    if not is_credential_name(setting.key) and _PATH.fullmatch(value):
+        return value  # auth_file = /etc/pgbouncer/userlist.txt: where a secret is, judged by the usual rules after
+    if value.lower() in AUTH_METHODS and name_words(setting.key)[-1:] == ("auth",):
+        return value  # msmtp's auth plain, smtp_auth = login: how to log in, not with what
     return judge(setting.key, value)
+
+
+#: An absolute or home path, nothing else.
+_PATH: Final = re.compile(r"~?/[\w.@+-]{1,255}(?:/[\w.@+-]{1,255}){0,63}/?")
+#: Names of ways to authenticate (SASL mechanisms, msmtp's ``auth``, pg's ``auth_type``): they name a method.
+AUTH_METHODS: Final = frozenset(
+    {"plain", "login", "cram-md5", "digest-md5", "scram-sha-1", "scram-sha-256", "scram-sha-512", "external",
+     "gssapi", "ntlm", "oauthbearer", "xoauth2", "md5", "trust", "peer", "ident", "cert", "hba",
+     "basic", "bearer", "digest", "none", "anonymous", "kerberos", "ldap", "oauth", "oidc", "saml", "mtls", "tls"}
+)  # fmt: skip
 
 
 def _may_be_config(text: str) -> bool:
@@ -93,13 +113,17 @@ def _may_be_config(text: str) -> bool:
 def _settings(text: str) -> list[Setting]:
     """The values of the first grammar that reads the whole text; none when no grammar does."""
     for reader in _READERS:
-        try:
-            settings = reader(text)
-        except NotThisGrammar:
-            continue
-        if settings is not None:
+        settings = _read(reader, text)
+        if settings:
             return settings
     return []
+
+
+def _read(reader: Callable[[str], list[Setting]], text: str) -> list[Setting]:
+    try:
+        return reader(text)
+    except NotThisGrammar:
+        return []
 
 
 # -- line grammars: one entry per line, every line must be one ------------------------------------
@@ -109,13 +133,14 @@ def _settings(text: str) -> list[Setting]:
 _USERLIST_LINE: Final = re.compile(r'[ \t]*"(?:[^"\n]|""){0,256}"[ \t]+"((?:[^"\n]|""){0,1024})"[ \t]*(?:[#;][^\n]*)?')
 #: postfix ``sasl_passwd``: ``[relay]:port user:password`` (or ``host``, ``@domain``, ``sender@domain``).
 _SASL_LINE: Final = re.compile(
-    r"[ \t]*(?:\[[^\]\s]{1,253}\](?::\d{1,5})?|[\w.-]{1,253}\.[A-Za-z]{2,63}(?::\d{1,5})?|[\w.+-]{0,64}@[\w.-]{1,253})"
-    r"[ \t]+[^\s:]{1,256}:(\S{1,512})[ \t]*"
+    r"[ \t]*(?:\[[^\]\s]{1,253}\](?::\d{1,5})?|(?:[\w-]{1,63}\.){1,8}[A-Za-z][\w-]{0,62}:\d{1,5}"
+    r"|(?:[\w-]{1,63}\.){2,8}[A-Za-z]{2,24}|[\w.+-]{0,64}@[\w.-]{1,253})"
+    r"[ \t]+[^\s:]{1,256}:((?!//)\S{1,512})[ \t]*"
 )
 #: ``key value``, ``key=value`` or ``key: value``: msmtprc, redis.conf, Java properties, dotenv. A key
 #: before a space starts lower case (``password x``), so a sentence does not read as a setting.
 _DIRECTIVE_LINE: Final = re.compile(
-    r"[ \t]*(?:export[ \t]+)?([A-Za-z_][\w.\-/]{0,127}[ \t]*[=:][ \t]*|[a-z_][\w.\-/]{0,127}[ \t]+)(\S[^\n]{0,4095}?)?[ \t]*"
+    r"[ \t]*(?:export[ \t]+)?([A-Za-z_][\w.\-/]{0,127})([ \t]*[=:][ \t]*|[ \t]+|[ \t]*$)([^\n]{0,4096}?)[ \t]*"
 )
 _COMMENT: Final = re.compile(r"[ \t]*(?:[#;!]|//)")
 
@@ -159,17 +184,28 @@ def _directives(text: str) -> list[Setting]:
             settings[-1] = continued
             continued = continued if line.endswith("\\") else None
             continue
+        entry = _entry_line(at, line)
+        if entry is not None:  # a sasl_passwd or userlist line among the settings
+            settings.append(entry)
+            continue
         match = _DIRECTIVE_LINE.fullmatch(line)
-        if match is None:
+        if match is None or (match.group(2).isspace() and not match.group(1)[0].islower() and match.group(1)[0] != "_"):
             raise NotThisGrammar("not a setting")
-        if match.group(2) is None:
-            continue  # a key without a value (a YAML-ish parent, an msmtp ``defaults``)
-        key = match.group(1).rstrip(" \t=:")
-        settings.append(Setting(key=key, start=at + match.start(2), end=at + match.end(2)))
+        if not match.group(3):
+            continue  # a key without a value (an msmtp ``defaults``, a YAML-ish parent)
+        settings.append(Setting(key=match.group(1), start=at + match.start(3), end=at + match.end(3)))
         continued = settings[-1] if line.endswith("\\") else None
     if len(settings) < 2:
         raise NotThisGrammar("one line: the gate's own rules read it")
     return [_unquoted(text, s) for s in settings]
+
+
+def _entry_line(at: int, line: str) -> Setting | None:
+    for grammar in (_SASL_LINE, _USERLIST_LINE):
+        match = grammar.fullmatch(line)
+        if match is not None:
+            return Setting(key="password", start=at + match.start(1), end=at + match.end(1), credential=True)
+    return None
 
 
 def _unquoted(text: str, setting: Setting) -> Setting:
@@ -292,9 +328,9 @@ _READERS: Final[tuple[Callable[[str], list[Setting]], ...]] = (
     _userlist,
     _sasl_passwd,
     _netrc,
-    _jaas,
     hcl_settings,
     toml_settings,
     _ini,
     _directives,
+    toml_like_settings,
 )

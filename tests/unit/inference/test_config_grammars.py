@@ -116,9 +116,9 @@ FORMATS: list[tuple[str, str, tuple[str, ...], tuple[str, ...]]] = [
     (
         "Java properties with spaces and a continued line",
         "# app\ndb.url jdbc:postgresql://db:5432/app\ndb.user app\nmail.smtp.pass sunnyday\n"
-        "db.password first\\\n    second\npool.size 10\n",
+        "db.password first\\\n    second\npool.size 10\nimage.repository nginx:1.25\n",
         ("sunnyday", "first", "second"),
-        ("db.user app", "pool.size 10", "jdbc:postgresql://db:5432/app"),
+        ("db.user app", "pool.size 10", "jdbc:postgresql://db:5432/app", "image.repository nginx:1.25"),
     ),
     (
         "HCL variables",
@@ -127,6 +127,32 @@ FORMATS: list[tuple[str, str, tuple[str, ...], tuple[str, ...]]] = [
         'variable "admin" {\n  default = {\n    name = "root"\n    password = "adminpw"\n  }\n}\n',
         ("lowercasepw", "adminpw"),
         ('default = "eu-west-1"', "type    = string", "sensitive = true", 'name = "root"'),
+    ),
+    (
+        "Kafka client properties holding a JAAS entry",
+        "bootstrap.servers=kafka:9092\nsasl.mechanism=PLAIN\nsasl.jaas.config=org.apache.kafka.common.security"
+        '.plain.PlainLoginModule required username="u" password="p1pass" user_x="p2pass";\n'
+        "ssl.truststore.password truststorepw\n",
+        ("p1pass", "p2pass", "truststorepw"),
+        ("bootstrap.servers=kafka:9092", "sasl.mechanism=PLAIN", 'username="u"'),
+    ),
+    (
+        "postfix main.cf beside its sasl_passwd entry",
+        "relayhost = [smtp.example.com]:587\nsmtp_sasl_auth_enable = yes\n[smtp.example.com]:587 mailer:lowpw\n",
+        ("lowpw",),
+        ("relayhost = [smtp.example.com]:587", "smtp_sasl_auth_enable = yes"),
+    ),
+    (
+        "TOML inline table over several lines (Telegraf reads it; tomllib does not)",
+        '[[outputs.influxdb]]\n  urls = ["http://influx:8086"]\n  auth = {\n    token = "lowtoken",\n  }\n',
+        ("lowtoken",),
+        ("http://influx:8086",),
+    ),
+    (
+        "HCL with a block comment",
+        '/* credentials */\nvariable "pw" {\n  default = "lowpw"\n}\n',
+        ("lowpw",),
+        ("/* credentials */",),
     ),
     (
         "HCL, one line",
@@ -179,6 +205,9 @@ def test_the_config_keeps_its_shape(text: str, expected: str) -> None:
         'variable "region" {\n  default = "eu-west-1"\n}\nvariable "size" {\n  default = 3\n}\n',
         "db.url=jdbc:postgresql://pg/app\ndb.user=app\npool.size=10\n",
         "[db]\npassword = ${DB_PASSWORD}\nauth = false\n",
+        "defaults\nauth plain\ntls on\nlogfile ~/.msmtp.log\n",
+        "[pgbouncer]\nauth_type = scram-sha-256\nauth_file = /etc/pgbouncer/userlist.txt\nlisten_port = 6432\n",
+        "image.repository nginx:1.25\nimage.pullPolicy IfNotPresent\n",
     ],
 )
 def test_config_without_credentials_is_kept_whole(text: str) -> None:
