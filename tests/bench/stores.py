@@ -136,27 +136,29 @@ def peak_rss_mb() -> int:
     return round(int(next(line for line in status if line.startswith("VmHWM")).split()[1]) / 1024)
 
 
-async def _load(store: VectorStore, size: int) -> tuple[int, float, str]:
-    """Records loaded, seconds spent in ``upsert`` (building the records is not the store's), and why
-    it stopped short (a failure, or the budget of wall time), if it did."""
+async def _load(store: VectorStore, size: int, *, servers: Sequence[int]) -> tuple[int, float, float, str]:
+    """Records loaded, seconds spent in ``upsert`` (building the records is not the store's), the CPU
+    seconds the client and ``servers`` spent in it, and why it stopped short (a failure, or the budget
+    of wall time), if it did."""
     await store.drop_collection(COLLECTION)
     await store.ensure_collection(COLLECTION, dimension=DIM, embedder="bench", indexed=INDEXED_FIELDS)
-    loaded, upserting, start, stopped = 0, 0.0, time.perf_counter(), ""
+    loaded, upserting, cpu, start, stopped = 0, 0.0, 0.0, time.perf_counter(), ""
     for batch in batches(size, batch=BATCH):
-        t0 = time.perf_counter()
+        t0, cpu0 = time.perf_counter(), time.process_time() + cpu_seconds(servers)
         try:
             await store.upsert(COLLECTION, batch)
         except Exception as exc:  # the bench reports a store's failure, it does not stop
             stopped = f"failed at {loaded:,}: {type(exc).__name__}: {str(exc)[:80]}"
             break
         upserting += time.perf_counter() - t0
+        cpu += time.process_time() + cpu_seconds(servers) - cpu0
         loaded += len(batch)
         if loaded % 10_000 == 0:
             print(f"    {loaded:,} records, {loaded / upserting:.0f}/s", file=sys.stderr, flush=True)
         if time.perf_counter() - start > UPSERT_BUDGET and loaded < size:
             stopped = f"stopped at {loaded:,} after {time.perf_counter() - start:.0f} s"
             break
-    return loaded, upserting, stopped
+    return loaded, upserting, cpu, stopped
 
 
 async def _query(store: VectorStore, *, loaded: int) -> dict[str, Latencies]:
@@ -207,16 +209,17 @@ async def measure(target: Target) -> dict[str, Any]:
     if target.backend == "baseline":
         queries(QUERIES)
         return {"client_rss_mb": peak_rss_mb()}
+    marker = SERVER_MARKERS.get(target.backend)
+    servers = server_pids(marker, root=os.getppid()) if marker else []
     store = target.factory()()
     try:
-        loaded, seconds, stopped = await _load(store, SIZE)
+        loaded, seconds, cpu, stopped = await _load(store, SIZE, servers=servers)
         latencies = await _query(store, loaded=loaded)
         client_rss = peak_rss_mb()
     finally:
         await store.close()
     opened = {"open_s": "", "reader_rss_mb": ""} if target.backend == "memory" else _open_in_fresh_process(target)
-    marker = SERVER_MARKERS.get(target.backend)
-    server_rss = server_rss_mb(marker, root=os.getppid()) if marker else ""
+    server_rss = server_rss_mb(servers) if marker else ""
     with contextlib.suppress(Exception):
         store = target.factory()()
         await store.drop_collection(COLLECTION)
@@ -224,6 +227,7 @@ async def measure(target: Target) -> dict[str, Any]:
     return {
         "loaded": loaded,
         "upserts_per_s": round(loaded / seconds) if seconds else 0,
+        "upsert_cpu_s_per_1k": round(cpu / loaded * 1000, 2) if loaded else "",
         "stopped": stopped,
         "latencies": {label: value.summary() for label, value in latencies.items()},
         "client_rss_mb": client_rss,
@@ -232,27 +236,43 @@ async def measure(target: Target) -> dict[str, Any]:
     }
 
 
-def server_rss_mb(marker: str, *, root: int) -> int:
-    """Resident memory of ``root``'s descendants whose command line holds ``marker`` (a server and its workers)."""
+def server_pids(marker: str, *, root: int) -> list[int]:
+    """``root``'s descendants whose command line holds ``marker`` (a server and its workers), not this process."""
     children: dict[int, list[int]] = {}
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             with contextlib.suppress(OSError, IndexError, ValueError):
                 fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
                 children.setdefault(int(fields[1]), []).append(int(entry.name))
-    total, stack = 0, list(children.get(root, []))
+    found, stack = [], list(children.get(root, []))
     while stack:
         pid = stack.pop()
         stack += children.get(pid, [])
         if pid == os.getpid():  # the client itself (its arguments may name the server)
             continue
-        with contextlib.suppress(OSError, StopIteration):
+        with contextlib.suppress(OSError):
             if marker.encode() in Path(f"/proc/{pid}/cmdline").read_bytes():
-                rss = next(
-                    line for line in Path(f"/proc/{pid}/status").read_text().splitlines() if line.startswith("VmRSS")
-                )
-                total += int(rss.split()[1])
+                found.append(pid)
+    return found
+
+
+def server_rss_mb(pids: Sequence[int]) -> int:
+    total = 0
+    for pid in pids:
+        with contextlib.suppress(OSError, StopIteration):
+            status = Path(f"/proc/{pid}/status").read_text().splitlines()
+            total += int(next(line for line in status if line.startswith("VmRSS")).split()[1])
     return round(total / 1024)
+
+
+def cpu_seconds(pids: Sequence[int]) -> float:
+    """User + system CPU of these processes so far (what a store costs, whatever else the machine runs)."""
+    total = 0
+    for pid in pids:
+        with contextlib.suppress(OSError, IndexError, ValueError):
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
 
 
 def selected() -> list[str]:
@@ -311,13 +331,13 @@ def tables(results: dict[str, dict[str, Any]]) -> str:
     stores, latency = [], []
     for backend, found in results.items():
         if "failed" in found:
-            stores.append([backend, "failed", found["failed"], "", "", "", "", ""])
+            stores.append([backend, "failed", found["failed"], "", "", "", "", "", ""])
             continue
         if backend == "baseline":
-            stores.append(["(queries and imports alone)", "", "", "", "", found["client_rss_mb"], "", ""])
+            stores.append(["(queries and imports alone)", "", "", "", "", "", found["client_rss_mb"], "", ""])
             continue
         stores.append([
-            backend, found["loaded"], found["upserts_per_s"], found["open_s"],
+            backend, found["loaded"], found["upserts_per_s"], found.get("upsert_cpu_s_per_1k", ""), found["open_s"],
             found["reader_rss_mb"], found["client_rss_mb"], found["server_rss_mb"], found["stopped"],
         ])  # fmt: skip
         for label, values in found["latencies"].items():
@@ -329,6 +349,7 @@ def tables(results: dict[str, dict[str, Any]]) -> str:
                     "backend",
                     "records",
                     "upsert rec/s",
+                    "upsert CPU s per 1k",
                     "open + first answer s",
                     "reader peak RSS MB",
                     "client peak RSS MB",
