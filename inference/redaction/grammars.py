@@ -51,6 +51,8 @@ def redact_config(text: str, *, judge: Judge) -> str:
         return text
     if "LoginModule" in text:  # a JAAS entry may sit in a properties line (sasl.jaas.config=...): read first
         text = _rewrite(text, _read(_jaas, text), judge=judge)
+    if "]" in text:  # likewise a sasl_passwd entry in a command that writes the file
+        text = _rewrite(text, _sasl_entries(text), judge=judge)
     return _rewrite(text, _settings(text), judge=judge)
 
 
@@ -133,9 +135,14 @@ def _read(reader: Callable[[str], list[Setting]], text: str) -> list[Setting]:
 _USERLIST_LINE: Final = re.compile(r'[ \t]*"(?:[^"\n]|""){0,256}"[ \t]+"((?:[^"\n]|""){0,1024})"[ \t]*(?:[#;][^\n]*)?')
 #: postfix ``sasl_passwd``: ``[relay]:port user:password`` (or ``host``, ``@domain``, ``sender@domain``).
 _SASL_LINE: Final = re.compile(
-    r"[ \t]*(?:\[[^\]\s]{1,253}\](?::\d{1,5})?|(?:[\w-]{1,63}\.){1,8}[A-Za-z][\w-]{0,62}:\d{1,5}"
+    r"[ \t]*(?:\[[^\]\s]{1,253}\](?::(?:\d{1,5}|[a-z][\w-]{0,31}))?|(?:[\w-]{1,63}\.){1,8}[A-Za-z][\w-]{0,62}:\d{1,5}"
     r"|(?:[\w-]{1,63}\.){2,8}[A-Za-z]{2,24}|[\w.+-]{0,64}@[\w.-]{1,253})"
     r"[ \t]+[^\s:]{1,256}:((?!//)\S{1,512})[ \t]*"
+)
+#: A sasl_passwd entry with its relay in brackets wherever it stands (``echo "[relay]:587 u:p" > sasl_passwd``):
+#: a bracketed host or address, a port or service, then ``user:password``.
+_SASL_ENTRY: Final = re.compile(
+    r"\[[^\[\]\s\"']{0,252}[.:][^\[\]\s\"']{0,252}\](?::[\w-]{1,32})?[ \t]+[^\s:'\"]{1,256}:((?!//)[^\s'\"]{1,512})"
 )
 #: ``key value``, ``key=value`` or ``key: value``: msmtprc, redis.conf, Java properties, dotenv. A key
 #: before a space starts lower case (``password x``), so a sentence does not read as a setting.
@@ -160,6 +167,13 @@ def _userlist(text: str) -> list[Setting]:
 
 def _sasl_passwd(text: str) -> list[Setting]:
     return _every_line(text, _SASL_LINE, key="password", credential=True)
+
+
+def _sasl_entries(text: str) -> list[Setting]:
+    return [
+        Setting(key="password", start=entry.start(1), end=entry.end(1), credential=True)
+        for entry in _SASL_ENTRY.finditer(text)
+    ]
 
 
 def _every_line(text: str, line_grammar: re.Pattern[str], *, key: str, credential: bool) -> list[Setting]:

@@ -51,6 +51,13 @@ FORMATS: list[tuple[str, str, tuple[str, ...], tuple[str, ...]]] = [
         ("[smtp.example.com]:587 relayuser:",),
     ),
     (
+        "postfix sasl_passwd written by a command, a service name for the port",
+        'echo "[smtp.example.com]:587 relay:lowpw9" > /etc/postfix/sasl_passwd && postmap /etc/postfix/sasl_passwd\n'
+        "[mail.example.org]:submission other:lowpw10",
+        ("lowpw9", "lowpw10"),
+        ("postmap /etc/postfix/sasl_passwd", "[mail.example.org]:submission other:"),
+    ),
+    (
         "Kafka JAAS, one line",
         "org.apache.kafka.common.security.plain.PlainLoginModule required "
         'username="admin" password="admin-secret" user_admin="admin-secret" user_alice="alicepw";',
@@ -208,6 +215,7 @@ def test_the_config_keeps_its_shape(text: str, expected: str) -> None:
         "defaults\nauth plain\ntls on\nlogfile ~/.msmtp.log\n",
         "[pgbouncer]\nauth_type = scram-sha-256\nauth_file = /etc/pgbouncer/userlist.txt\nlisten_port = 6432\n",
         "image.repository nginx:1.25\nimage.pullPolicy IfNotPresent\n",
+        "- [x] image:nginx pinned\n- [ ] chart:redis to bump\n",
     ],
 )
 def test_config_without_credentials_is_kept_whole(text: str) -> None:
