@@ -22,7 +22,18 @@ from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from kubevec.backends.checks import check_field, check_k, check_name, check_record, check_same, without_empty_lists
-from kubevec.backends.filters import Contains, Filter, all_of, validate, words
+from kubevec.backends.filters import And, Contains, Eq, Filter, Gte, Lt, all_of, validate, words
+from kubevec.backends.journal import (
+    AT_FIELD,
+    COLLECTION_FIELD,
+    JOURNAL,
+    JOURNAL_EMBEDDER,
+    RETENTION,
+    TRIM_EVERY,
+    Entry,
+    entry_of,
+    entry_record,
+)
 from kubevec.backends.protocol import DEFAULT_PAGE_SIZE as DEFAULT_PAGE_SIZE
 from kubevec.backends.protocol import CollectionInfo as CollectionInfo
 from kubevec.backends.protocol import Cursor as Cursor
@@ -109,7 +120,9 @@ class BaseStore:
         self._follow = follow
         #: Every collection's stamp when this (following) process last opened the store.
         self._opened_stamps: dict[str, str] | None = None
-        self._stamps_ready = False
+        #: Internal collections (stamps, journal) this process knows exist.
+        self._internal_ready: set[str] = set()
+        self._trimmed = 0.0
         self._executor = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"kubevec-{backend}")
         self._infos: dict[str, CollectionInfo] = {}
         self.observer: StoreObserver | None = None
@@ -151,7 +164,7 @@ class BaseStore:
         existing = await self._call(self._describe, name)
         if existing is None:
             await self._call(self._create, name, wanted)
-            await self._written(name)
+            await self._written(name, reset=True)
         else:
             check_same(name=name, existing=existing, wanted=wanted, location=self._location)
         for field in indexed:
@@ -164,7 +177,7 @@ class BaseStore:
         check_name(name)
         self._infos.pop(name, None)
         await self._call(self._drop, name)
-        await self._written(name)
+        await self._written(name, reset=True)
 
     @_measured("collection_info")
     async def collection_info(self, name: str) -> CollectionInfo | None:
@@ -184,7 +197,7 @@ class BaseStore:
         for start in range(0, len(batch), self.max_batch):
             await self._call(self._upsert, name, batch[start : start + self.max_batch])
         if batch:
-            await self._written(name)
+            await self._written(name, upserted=[record.id for record in batch])
 
     @_measured("delete")
     async def delete(self, name: str, ids: Sequence[str]) -> None:
@@ -194,13 +207,13 @@ class BaseStore:
         for start in range(0, len(unique), self.max_batch):
             await self._call(self._delete, name, unique[start : start + self.max_batch])
         if unique:
-            await self._written(name)
+            await self._written(name, deleted=unique)
 
     @_measured("delete_where")
     async def delete_where(self, name: str, filter: Filter) -> None:
         await self._info(name)
         await self._call(self._delete_where, name, validate(filter))
-        await self._written(name)
+        await self._written(name, members=True)
 
     @_measured("get")
     async def get(self, name: str, ids: Sequence[str], *, include_vectors: bool = False) -> list[Record]:
@@ -235,6 +248,20 @@ class BaseStore:
         """
         check_name(name)
         return (await self._follow_writers(name, always=True)).get(name)
+
+    @_measured("journal")
+    async def journal(self, name: str, *, since: float) -> list[Entry] | None:
+        """What writes to ``name`` changed from ``since`` (writer's wall clock) on, oldest first (journal.py).
+
+        None: this store keeps no journal yet (written by an older kubevec): the caller cannot know
+        what changed and starts over.
+        """
+        check_name(name)
+        if await self._call(self._describe, JOURNAL) is None:
+            return None
+        where = And((Eq(COLLECTION_FIELD, name), Gte(AT_FIELD, since)))
+        entries = [entry_of(r) async for r in self._scan(JOURNAL, filter=where, page_size=1000, with_text=True)]
+        return sorted(entries, key=lambda entry: entry.at)
 
     @_measured_pages("iter_ids")
     async def iter_ids(
@@ -380,10 +407,22 @@ class BaseStore:
             if cursor is None:
                 return
 
-    async def _written(self, name: str) -> None:
-        """Give ``name`` a new stamp, after its data: whoever reads this stamp sees the write."""
-        if name != STAMPS:
-            await self._call(self._stamp, name)
+    async def _written(
+        self,
+        name: str,
+        *,
+        upserted: Sequence[str] = (),
+        deleted: Sequence[str] = (),
+        members: bool = False,
+        reset: bool = False,
+    ) -> None:
+        """Journal what the write changed, then give ``name`` a new stamp, both after its data:
+        whoever reads this stamp or this entry sees the write."""
+        if name in (STAMPS, JOURNAL):
+            return
+        entry = entry_record(name, upserted=upserted, deleted=deleted, members=members, reset=reset)
+        await self._call(self._journal_write, entry)
+        await self._call(self._stamp, name)
 
     async def _follow_writers(self, name: str | None = None, *, always: bool = False) -> dict[str, str]:
         """For a following store, reopen when another process wrote ``name`` since it opened; the stamps now.
@@ -494,19 +533,30 @@ class BaseStore:
                 return found
 
     def _stamp(self, name: str) -> None:
-        record = new_stamp(name)
-        if not self._stamps_ready:
-            if self._describe(STAMPS) is None:
+        self._internal_upsert(STAMPS, STAMPS_EMBEDDER, new_stamp(name))
+
+    def _journal_write(self, entry: Record) -> None:
+        """Add ``entry``; every TRIM_EVERY seconds also delete the entries past RETENTION."""
+        self._internal_upsert(JOURNAL, JOURNAL_EMBEDDER, entry)
+        now = time.monotonic()
+        if now - self._trimmed >= TRIM_EVERY:
+            self._trimmed = now
+            self._delete_where(JOURNAL, Lt(AT_FIELD, time.time() - RETENTION))
+
+    def _internal_upsert(self, name: str, embedder: str, record: Record) -> None:
+        """Upsert into one of the store's own small collections, creating it on first use."""
+        if name not in self._internal_ready:
+            if self._describe(name) is None:
                 try:
-                    self._create(STAMPS, CollectionInfo(dimension=1, distance="cosine", embedder=STAMPS_EMBEDDER))
+                    self._create(name, CollectionInfo(dimension=1, distance="cosine", embedder=embedder))
                 except Exception:
-                    if self._describe(STAMPS) is None:  # not another writer's creation in between
+                    if self._describe(name) is None:  # not another writer's creation in between
                         raise
-            self._stamps_ready = True
+            self._internal_ready.add(name)
         try:
-            self._upsert(STAMPS, [record])
+            self._upsert(name, [record])
         except Exception:
-            self._stamps_ready = False  # dropped behind our back: create it again next time
+            self._internal_ready.discard(name)  # dropped behind our back: create it again next time
             raise
 
 

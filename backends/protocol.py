@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Final, Literal, Protocol
 
 from kubevec.backends.filters import Filter
+from kubevec.backends.journal import Entry
 from kubevec.backends.records import Health, Hit, Record, StoredHashes
 
 Distance = Literal["cosine"]
@@ -73,6 +74,8 @@ class VectorStore(Protocol):
     async def list_ids(self, name: str) -> list[str]: ...
 
     async def stamp(self, name: str) -> str | None: ...
+
+    async def journal(self, name: str, *, since: float) -> list[Entry] | None: ...
 
     def iter_ids(
         self, name: str, *, filter: Filter | None = None, page_size: int = DEFAULT_PAGE_SIZE

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import random
+import time
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
@@ -201,6 +202,34 @@ class StoreContract:
         await store.upsert(collection, [record])
         (got,) = await store.get(collection, ["x"])
         assert "labels" not in got.metadata, got.metadata
+
+    async def test_the_journal_says_what_each_write_changed(self, store: VectorStore) -> None:
+        """What a keyword index follows instead of reading 100,000 records again (backends/journal.py)."""
+        name = f"test-{uuid.uuid4().hex[:12]}"
+        since = time.time() - 5.0
+        await store.ensure_collection(name, dimension=DIM, embedder="test-embedder")
+        try:
+            records = make_records(3)
+            await store.upsert(name, records)
+            await store.delete(name, [records[0].id, "never-stored"])
+            await store.delete_where(name, Eq("kind", "Nothing"))
+            entries = await store.journal(name, since=since)
+            assert entries is not None
+            assert [(e.upserted, e.deleted, e.members, e.reset) for e in entries] == [
+                ((), (), False, True),  # created
+                (tuple(r.id for r in records), (), False, False),
+                ((), (records[0].id, "never-stored"), False, False),
+                ((), (), True, False),  # ids unknown: a reader compares members
+            ]
+            assert {e.collection for e in entries} == {name}
+            assert [e.at for e in entries] == sorted(e.at for e in entries)
+            assert await store.journal(name, since=entries[-1].at + 1.0) == []
+            assert await store.journal(f"{name}-other", since=since) == []
+        finally:
+            await store.drop_collection(name)
+        dropped = await store.journal(name, since=since)
+        assert dropped is not None
+        assert dropped[-1].reset
 
     async def test_a_dropped_collection_leaves_nothing_to_the_next_records(self, store: VectorStore) -> None:
         """chroma-core/chroma#7594: Chroma's delete_collection left list metadata behind that the next

@@ -172,7 +172,7 @@ def install(*, level: str, format: str = "text", interval: float = DEFAULT_INTER
     objects = logging.getLogger("kopf.objects")
     objects.setLevel(logging.DEBUG)  # the filter decides: success lines count as DEBUG
     objects.addFilter(HandlerSuccessFilter(level=logging.getLogger().getEffectiveLevel()))
-    # libraries that log their internals at INFO (bm25s: query/lexical.py), or signed requests at DEBUG (botocore)
+    # libraries that log their internals at INFO, or signed requests at DEBUG (botocore)
     for noisy in ("httpx", "httpcore", "chromadb", "botocore", "boto3", "urllib3"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     # what agents are answered, every caller's mixed together: sse-starlette logs each chunk of every MCP

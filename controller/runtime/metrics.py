@@ -78,6 +78,7 @@ STORE_OPERATIONS: Final = (
     "count",
     "list_ids",
     "stamp",
+    "journal",
     "iter_ids",
     "iter_hashes",
     "iter_records",

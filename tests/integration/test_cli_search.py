@@ -37,7 +37,7 @@ def test_index_then_search(tmp_path: Path) -> None:
     answer = json.loads(found.stdout)  # nothing but JSON on stdout
     results = answer["results"]
     assert (answer["total"], answer["truncated"], answer["cursor"]) == (7, True, None)  # 7 ranked, 3 shown
-    assert found.stderr == ""  # and no library chatter on stderr (bm25s logs at DEBUG on its own)
+    assert found.stderr == ""  # and no library chatter on stderr
     keys = {"id", "score", "score_kind", "similarity", "label", "metadata", "text"}
     assert [set(r) for r in results] == [keys] * 3
     assert {r["score_kind"] for r in results} == {"fused"}

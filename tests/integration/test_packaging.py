@@ -89,10 +89,10 @@ def test_the_installed_wheel_runs_from_its_own_files(wheel: Path, tmp_path: Path
 
 
 def test_the_controller_imports_no_query_stack_until_it_serves_queries() -> None:
-    """``kubevec run`` without the MCP port never needs the mcp SDK, its web stack or bm25s (~42 MiB)."""
+    """``kubevec run`` without the MCP port never needs the mcp SDK, its web stack or the keyword index (tantivy)."""
     code = (
         "import sys, controller.operator; "
-        "print(sorted(m for m in ('mcp', 'bm25s', 'starlette', 'uvicorn') if m in sys.modules))"
+        "print(sorted(m for m in ('mcp', 'tantivy', 'starlette', 'uvicorn') if m in sys.modules))"
     )
     found = subprocess.run(
         [sys.executable, "-c", code],

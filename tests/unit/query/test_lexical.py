@@ -1,6 +1,6 @@
-"""The BM25 index: built on first use, following the store's write stamps (what every query answers
-from is the collection as written now), saved for the next process under its stamp; a store without
-stamps (written by an older kubevec) is refreshed in the background, never blocking a query on a check."""
+"""The keyword index: built on first use, then kept up to date from the store's journal (what each
+write changed: only those records are read again), left on disk for the next process; a store without
+stamps (written by an older kubevec) is indexed again in the background, never blocking a query."""
 
 from __future__ import annotations
 
@@ -69,22 +69,38 @@ async def unstamped() -> MemoryStore:
     return store
 
 
-async def test_what_a_writer_wrote_is_in_the_next_answer(store: MemoryStore, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_what_a_writer_wrote_is_in_the_next_answer_read_from_the_journal(
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
     index = LexicalIndex(store=store, refresh_seconds=3600.0)
     assert await ranked_ids(index, "cosign") == []
-    await store.upsert("c", [record("c", "cosign image signatures")])
-    assert await ranked_ids(index, "cosign") == ["c"]
-    await store.delete("c", ["a"])
-    assert await ranked_ids(index, "pgbouncer") == []  # never a record the store no longer holds
-    # Nothing written since: the index is kept, nothing is read but the stamp.
     before = index._indexes["c"]
+    read: list[list[str]] = []
+    original_get = store.get
+
+    async def get(name: str, ids: Any, **kwargs: Any) -> Any:
+        read.append(list(ids))
+        return await original_get(name, ids, **kwargs)
 
     def no_scan(*args: Any, **kwargs: Any) -> Any:
-        raise AssertionError("read the collection although nobody wrote")
+        raise AssertionError("read the whole collection although the journal says what changed")
 
+    monkeypatch.setattr(store, "get", get)
     monkeypatch.setattr(store, "iter_records", no_scan)
+    await store.upsert("c", [record("c", "cosign image signatures")])
+    assert await ranked_ids(index, "cosign") == ["c"]
+    assert read[0] == ["c"]  # the catch-up read the one record the write touched
+    await store.upsert("c", [record("b", "rolling updates with cosign")])  # a text changed under its id
+    assert set(await ranked_ids(index, "cosign")) == {"b", "c"}
+    await store.delete("c", ["a"])
+    assert await ranked_ids(index, "pgbouncer") == []  # never a record the store no longer holds
+    assert index._indexes["c"].size == 2
+    # Nothing written since: nothing is read but the stamp.
+    read.clear()
     for _ in range(5):
-        assert await ranked_ids(index, "cosign") == ["c"]
+        assert set(await ranked_ids(index, "cosign")) == {"b", "c"}
+    assert len(read) == 5  # only the ranked records, read back
+    assert all(ids != ["a"] for ids in read)
     assert index._indexes["c"] is before
 
 
@@ -130,12 +146,12 @@ async def test_a_failing_refresh_keeps_serving_the_old_index(
             if not index._refreshing:
                 break
             await asyncio.sleep(0.01)
-    assert "Lexical index refresh failed collection=c" in caplog.text
+    assert "Keyword index refresh failed collection=c" in caplog.text
     assert await ranked_ids(index, "pgbouncer") == ["a"]
 
 
 class ScanCountingStore(MemoryStore):
-    """Counts full payload scans (what a saved index spares a one-shot process)."""
+    """Counts full scans (what an index on disk spares the next process)."""
 
     scans = 0
 
@@ -143,77 +159,99 @@ class ScanCountingStore(MemoryStore):
         ScanCountingStore.scans += 1
         return super().iter_records(name, **kwargs)
 
+    def iter_texts(self, name: str, **kwargs: Any) -> Any:
+        ScanCountingStore.scans += 1
+        return super().iter_texts(name, **kwargs)
 
-class UnstampedScanCountingStore(ScanCountingStore):
-    async def stamp(self, name: str) -> str | None:
-        return None
 
-
-async def test_a_saved_index_serves_every_process_until_somebody_writes(tmp_path: Any) -> None:
+async def test_the_index_on_disk_serves_every_later_process_which_follows_writes_without_a_scan(tmp_path: Any) -> None:
     store = ScanCountingStore()
     await store.ensure_collection("c", dimension=2, embedder="e")
     await store.upsert("c", [record("a", "PgBouncer connection pooling"), record("b", "rolling updates")])
+    (tmp_path / "c-0123456789abcdef").mkdir()  # an earlier version's saved index
     ScanCountingStore.scans = 0
     assert await ranked_ids(LexicalIndex(store=store, cache_dir=tmp_path), "pgbouncer") == ["a"]
     assert ScanCountingStore.scans == 1
-    # Another process (another index object), however much later: the saved index, no scan.
-    [(hit, score)] = await LexicalIndex(store=store, cache_dir=tmp_path, cache_max_age=0.0).rank(
-        "c", text="pgbouncer", k=5
-    )
-    assert ScanCountingStore.scans == 1
-    assert (hit.id, hit.text, score > 0) == ("a", "PgBouncer connection pooling", True)
-    # A text changed under the same id: ranked by the words stored now (a new stamp, a new build).
-    await store.upsert("c", [Record(id="a", vector=[1.0, 0.0], text="pooler v2", metadata={"content_hash": "2"})])
-    assert await ranked_ids(LexicalIndex(store=store, cache_dir=tmp_path), "pgbouncer") == []
-    assert ScanCountingStore.scans == 2
-    assert len(list(tmp_path.glob("c-*"))) == 1  # the older one removed
-
-
-async def test_an_unstamped_saved_index_spares_the_next_process_the_scan_and_results_come_from_the_store(
-    tmp_path: Any,
-) -> None:
-    store = UnstampedScanCountingStore()
-    await store.ensure_collection("c", dimension=2, embedder="e")
-    await store.upsert("c", [record("a", "PgBouncer connection pooling"), record("b", "rolling updates")])
-    ScanCountingStore.scans = 0
-    first = LexicalIndex(store=store, cache_dir=tmp_path)
-    assert await ranked_ids(first, "pgbouncer") == ["a"]
-    assert ScanCountingStore.scans == 1
-    assert len(list(tmp_path.glob("c-*"))) == 1
-    # A new process (a new index object): loads the saved index, reads only the ranked records.
+    assert [p.name for p in tmp_path.iterdir()] == ["c"]
+    # Another process (another index object): the index it finds on disk, no scan.
     second = LexicalIndex(store=store, cache_dir=tmp_path)
     [(hit, score)] = await second.rank("c", text="pgbouncer", k=5)
+    assert (hit.id, hit.text, score > 0) == ("a", "PgBouncer connection pooling", True)
+    # A text changed under the same id: ranked by the words stored now, still no scan.
+    await store.upsert("c", [Record(id="a", vector=[1.0, 0.0], text="pooler v2", metadata={"content_hash": "2"})])
+    assert await ranked_ids(second, "pgbouncer") == []
+    assert await ranked_ids(second, "pooler") == ["a"]
+    # A third process finds what the second one brought up to date.
+    third = LexicalIndex(store=store, cache_dir=tmp_path)
+    assert await ranked_ids(third, "pooler") == ["a"]
+    assert third._indexes["c"].state.stamp == await store.stamp("c")
     assert ScanCountingStore.scans == 1
-    assert (hit.id, hit.text) == ("a", "PgBouncer connection pooling")
-    assert score > 0
-    # The record's payload changed under the same id: results show what is stored now.
-    await store.upsert(
-        "c", [Record(id="a", vector=[1.0, 0.0], text="PgBouncer pooler v2", metadata={"content_hash": "2"})]
-    )
-    [(hit, _)] = await LexicalIndex(store=store, cache_dir=tmp_path).rank("c", text="pgbouncer", k=5)
-    assert hit.text == "PgBouncer pooler v2"
-    # Another member: the saved index no longer matches the ids, a rebuild replaces it.
-    await store.upsert("c", [record("c", "PgBouncer sidecar")])
-    assert set(await ranked_ids(LexicalIndex(store=store, cache_dir=tmp_path), "pgbouncer")) == {"a", "c"}
+
+
+async def test_what_the_journal_cannot_tell_is_built_again(tmp_path: Any) -> None:
+    """A collection dropped and created again, a store put back behind the index's back, a catch-up
+    after longer than the journal keeps, a delete by filter (ids unknown): never a stale answer."""
+    store = ScanCountingStore()
+    await store.ensure_collection("c", dimension=2, embedder="e")
+    await store.upsert("c", [record("a", "PgBouncer connection pooling"), record("b", "rolling updates")])
+    index = LexicalIndex(store=store, cache_dir=tmp_path)
+    await ranked_ids(index, "pgbouncer")
+    ScanCountingStore.scans = 0
+    await store.drop_collection("c")
+    await store.ensure_collection("c", dimension=2, embedder="e")
+    await store.upsert("c", [record("z", "cosign signatures")])
+    assert await ranked_ids(index, "cosign") == ["z"]
+    assert (ScanCountingStore.scans, index._indexes["c"].size) == (1, 1)
+    # Last caught up too long ago: the journal may have lost entries since.
+    state = index._indexes["c"].state
+    state.caught_up = 0.0
+    state.write(tmp_path / "c")
+    await store.upsert("c", [record("y", "cosign keys")])
+    assert set(await ranked_ids(index, "cosign")) == {"y", "z"}
     assert ScanCountingStore.scans == 2
-    assert len(list(tmp_path.glob("c-*"))) == 1  # the older one removed
-    # Too old: rebuilt, whatever the ids.
-    aged = LexicalIndex(store=store, cache_dir=tmp_path, cache_max_age=0.0)
-    await ranked_ids(aged, "pgbouncer")
+    # The collection changed although the journal holds nothing new (put back from a copy).
+    async for entry_id in store.iter_ids("kubevec_journal"):
+        await store.delete("kubevec_journal", [entry_id[0]])
+    await store._call(store._upsert, "c", [record("x", "cosign restored")])  # no journal, no stamp
+    await store._call(store._stamp, "c")
+    assert set(await ranked_ids(index, "cosign")) == {"x", "y", "z"}
     assert ScanCountingStore.scans == 3
+    # A delete by filter: the ids it removed are found by comparing members, without a scan.
+    await store.upsert(
+        "c", [Record(id="w", vector=[1.0, 0.0], text="cosign old", metadata={"content_hash": "w", "kind": "Old"})]
+    )
+    assert "w" in await ranked_ids(index, "cosign")
+    from kubevec.backends.filters import Eq
+
+    await store.delete_where("c", Eq("kind", "Old"))
+    assert "w" not in await ranked_ids(index, "cosign")
+    assert index._indexes["c"].size == 3
+    assert ScanCountingStore.scans == 3
+
+
+async def test_another_process_holding_the_writer_never_blocks_an_answer(store: MemoryStore, tmp_path: Any) -> None:
+    from kubevec.query.keyword_index import KeywordIndex
+
+    index = LexicalIndex(store=store, cache_dir=tmp_path)
+    assert await ranked_ids(index, "pgbouncer") == ["a"]
+    other = KeywordIndex.open(path=tmp_path / "c")
+    with other._writer():  # another process is writing the index
+        await store.upsert("c", [record("c", "cosign")])
+        assert await ranked_ids(index, "pgbouncer") == ["a"]  # answered with what is there
+    assert await ranked_ids(index, "cosign") == ["c"]  # and brought up to date once it can
 
 
 async def test_a_damaged_or_unwritable_cache_costs_a_rebuild_never_an_error(
     store: MemoryStore, tmp_path: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
     await ranked_ids(LexicalIndex(store=store, cache_dir=tmp_path), "pgbouncer")
-    [saved] = list(tmp_path.glob("c-*"))
-    for part in saved.iterdir():
-        if part.name != "ids.json":
+    for part in (tmp_path / "c").iterdir():
+        if part.is_file() and part.name != "state.json":
             part.write_text("not an index")
-    with caplog.at_level(logging.WARNING, logger="kubevec.query.lexical"):
+    with caplog.at_level(logging.WARNING, logger="kubevec.query"):
         assert await ranked_ids(LexicalIndex(store=store, cache_dir=tmp_path), "pgbouncer") == ["a"]
-    assert "Ignoring a lexical index cache" in caplog.text
+    (tmp_path / "c" / "state.json").write_text("{")
+    assert await ranked_ids(LexicalIndex(store=store, cache_dir=tmp_path), "pgbouncer") == ["a"]
     blocked = tmp_path / "file"
     blocked.write_text("")
     assert await ranked_ids(LexicalIndex(store=store, cache_dir=blocked / "sub"), "pgbouncer") == ["a"]
@@ -231,7 +269,7 @@ async def test_a_collection_without_words_in_its_metadata_is_indexed_from_texts_
     index = LexicalIndex(store=store, refresh_seconds=0.0)
     [(hit, _)] = await index.rank("c", text="pgbouncer", k=5, with_metadata=False)
     assert (hit.id, hit.metadata["content_hash"]) == ("a", "PgBouncer connection pooling")
-    # A text changed under the same id: the next check rebuilds (the fingerprint covers texts).
+    # A text changed under the same id: the journal says so, the next query reads it again.
     await store.upsert("c", [record("b", "rolling updates with cosign")])
     assert [r.id for r, _ in await index.rank("c", text="cosign", k=5, with_metadata=False)] == ["b"]
     await store.delete("c", ["a"])  # deleted after the build: never answered

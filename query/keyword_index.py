@@ -1,0 +1,207 @@
+"""One collection's keyword (BM25) index on disk, kept by tantivy and shared by every reader of a machine.
+
+tantivy (the Rust search library behind Quickwit, through its official Python bindings) keeps the
+index as immutable segments in a directory: it is built once, updated in place by deleting and adding
+the documents a write touched, memory-mapped rather than loaded (a reader of 100,000 documents holds
+a few MiB of it, not the ~250 MiB a matrix in Python took), and opened by a new process in
+milliseconds. Processes share one directory: one of them at a time holds tantivy's writer lock to
+update it, the others reload and read. Beside the segments, ``state.json`` says which write of the
+store the index is at (the collection's stamp, and how far into its journal: backends/journal.py).
+
+Words are cut as bm25s cut them (``\\b\\w\\w+\\b``, lower-cased, Lucene's 33 English stopwords), so
+the ranking the hybrid search was tuned with stays the same words; the query goes through the same
+analyzer as the documents.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import functools
+import json
+import logging
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any, Final
+
+logger = logging.getLogger(__name__)
+
+STATE_FILE: Final = "state.json"
+#: Bump when the schema or the analyzer changes: an index of another version is built again.
+VERSION: Final = 1
+ANALYZER: Final = "kubevec_words"
+#: Memory the writer may buffer before it flushes a segment (tantivy's floor is 15 MB).
+WRITER_HEAP: Final = 32_000_000
+
+
+@functools.cache
+def _tantivy() -> Any:
+    """tantivy on first use: a controller that serves no queries never loads it."""
+    import tantivy
+
+    return tantivy
+
+
+@dataclasses.dataclass
+class State:
+    """Where the index is in the store's writes."""
+
+    #: The collection's write stamp the index holds every write up to (None: unknown, build again).
+    stamp: str | None = None
+    #: Newest journal time applied, and the entries applied at or after it less the slack.
+    watermark: float = 0.0
+    applied: dict[str, float] = dataclasses.field(default_factory=dict)
+    #: Wall-clock time of the last catch-up: a journal older than its retention cannot be trusted.
+    caught_up: float = 0.0
+    version: int = VERSION
+
+    @classmethod
+    def read(cls, path: Path) -> State | None:
+        try:
+            data = json.loads((path / STATE_FILE).read_text())
+            state = cls(
+                stamp=data.get("stamp"),
+                watermark=float(data["watermark"]),
+                applied={str(k): float(v) for k, v in data.get("applied", {}).items()},
+                caught_up=float(data["caught_up"]),
+                version=int(data["version"]),
+            )
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return None
+        return state if state.version == VERSION else None
+
+    def write(self, path: Path) -> None:
+        """Replace the file whole: a reader never reads half a state."""
+        fd, staging = tempfile.mkstemp(prefix=".state-", dir=path)
+        with os.fdopen(fd, "w") as out:
+            json.dump(dataclasses.asdict(self), out)
+        os.replace(staging, path / STATE_FILE)
+
+
+def _analyzer() -> Any:
+    tantivy = _tantivy()
+    return (
+        tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.regex(r"\b\w\w+\b"))
+        .filter(tantivy.Filter.lowercase())
+        .filter(tantivy.Filter.stopword("english"))
+        .build()
+    )
+
+
+def _schema() -> Any:
+    builder = _tantivy().SchemaBuilder()
+    builder.add_text_field("id", stored=True, tokenizer_name="raw")
+    builder.add_text_field("body", stored=False, tokenizer_name=ANALYZER)
+    return builder.build()
+
+
+class WriterBusy(Exception):
+    """Another process holds the index's writer lock; it is bringing the index up to date."""
+
+
+class KeywordIndex:
+    """A tantivy index of ``(id, text)`` in ``path`` (a directory), or in memory when ``path`` is None."""
+
+    def __init__(self, *, path: Path | None) -> None:
+        tantivy = _tantivy()
+        self.path = path
+        self._analyzer = _analyzer()
+        if path is None:
+            self._index = tantivy.Index(_schema())
+        else:
+            path.mkdir(parents=True, exist_ok=True)
+            self._index = tantivy.Index(_schema(), path=str(path), reuse=True)
+        self._index.register_tokenizer(ANALYZER, self._analyzer)
+        self.state = (State.read(path) if path is not None else None) or State()
+        self._searcher = self._index.searcher()
+
+    @classmethod
+    def open(cls, *, path: Path | None) -> KeywordIndex:
+        """Open the index at ``path``; one of another version, or damaged, is removed and started empty."""
+        if path is None:
+            return cls(path=None)
+        if path.exists() and State.read(path) is None:
+            shutil.rmtree(path, ignore_errors=True)
+        try:
+            return cls(path=path)
+        except ValueError as exc:  # tantivy: unreadable meta.json or segments
+            logger.warning("Starting a damaged keyword index again path=%s error=%s", path, exc)
+            shutil.rmtree(path, ignore_errors=True)
+            return cls(path=path)
+
+    @property
+    def size(self) -> int:
+        return int(self._searcher.num_docs)
+
+    def reread(self) -> None:
+        """See what another process committed (segments and state)."""
+        if self.path is not None:
+            self.state = State.read(self.path) or State()
+        self._index.reload()
+        self._searcher = self._index.searcher()
+
+    def search(self, text: str, *, k: int) -> list[tuple[str, float]]:
+        """The best ``k`` ``(id, BM25 score)`` for ``text``, best first."""
+        tantivy = _tantivy()
+        words = list(dict.fromkeys(self._analyzer.analyze(text)))
+        if not words or k <= 0:
+            return []
+        query = tantivy.Query.boolean_query(
+            [(tantivy.Occur.Should, tantivy.Query.term_query(self._index.schema, "body", word)) for word in words]
+        )
+        found = self._searcher.search(query, k)
+        return [(str(self._searcher.doc(address)["id"][0]), float(score)) for score, address in found.hits]
+
+    def ids(self) -> set[str]:
+        """Every id indexed (reads every stored id: for the rare check of members after a delete by filter)."""
+        tantivy = _tantivy()
+        total = self.size
+        if total == 0:
+            return set()
+        found = self._searcher.search(tantivy.Query.all_query(), total)
+        return {str(self._searcher.doc(address)["id"][0]) for _, address in found.hits}
+
+    def rewrite(self, pairs: Iterable[tuple[str, str]], *, state: State) -> None:
+        """Replace every document with ``pairs`` and record ``state``."""
+        with self._writer() as writer:
+            writer.delete_all_documents()
+            for document_id, text in pairs:
+                writer.add_document(_tantivy().Document(id=document_id, body=text))
+        self._committed(state)
+
+    def apply(self, *, upserted: Sequence[tuple[str, str]], removed: Iterable[str], state: State) -> None:
+        """Remove ``removed`` and each upserted id, add ``upserted``, and record ``state``."""
+        with self._writer() as writer:
+            for document_id in {*removed, *(i for i, _ in upserted)}:
+                writer.delete_documents_by_term("id", document_id)
+            for document_id, text in upserted:
+                writer.add_document(_tantivy().Document(id=document_id, body=text))
+        self._committed(state)
+
+    @contextlib.contextmanager
+    def _writer(self) -> Any:
+        try:
+            writer = self._index.writer(heap_size=WRITER_HEAP, num_threads=1)
+        except ValueError as exc:
+            if "lock" in str(exc).lower():
+                raise WriterBusy(str(exc)) from exc
+            raise
+        try:
+            yield writer
+        except BaseException:
+            writer.rollback()
+            raise
+        writer.commit()
+        writer.wait_merging_threads()  # releases the lock; merges end before another process writes
+
+    def _committed(self, state: State) -> None:
+        state.caught_up = time.time()
+        if self.path is not None:
+            state.write(self.path)
+        self.state = state
+        self._index.reload()
+        self._searcher = self._index.searcher()
