@@ -167,11 +167,13 @@ class KeywordIndex:
 
     def rewrite(self, pairs: Iterable[tuple[str, str]], *, state: State) -> None:
         """Replace every document with ``pairs`` and record ``state``."""
-        with self._writer() as writer:
-            writer.delete_all_documents()
-            for document_id, text in pairs:
-                writer.add_document(_tantivy().Document(id=document_id, body=text))
-        self._committed(state)
+        rewriting = self.rewriting()
+        rewriting.add(pairs)
+        rewriting.commit(state)
+
+    def rewriting(self) -> Rewriting:
+        """Replace every document, page by page (a build never holds the collection's texts at once)."""
+        return Rewriting(self)
 
     def apply(self, *, upserted: Sequence[tuple[str, str]], removed: Iterable[str], state: State) -> None:
         """Remove ``removed`` and each upserted id, add ``upserted``, and record ``state``."""
@@ -205,3 +207,28 @@ class KeywordIndex:
         self.state = state
         self._index.reload()
         self._searcher = self._index.searcher()
+
+
+class Rewriting:
+    """A build in progress: holds the writer (and so the lock) until :meth:`commit` or :meth:`abandon`."""
+
+    def __init__(self, index: KeywordIndex) -> None:
+        self._index = index
+        self._context = index._writer()
+        self._writer: Any = self._context.__enter__()
+        self._writer.delete_all_documents()
+
+    def add(self, pairs: Iterable[tuple[str, str]]) -> None:
+        document = _tantivy().Document
+        for document_id, text in pairs:
+            self._writer.add_document(document(id=document_id, body=text))
+
+    def commit(self, state: State) -> None:
+        self._writer = None
+        self._context.__exit__(None, None, None)
+        self._index._committed(state)
+
+    def abandon(self, error: BaseException) -> None:
+        """Roll back: the index stays as it was (and the lock is let go with the writer)."""
+        self._writer = None
+        self._context.__exit__(type(error), error, error.__traceback__)

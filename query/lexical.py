@@ -29,7 +29,7 @@ import contextlib
 import logging
 import shutil
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import AsyncIterator, Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +46,8 @@ logger = logging.getLogger(__name__)
 EXACT_MAX_DOCUMENTS = 20_000
 #: How long a query waits for another process that holds the writer lock to bring the index up to date.
 BUSY_WAIT_SECONDS = 2.0
+#: Records read and indexed at a time by a build.
+BUILD_PAGE = 1000
 
 
 def corpus_text(record: Record) -> str:
@@ -204,14 +206,32 @@ class LexicalIndex:
         was journaled before is in what is read; what is journaled during the read is applied again)."""
         began = time.time()
         before = await self._store.journal(collection, since=began - 2 * SLACK) if stamp is not None else None
-        if with_metadata:
-            pairs = [(r.id, corpus_text(r)) async for r in self._store.iter_records(collection, page_size=1000)]
-        else:
-            pairs = [pair async for pair in self._store.iter_texts(collection, page_size=1000)]
+        rewriting = await asyncio.to_thread(index.rewriting)
+        count = 0
+        try:
+            page: list[tuple[str, str]] = []
+            async for pair in self._pairs(collection, with_metadata=with_metadata):
+                page.append(pair)
+                if len(page) == BUILD_PAGE:
+                    await asyncio.to_thread(rewriting.add, page)
+                    count, page = count + len(page), []
+            await asyncio.to_thread(rewriting.add, page)
+            count += len(page)
+        except BaseException as exc:
+            await asyncio.to_thread(rewriting.abandon, exc)
+            raise
         state = _after(State(stamp=stamp, watermark=began - SLACK), stamp, before or [])
-        await asyncio.to_thread(index.rewrite, pairs, state=state)
+        await asyncio.to_thread(rewriting.commit, state)
         self._built[collection] = time.monotonic()
-        logger.info("Built the keyword index collection=%s documents=%d", collection, len(pairs))
+        logger.info("Built the keyword index collection=%s documents=%d", collection, count)
+
+    async def _pairs(self, collection: str, *, with_metadata: bool) -> AsyncIterator[tuple[str, str]]:
+        if with_metadata:
+            async for record in self._store.iter_records(collection, page_size=BUILD_PAGE):
+                yield record.id, corpus_text(record)
+        else:
+            async for pair in self._store.iter_texts(collection, page_size=BUILD_PAGE):
+                yield pair
 
     async def _others_update(self, collection: str, stamp: str, index: KeywordIndex) -> KeywordIndex:
         """Another process holds the writer: wait a little for it to reach ``stamp``, else rank with what is there."""

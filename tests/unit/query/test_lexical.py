@@ -325,3 +325,28 @@ async def test_a_large_collection_is_rebuilt_behind_the_queries_and_never_answer
             break
         await asyncio.sleep(0.01)
     assert await ranked_ids(index, "cosign") == ["d"]
+
+
+async def test_a_build_that_fails_midway_leaves_the_index_as_it_was_and_unlocked(
+    store: MemoryStore, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    index = LexicalIndex(store=store, cache_dir=tmp_path)
+    assert await ranked_ids(index, "pgbouncer") == ["a"]
+    state = index._indexes["c"].state
+    state.caught_up = 0.0  # the next catch-up must build
+    state.write(tmp_path / "c")
+    original = store.iter_records
+
+    async def failing(*args: Any, **kwargs: Any) -> Any:
+        async for item in original(*args, **kwargs):
+            yield item
+        raise BackendUnavailable("store went down mid-read")
+
+    monkeypatch.setattr(store, "iter_records", failing)
+    await store.upsert("c", [record("c", "cosign")])
+    with pytest.raises(BackendUnavailable):
+        await index.refresh("c")
+    assert index._indexes["c"].search("pgbouncer", k=5)[0][0] == "a"  # the old index, whole
+    monkeypatch.setattr(store, "iter_records", original)
+    await index.refresh("c")  # the writer lock was let go: a second build can run
+    assert await ranked_ids(index, "cosign") == ["c"]
