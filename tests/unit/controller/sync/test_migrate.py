@@ -124,7 +124,7 @@ async def test_readers_never_see_an_empty_or_mixed_collection_during_a_migration
             await asyncio.sleep(0)
 
     task = asyncio.create_task(read())
-    while not answers:  # the reader has answered from the old generation (its first query builds indexes)
+    while not answers and not task.done():  # the reader has answered from the old generation (its first query builds indexes)
         await asyncio.sleep(0.005)
     await migrate(store=store, embedder=new, settings=EmbedderSettings(), bases=BASES, pointer=POINTER, batch_size=16)
     await asyncio.sleep(0.01)
