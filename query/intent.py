@@ -24,8 +24,11 @@ instance search are re-scored by what the question says outright:
 - **health**: a question about trouble ("crashing", "failing", "not ready", "can't", "OOM") lifts
   degraded objects, more when their reasons or message meet its words ("out of memory": ``OOMKilled``);
 - **noise**: kinds nobody asks about unless they name them (IPAddress, ControllerRevision,
-  EndpointSlice, Lease...), ``default`` ServiceAccounts, and ReplicaSets and Pods that have an owner
-  (the owner answers for them) lose a little unless the question names their kind.
+  EndpointSlice, Lease...) and ``default`` ServiceAccounts lose a little unless the question names
+  their kind; a workload's own ReplicaSets, Pods and same-named ServiceAccount fold under it
+  (``folding.py``);
+- **"namespace"** names the Namespace kind only in the plural or beside a namespace's name that is
+  not the question's place ("the monitoring namespace", not "pods in namespace prod").
 
 Everything is read from the question and the candidates' payloads (no extra model), so the order
 of the candidates is a pure function of the question and the store: the top ``k`` never depends on ``k``.
@@ -65,7 +68,6 @@ PROGRESSING: Final = 0.1
 #: Pods of the Service asked about, which say why it has no endpoints).
 NEIGHBOUR: Final = 0.3
 NOISE: Final = -0.5
-OWNED: Final = -0.25
 DEFAULT_ACCOUNT: Final = -0.3
 
 #: Kinds that fill a cluster and answer almost no question unless it names them.
@@ -206,7 +208,26 @@ class Intent:
 
     @functools.cached_property
     def kinds(self) -> frozenset[str]:
-        return _kinds_named(self.words, names=self.names, vocabulary=self.vocabulary)
+        kinds = _kinds_named(self.words, names=self.names, vocabulary=self.vocabulary)
+        if "Namespace" in kinds and not self._asks_for_namespaces():
+            kinds -= {"Namespace"}
+        return kinds
+
+    def _asks_for_namespaces(self) -> bool:
+        """ "namespace" is mostly a word of place ("pods in namespace prod", "which namespace is web in"):
+        the question asks for Namespace objects only in the plural ("which namespaces have quotas") or
+        beside the name of one that is not its place ("the monitoring namespace", "namespace argocd")."""
+        if "namespaces" in self.words:
+            return True
+        known = (self.namespaces | self.names) - self.scopes
+        for at, word in enumerate(self.words):
+            if word not in ("namespace", "ns"):
+                continue
+            beside = [self.words[max(0, at - size) : at] for size in range(1, MAX_RUN + 1)]
+            beside += [self.words[at + 1 : at + 1 + size] for size in range(1, MAX_RUN + 1)]
+            if any(run and "-".join(run) in known for run in beside):
+                return True
+        return False
 
     def boost(self, metadata: Mapping[str, Any]) -> float:
         """What the question's names, kinds and health words add to a candidate's score (may be negative)."""
@@ -240,8 +261,6 @@ class Intent:
                 score += NOISE
             elif kind == "ServiceAccount" and name == "default":
                 score += DEFAULT_ACCOUNT
-            elif kind in ("ReplicaSet", "Pod", "Job") and fields.OWNER.of(metadata):
-                score += OWNED
         return score
 
     def _neighbour(self, metadata: Mapping[str, Any], *, kind: str, name: str, namespace: str) -> bool:

@@ -18,6 +18,7 @@ from kubevec.inference.documents import CAPABILITIES, INSTANCES, is_kubernetes_n
 from kubevec.inference.fleet import project
 from kubevec.query.answers import Answer, Result, cosine, make_result
 from kubevec.query.cursors import any_word, make_cursor, read_cursor
+from kubevec.query.folding import fold
 from kubevec.query.intent import Intent
 from kubevec.query.ranking import fuse, mmr
 from kubevec.query.request import SearchRequest
@@ -246,7 +247,12 @@ class Searcher:
             namespaces=frozenset(fields.NAMESPACE.of(hit.metadata).lower() for hit, _ in scored) - {""},
         ).around([hit.metadata for hit, _ in scored])
         boosted = sorted(
-            ((hit, base + intent.boost(hit.metadata)) for hit, base in scored), key=lambda pair: (-pair[1], pair[0].id)
+            fold(
+                [(hit, base + intent.boost(hit.metadata)) for hit, base in scored],
+                metadata=lambda hit: hit.metadata,
+                asked=lambda kind: intent.names_kind(kind) > 0,
+            ),
+            key=lambda pair: (-pair[1], pair[0].id),
         )
         top = max((score for _, score in boosted), default=0.0)
         return [(hit, max(0.0, score / top) if top > 0 else 0.0) for hit, score in boosted]
