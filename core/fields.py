@@ -294,6 +294,11 @@ POD_IP: Final = Text(name="pod_ip", meaning="a Pod's IP address", collections=(I
 REF_RELATIONS: Final = Texts(
     name="ref_relations", meaning="the relation of each of refs, in the same order", collections=(INSTANCES,)
 )
+CALL_EVIDENCE: Final = Texts(
+    name="call_evidence",
+    meaning="what names each calls reference, in the order of refs: env variable names (comma-joined) or args",
+    collections=(INSTANCES,),
+)
 SELECTOR: Final = Texts(
     name="selector",
     meaning="the Pod labels a Service, NetworkPolicy, PodDisruptionBudget or PodMonitor selects (* for all)",

@@ -9,7 +9,9 @@ relation of each, same order), plus, for label selection, ``selector`` (a Servic
 - pod specs, wherever they sit (Pods, workloads, CronJobs, and any custom resource with a
   ``containers`` list): ConfigMaps and Secrets in volumes, projected volumes, ``env`` and
   ``envFrom`` (``uses-configmap``, ``uses-secret``), volume claims (``mounts-claim``), the service
-  account (``runs-as``), image pull secrets (``pulls-with``), the node (``scheduled-on``);
+  account (``runs-as``), image pull secrets (``pulls-with``), the node (``scheduled-on``), and the
+  Services the containers' env values and arguments address (``calls``, with ``call_evidence``: the
+  variable's name or ``args``; a candidate the related query keeps only if the Service is stored);
 - Ingress (``routes-to`` Service, ``uses-secret`` for TLS, ``uses-class``), HTTPRoute/GRPCRoute
   (``routes-to`` backends, ``attached-to`` parents), PersistentVolumeClaim (``uses-class``,
   ``bound-to``), PersistentVolume (``bound-to``), RoleBinding/ClusterRoleBinding (``grants``
@@ -19,8 +21,9 @@ relation of each, same order), plus, for label selection, ``selector`` (a Servic
   ``*Name`` fields whose name says the kind (``secretName``, ``serviceAccountName``...); the
   relation is the field's name.
 
-Names only: values are read from fields that hold object names, and a value that is not a valid
-Kubernetes name (a credential pasted where a name belongs) is ignored. Everything is metadata,
+Names only: values are read from fields that hold object names (and the host of an address, from the
+gate's judged copy of the object), and a value that is not a valid Kubernetes name (a credential
+pasted where a name belongs) is ignored. Everything is metadata,
 never text: adding or changing a reference re-uses the stored vector.
 """
 
@@ -32,6 +35,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
 from kubevec.core.words import camel_words
+from kubevec.inference.addresses import container_addresses
 from kubevec.inference.identity import object_key
 
 #: Relations read from fields whose meaning Kubernetes defines (owner references, pod specs, the
@@ -59,6 +63,11 @@ DEFINITE_RELATIONS: Final = frozenset(
     }
 )
 
+#: A workload calls a Service its env values or arguments address (:mod:`kubevec.inference.addresses`):
+#: ``inferred`` from a value's shape, and a candidate until the store has that Service.
+CALLS: Final = "calls"
+#: Relations an earlier builder wrote under another name: a store it wrote answers until it re-syncs.
+RENAMED_RELATIONS: Final = {"connects-to": CALLS}
 MAX_REFS: Final = 64
 MAX_DEPTH: Final = 10
 MAX_NODES: Final = 5000
@@ -148,6 +157,8 @@ class Reference:
     kind: str
     namespace: str | None
     name: str
+    #: What names it, where the relation is read from a value (``calls``): env variable names or ``args``.
+    via: str = ""
 
     @property
     def key(self) -> str:
@@ -173,6 +184,8 @@ class Links:
         if self.refs:
             out["refs"] = [r.key for r in self.refs]
             out["ref_relations"] = [r.relation for r in self.refs]
+            if evidence := [r.via for r in self.refs if r.relation == CALLS]:
+                out["call_evidence"] = evidence
         for key in ("selector", "service_selector", "selector_namespaces", "pod_labels"):
             value: tuple[str, ...] = getattr(self, key)
             if value:
@@ -267,8 +280,8 @@ class _Collector:
         self.refs: dict[tuple[str, str], Reference] = {}
         self.nodes = 0
 
-    def add(self, relation: str, kind: Any, name: Any, namespace: Any = None) -> None:
-        if len(self.refs) >= MAX_REFS or not isinstance(kind, str) or not isinstance(name, str):
+    def add(self, relation: str, kind: Any, name: Any, namespace: Any = None, *, via: str = "") -> None:
+        if not isinstance(kind, str) or not isinstance(name, str):
             return
         if not _KIND.match(kind) or not (_NAME.match(name) or (kind in _RBAC_KINDS and _RBAC_NAME.match(name))):
             return
@@ -278,8 +291,15 @@ class _Collector:
             where = namespace
         else:
             where = self.namespace
-        ref = Reference(relation=relation, kind=kind, namespace=where, name=name)
-        self.refs.setdefault((relation, ref.key), ref)
+        if where is None and relation == CALLS:
+            return  # a bare host in a cluster-scoped object names no namespace to look in
+        ref = Reference(relation=relation, kind=kind, namespace=where, name=name, via=via)
+        known = self.refs.get((relation, ref.key))
+        if known is not None:
+            if via and via not in known.via.split(","):  # two variables naming one Service: both are evidence
+                self.refs[(relation, ref.key)] = dataclasses.replace(known, via=f"{known.via},{via}".strip(","))
+        elif len(self.refs) < MAX_REFS:
+            self.refs[(relation, ref.key)] = ref
 
 
 def _maps(value: Any) -> Iterator[Mapping[str, Any]]:
@@ -318,8 +338,7 @@ def _pod_spec(pod: Mapping[str, Any], out: _Collector) -> None:
                 out.add("uses-configmap", "ConfigMap", _get(_get(value_from, "configMapKeyRef"), "name"))
                 out.add("uses-secret", "Secret", _get(_get(value_from, "secretKeyRef"), "name"))
     containers = [c for field in ("initContainers", "containers") for c in _maps(pod.get(field))]
-    for address in addresses(containers):
-        _connects_to(address, out)
+    _calls(containers, out)
     out.add("runs-as", "ServiceAccount", pod.get("serviceAccountName") or pod.get("serviceAccount"))
     for secret in _maps(pod.get("imagePullSecrets")):
         out.add("pulls-with", "Secret", secret.get("name"))
@@ -327,43 +346,13 @@ def _pod_spec(pod: Mapping[str, Any], out: _Collector) -> None:
     out.add("uses-class", "PriorityClass", pod.get("priorityClassName"))
 
 
-#: A network address in an env value or argument: an optional scheme and userinfo (never kept), a DNS
-#: name or IPv4 address, and a port (``redis-cart:6379``, ``http://backend:9898``, ``mongodb://u:p@db:27017``).
-_ADDRESS: Final = re.compile(
-    r"(?<![\w.@-])(?:[a-z][a-z0-9+.-]{1,20}://)?(?:[^\s/@]{1,256}@)?"
-    r"([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?){0,6}):(\d{2,5})(?![\w.:])"
-)
-
-
-def addresses(containers: list[Mapping[str, Any]]) -> list[str]:
-    """Who the containers talk to: the ``host:port`` addresses in their env values and arguments, by name
-    and port alone (what an agent asks as "which database does X use": ``redis-cart:6379``).
-
-    Only the address is read, never the rest of the value (a scheme, a user and password, a path or a
-    query): ``env`` and ``args`` are where people paste credentials (docs/security.md)."""
-    found: list[str] = []
-    for container in containers:
-        values = [e.get("value") for e in container.get("env") or [] if isinstance(e, Mapping)]
-        values += [*(container.get("command") or []), *(container.get("args") or [])]
-        for value in values:
-            if not isinstance(value, str) or ":" not in value:
-                continue
-            for match in _ADDRESS.finditer(value[:2048]):
-                host, port = match.group(1), match.group(2)
-                if 0 < int(port) < 65536 and not host.isdigit():
-                    found.append(f"{host}:{port}")
-    return list(dict.fromkeys(found))
-
-
-def _connects_to(address: str, out: _Collector) -> None:
-    """The Service an in-cluster address names: a bare name (this namespace), or ``name.ns.svc[.cluster.local]``;
-    never an outside host (``api.example.com``) or an IP address."""
-    host = address.rsplit(":", 1)[0]
-    parts = host.split(".")
-    if len(parts) == 1 and not host[0].isdigit():
-        out.add("connects-to", "Service", host)
-    elif len(parts) >= 3 and parts[2] == "svc" and (len(parts) == 3 or parts[3:] == ["cluster", "local"]):
-        out.add("connects-to", "Service", parts[0], parts[1])
+def _calls(containers: list[Mapping[str, Any]], out: _Collector) -> None:
+    """A ``calls`` reference to each Service an address may name (:mod:`kubevec.inference.addresses`), with
+    the variable (or ``args``) it was read from: a candidate, kept only if the store has that Service."""
+    for address in container_addresses(containers):
+        if address.service is not None:
+            name, namespace = address.service
+            out.add("calls", "Service", name, namespace, via=address.via)
 
 
 def _pod(spec: Mapping[str, Any], out: _Collector) -> None:

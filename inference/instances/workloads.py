@@ -3,7 +3,9 @@
 One pod template, read the same way for every such kind: images and the software they are,
 ports, replicas, schedule, each container's resources, probes and security switches, placement
 and the volumes that name no object. ``env``, ``command`` and ``args`` are not shown (see
-docs/security.md): only the network addresses in them are read (:func:`addresses`), by host and port. :func:`workload_metadata` is what agents list and count such objects by.
+docs/security.md): env variables by name, the ConfigMap or Secret *key* a variable is taken from, and
+the network addresses in values and arguments (:mod:`kubevec.inference.addresses`), by scheme, host
+and port, with the variable that holds each. :func:`workload_metadata` is what agents list and count such objects by.
 """
 
 from __future__ import annotations
@@ -13,9 +15,9 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from kubevec.inference import software
+from kubevec.inference.addresses import Address, container_addresses
 from kubevec.inference.instances.summary import MAX_LIST_ITEMS, InstancePolicy, Summariser, is_ip
 from kubevec.inference.redaction import Redacted
-from kubevec.inference.references import addresses
 
 
 def _pod_spec(obj: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -61,8 +63,8 @@ def _workload(source: Redacted, _: InstancePolicy) -> list[str]:
     for container in inits[:MAX_LIST_ITEMS]:
         described = _container(container, image=True)
         out.append(f"init container {container.get('name', '?')}: {described}")
-    if peers := addresses(containers + inits):
-        out.append("connects to: " + ", ".join(peers[:MAX_LIST_ITEMS]))
+    if calls := _calls(container_addresses(containers + inits)):
+        out.append("calls: " + calls)
     out.extend(_placement(pod))
     volumes = _volumes(pod.get("volumes"))  # the objects mounted are references (metadata); these are not
     if volumes:
@@ -80,6 +82,40 @@ _PROBES: Final = (("readinessProbe", "readiness"), ("livenessProbe", "liveness")
 
 #: Environment variable names shown per container.
 MAX_ENV_NAMES: Final = 24
+#: Addresses in a ``calls:`` line (a storefront calls a dozen services; each is a question's answer).
+MAX_CALLS: Final = 16
+#: Variables shown with the ConfigMap or Secret key they are taken from, per container.
+MAX_KEY_REFS: Final = 6
+
+
+def _calls(addresses: list[Address]) -> str:
+    """``Service cartservice:7070 (CART_SERVICE_ADDR), api.example.com:443 (API_URL)``: each address once,
+    with the variables (or ``args``) naming it; ``Service`` where the host's shape is in-cluster."""
+    via: dict[str, list[str]] = {}
+    shape: dict[str, bool] = {}
+    for address in addresses:
+        via.setdefault(address.shown, []).append(address.via)
+        shape[address.shown] = address.in_cluster
+    parts = [
+        f"{'Service ' if shape[shown] else ''}{shown} ({', '.join(sources)})"
+        for shown, sources in list(via.items())[:MAX_CALLS]
+    ]
+    return ", ".join(parts)
+
+
+def _key_refs(container: Mapping[str, Any]) -> str:
+    """``DB_PASSWORD from Secret db-creds key password``: the key's name, never its value (not read)."""
+    out = []
+    for env in container.get("env") or []:
+        source = env.get("valueFrom") if isinstance(env, Mapping) else None
+        if not isinstance(source, Mapping):
+            continue
+        for field, kind in (("secretKeyRef", "Secret"), ("configMapKeyRef", "ConfigMap")):
+            ref = source.get(field)
+            if isinstance(ref, Mapping) and ref.get("name") and ref.get("key"):
+                out.append(f"{env.get('name')} from {kind} {ref['name']} key {ref['key']}")
+    more = len(out) - MAX_KEY_REFS
+    return ", ".join(out[:MAX_KEY_REFS]) + (f" (+{more} more)" if more > 0 else "")
 
 
 def _container(container: Mapping[str, Any], *, image: bool = False) -> str:
@@ -101,6 +137,8 @@ def _container(container: Mapping[str, Any], *, image: bool = False) -> str:
     if names:  # what is configured, by name: the values are where people paste credentials
         more = len(names) - MAX_ENV_NAMES
         parts.append("env " + " ".join(names[:MAX_ENV_NAMES]) + (f" (+{more} more)" if more > 0 else ""))
+    if keys := _key_refs(container):
+        parts.append("env " + keys)
     for field, word in _PROBES:
         probe = container.get(field)
         if isinstance(probe, Mapping):

@@ -203,9 +203,9 @@ def test_a_reference_whose_name_is_a_credential_is_still_redacted() -> None:
     assert token not in repr(document)
 
 
-def test_a_workload_connects_to_the_services_its_env_and_args_address() -> None:
+def test_a_workload_calls_the_services_its_env_and_args_address() -> None:
     """issue 51: who talks to whom was invisible ("which database does X use": the answer is an address
-    like ``redis-cart:6379`` in env). Addresses become text and ``connects-to`` references to in-cluster
+    like ``redis-cart:6379`` in env). Addresses become text and ``calls`` references to in-cluster
     Services; outside hosts and IP addresses name no Service; a URL's user and password are never read."""
     from kubevec.inference.instances import build_instance
 
@@ -226,10 +226,13 @@ def test_a_workload_connects_to_the_services_its_env_and_args_address() -> None:
         "spec": {"template": {"metadata": {"labels": {"app": "cart"}}, "spec": {"containers": [container]}}},
     }
     document = build_instance(body, plural="deployments").to_document()
-    assert "connects to: redis-cart:6379, db.payments.svc.cluster.local:5432, api.example.com:443" in document.text
+    assert (
+        "calls: Service redis-cart:6379 (REDIS_ADDR), Service postgres://db.payments.svc.cluster.local:5432 (DB_URL), "
+        "https://api.example.com:443 (API), Service http://backend:9898 (args)"
+    ) in document.text
     assert "Qz7mapleRiver" not in document.text
     refs = dict(zip(document.metadata["refs"], document.metadata["ref_relations"], strict=True))
-    assert refs["Service/shop/redis-cart"] == "connects-to"
-    assert refs["Service/payments/db"] == "connects-to"
-    assert refs["Service/shop/backend"] == "connects-to"
+    assert refs["Service/shop/redis-cart"] == "calls"
+    assert refs["Service/payments/db"] == "calls"
+    assert refs["Service/shop/backend"] == "calls"
     assert not any("example" in ref or "10.0.0.5" in ref for ref in refs)
