@@ -109,6 +109,8 @@ _STOP: Final = frozenset(
      "use", "uses", "used", "where", "why", "from", "into", "at", "be", "can", "has", "have", "many", "much"}
 )  # fmt: skip
 MAX_RUN: Final = 4
+#: Labels that say which application an object is part of: a question naming it scopes itself as by a namespace.
+APPLICATION_KEYS: Final = frozenset({"app.kubernetes.io/part-of", "app.kubernetes.io/instance"})
 #: How names abbreviate the words questions spell out (``catalogue-db`` is the catalogue's database).
 NAME_ABBREVIATIONS: Final = {
     "database": "db",
@@ -239,12 +241,13 @@ class Intent:
             named = NAMESPACE  # the question's scope, not its subject (unless it names the kind too)
         score = KIND * kind_named + named
         namespace = fields.NAMESPACE.of(metadata).lower()
-        if namespace and namespace in self.phrases:
+        if not self.phrases.isdisjoint(places(metadata)):
             score += NAMESPACE
         if any(repository(image) in self.phrases for image in fields.IMAGES.of(metadata)):
             score += IMAGE
         if any(
-            len(v := pair.partition("=")[2].lower()) >= 3 and v in self.phrases for pair in fields.LABELS.of(metadata)
+            len(v := value.lower()) >= 3 and v in self.phrases and key not in APPLICATION_KEYS
+            for key, _, value in (pair.partition("=") for pair in fields.LABELS.of(metadata))
         ):
             score += LABEL
         if any(_ref_named(ref, self.phrases) for ref in fields.REFS.of(metadata)[:64]):
@@ -299,6 +302,16 @@ class Intent:
         if len(parts) > 1 and covered == len(parts):
             return EXACT_NAME  # every word of the name, not side by side ("rules for node exporter")
         return PARTIAL_NAME * covered / len(parts) if parts and covered else 0.0
+
+
+def places(metadata: Mapping[str, Any]) -> frozenset[str]:
+    """Where an object lives, as a question scopes itself: its namespace and the application its
+    recommended labels say it is part of (``app.kubernetes.io/part-of``, ``.../instance``)."""
+    found = {fields.NAMESPACE.of(metadata).lower()}
+    for key, _, value in (pair.partition("=") for pair in fields.LABELS.of(metadata)):
+        if key in APPLICATION_KEYS and len(value) >= 3:
+            found.add(value.lower())
+    return frozenset(found - {""})
 
 
 def _name_forms(word: str) -> tuple[str, ...]:

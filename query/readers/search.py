@@ -19,7 +19,7 @@ from kubevec.inference.fleet import project
 from kubevec.query.answers import Answer, Result, cosine, make_result
 from kubevec.query.cursors import any_word, make_cursor, read_cursor
 from kubevec.query.folding import fold
-from kubevec.query.intent import Intent
+from kubevec.query.intent import Intent, places
 from kubevec.query.ranking import fuse, mmr
 from kubevec.query.request import SearchRequest
 from kubevec.query.scope import admit, within_clusters
@@ -244,7 +244,7 @@ class Searcher:
             ]
         intent = intent.among(
             frozenset(fields.NAME.of(hit.metadata).lower() for hit, _ in scored),
-            namespaces=frozenset(fields.NAMESPACE.of(hit.metadata).lower() for hit, _ in scored) - {""},
+            namespaces=frozenset(place for hit, _ in scored for place in places(hit.metadata)),
         ).around([hit.metadata for hit, _ in scored])
         boosted = sorted(
             fold(

@@ -11,6 +11,7 @@ from kubevec.backends import Record
 from kubevec.backends.memory import MemoryStore
 from kubevec.inference.instances import build_instance
 from kubevec.query.folding import OWNED, fold, heads
+from kubevec.query.intent import places
 from kubevec.query.request import SearchRequest
 from kubevec.query.search import SearchService
 from tests.doubles.embedders import CountingEmbedder
@@ -190,3 +191,20 @@ def test_namespace_names_the_kind_only_when_asked() -> None:
         frozenset(), namespaces=frozenset({"monitoring"})
     )
     assert "Namespace" not in placed.kinds
+
+
+# -- an application the question names scopes it --------------------------------------------------
+
+
+def test_an_application_the_question_names_scopes_it() -> None:
+    """Two applications in one namespace, each with a ``web``: the one of the application asked about first."""
+    shop = {"kind": "Deployment", "name": "web", "namespace": "default", "labels": ["app.kubernetes.io/part-of=shop"]}
+    blog = {"kind": "Deployment", "name": "web", "namespace": "default", "labels": ["app.kubernetes.io/part-of=blog"]}
+    release = {"kind": "Service", "name": "web", "namespace": "default", "labels": ["app.kubernetes.io/instance=blog"]}
+    intent = read("the blog web UI").among(frozenset({"web"}), namespaces=places(shop) | places(blog))
+    assert intent.boost(blog) > intent.boost(shop)
+    assert intent.boost(release) > read("the blog web UI").boost({**release, "labels": []})
+    assert places(blog) == {"default", "blog"}
+    # an object named like the application (an Argo CD Application deploying it) is its scope, not its subject
+    deployer = {"kind": "Application", "name": "blog", "namespace": "argocd"}
+    assert intent.boost(deployer) < intent.boost(blog)
