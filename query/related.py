@@ -9,6 +9,11 @@ those, one store filter per step answers both directions:
 - ``in`` (what depends on it, "what breaks if I delete this Secret?"): the objects whose ``refs``
   contain its key, and, for a workload or Pod, the Services that select it.
 
+A ``calls`` reference (an address in a workload's env or arguments) names a Service only if the
+store holds it: the builder saw one object, so ``cartservice`` or ``example.com`` is a candidate until
+it is looked up here; a candidate the store lacks is no edge. Its edge carries ``via``, the variable
+(or ``args``) that named it. A store an earlier builder wrote says ``connects-to``: read as ``calls``.
+
 A second or third hop continues in the direction of the first (dependants of dependants), so the
 answer never wanders to siblings. A reference to an object the store does not hold (a Secret
 when no SyncPolicy opts Secrets in, or a dangling reference) is reported with ``stored: false``;
@@ -18,7 +23,7 @@ the subject itself may be such an object, named by its key ``Kind/namespace/name
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Final, Literal
 
 from kubevec.backends import VectorStore
@@ -27,7 +32,14 @@ from kubevec.core import fields
 from kubevec.core.errors import SearchError
 from kubevec.inference.documents import INSTANCES
 from kubevec.inference.identity import object_key, parse_instance_id, parse_object_key
-from kubevec.inference.references import EVERY, POD_SELECTORS, SELECTOR_RELATIONS, evidence_of
+from kubevec.inference.references import (
+    CALLS,
+    EVERY,
+    POD_SELECTORS,
+    RENAMED_RELATIONS,
+    SELECTOR_RELATIONS,
+    evidence_of,
+)
 from kubevec.query.views import View
 
 Direction = Literal["out", "in", "both"]
@@ -92,6 +104,10 @@ class Node:
         )
 
 
+#: One neighbour found in one step: the relation, the neighbour, and what named it (``via``, or "").
+Found = tuple[str, Node, str]
+
+
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class Edge:
     """``source`` references ``target`` by ``relation``; ``direction`` says which end is the new one."""
@@ -101,6 +117,8 @@ class Edge:
     relation: str
     source: Node
     target: Node
+    #: What in the source names the target, for a relation read from a value (``calls``): env variables or ``args``.
+    via: str = ""
 
     @property
     def neighbour(self) -> Node:
@@ -112,7 +130,7 @@ class Edge:
         return evidence_of(self.relation)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "hop": self.hop,
             "direction": self.direction,
             "relation": self.relation,
@@ -120,6 +138,9 @@ class Edge:
             "from": self.source.to_json(),
             "to": self.target.to_json(),
         }
+        if self.via:
+            out["via"] = self.via
+        return out
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -145,7 +166,8 @@ class Related:
         for edge in self.edges:
             arrow = "->" if edge.direction == "out" else "<-"
             guess = " (inferred)" if edge.evidence == "inferred" else ""
-            out.append(f"{'  ' * edge.hop}{arrow} {edge.relation:<18} {edge.neighbour.label}{guess}")
+            via = f" via {edge.via}" if edge.via else ""
+            out.append(f"{'  ' * edge.hop}{arrow} {edge.relation:<18} {edge.neighbour.label}{via}{guess}")
         if len(out) == 1:
             out.append("  (no relationships in the store)")
         if self.truncated:
@@ -191,7 +213,7 @@ class Relationships:
             following: list[tuple[Node, Literal["out", "in"]]] = []
             for node, way in frontier:
                 found = await (self._outgoing(node) if way == "out" else self._incoming(node))
-                for relation, neighbour in sorted(found, key=_reading_order):
+                for relation, neighbour, via in sorted(found, key=_reading_order):
                     if neighbour.identity in seen:
                         continue
                     if len(edges) >= limit:
@@ -199,7 +221,7 @@ class Relationships:
                         break
                     seen.add(neighbour.identity)
                     source, target = (node, neighbour) if way == "out" else (neighbour, node)
-                    edges.append(Edge(hop=hop, direction=way, relation=relation, source=source, target=target))
+                    edges.append(Edge(hop=hop, direction=way, relation=relation, source=source, target=target, via=via))
                     following.append((neighbour, way))
             frontier = following
         return Related(subject=start, edges=tuple(edges), hops=hops, direction=direction, truncated=truncated)
@@ -234,17 +256,20 @@ class Relationships:
 
     # -- one step ----------------------------------------------------------------------------------
 
-    async def _outgoing(self, node: Node) -> list[tuple[str, Node]]:
+    async def _outgoing(self, node: Node) -> list[Found]:
         metadata = node.metadata
-        keys, relations = fields.REFS.of(metadata), fields.REF_RELATIONS.of(metadata)
         named = []
-        for key, relation in zip(keys, relations, strict=False):
+        for key, relation, via in _references(metadata):
             parsed = parse_object_key(key)
             if parsed is not None:
                 kind, namespace, name = parsed
-                named.append((relation, Node(kind=kind, namespace=namespace, name=name, cluster=node.cluster)))
-        stored = await self._lookup([n for _, n in named], cluster=node.cluster)
-        out = [(relation, (stored.get(target.key) or [target])[0]) for relation, target in named]
+                named.append((relation, Node(kind=kind, namespace=namespace, name=name, cluster=node.cluster), via))
+        stored = await self._lookup([n for _, n, _ in named], cluster=node.cluster)
+        out: list[Found] = [
+            (relation, (stored.get(target.key) or [target])[0], via)
+            for relation, target, via in named
+            if relation != CALLS or target.key in stored  # a candidate address the cluster has no Service for
+        ]
         relation = SELECTOR_RELATIONS.get(node.kind, "selects")
         selector = fields.SELECTOR.of(metadata)
         where = _where(node)
@@ -259,24 +284,23 @@ class Relationships:
             )
             scope = self._scope(node.cluster, *where, Or(tuple(selected)))
             async for record in self.store.iter_records(self.collection, filter=scope, page_size=_PAGE):
-                out.append((relation, Node.of_record(record.id, record.metadata)))
+                out.append((relation, Node.of_record(record.id, record.metadata), ""))
         services = fields.SERVICE_SELECTOR.of(metadata)
         if services and where is not None:
             labels = () if services == [EVERY] else tuple(Eq("labels", s) for s in services)
             scope = self._scope(node.cluster, *where, Eq("kind", "Service"), *labels)
             async for record in self.store.iter_records(self.collection, filter=scope, page_size=_PAGE):
-                out.append((relation, Node.of_record(record.id, record.metadata)))
+                out.append((relation, Node.of_record(record.id, record.metadata), ""))
         return out
 
-    async def _incoming(self, node: Node) -> list[tuple[str, Node]]:
-        out = []
+    async def _incoming(self, node: Node) -> list[Found]:
+        out: list[Found] = []
         scope = self._scope(node.cluster, Eq("refs", node.key))
         async for record in self.store.iter_records(self.collection, filter=scope, page_size=_PAGE):
-            keys, relations = fields.REFS.of(record.metadata), fields.REF_RELATIONS.of(record.metadata)
             source = Node.of_record(record.id, record.metadata)
-            for key, relation in zip(keys, relations, strict=False):
-                if key == node.key:
-                    out.append((relation, source))
+            for key, relation, via in _references(record.metadata):
+                if key == node.key and (relation != CALLS or node.id is not None):
+                    out.append((relation, source, via))
         if not node.namespace:
             return out
         labels = set((fields.POD_LABELS if node.kind != "Pod" else fields.LABELS).of(node.metadata))
@@ -288,7 +312,7 @@ class Relationships:
                 selector = set(fields.SELECTOR.of(record.metadata))
                 selecting = Node.of_record(record.id, record.metadata)
                 if _reaches(selecting, node.namespace) and selector and (selector == {EVERY} or selector <= labels):
-                    out.append((SELECTOR_RELATIONS.get(selecting.kind, "selects"), selecting))
+                    out.append((SELECTOR_RELATIONS.get(selecting.kind, "selects"), selecting, ""))
         if node.kind == "Service":
             own = set(fields.LABELS.of(node.metadata))
             scope = self._scope(node.cluster, Eq("kind", "ServiceMonitor"))
@@ -296,7 +320,7 @@ class Relationships:
                 selector = set(fields.SERVICE_SELECTOR.of(record.metadata))
                 monitor = Node.of_record(record.id, record.metadata)
                 if _reaches(monitor, node.namespace) and selector and (selector == {EVERY} or selector <= own):
-                    out.append((SELECTOR_RELATIONS.get(monitor.kind, "selects"), monitor))
+                    out.append((SELECTOR_RELATIONS.get(monitor.kind, "selects"), monitor, ""))
         return out
 
     async def _lookup(self, named: Iterable[Node], *, cluster: str | None) -> dict[str, list[Node]]:
@@ -352,6 +376,16 @@ def _reaches(selecting: Node, namespace: str) -> bool:
 _LATER_KINDS: Final = {"ReplicaSet": 1, "ControllerRevision": 1, "Job": 1, "Pod": 2}
 
 
-def _reading_order(found: tuple[str, Node]) -> tuple[int, str, str, str, str]:
-    relation, node = found
+def _reading_order(found: Found) -> tuple[int, str, str, str, str]:
+    relation, node, _ = found
     return (_LATER_KINDS.get(node.kind, 0), node.kind, node.namespace or "", node.name, relation)
+
+
+def _references(metadata: Mapping[str, Any]) -> Iterator[tuple[str, str, str]]:
+    """(key, relation, via) of each stored reference; a renamed relation under its name of today, and
+    ``call_evidence`` (one per ``calls`` reference, in order) as the ``via`` of each."""
+    evidence = iter(fields.CALL_EVIDENCE.of(metadata))
+    for key, stored in zip(fields.REFS.of(metadata), fields.REF_RELATIONS.of(metadata), strict=False):
+        relation = RENAMED_RELATIONS.get(stored, stored)
+        via = next(evidence, "") if stored == CALLS else ""
+        yield key, relation, via

@@ -90,6 +90,7 @@ class Relation(BaseModel):
     #: definite: a field Kubernetes defines (owner, pod spec, built-in reference) or a matching selector;
     #: inferred: a custom resource's field named like a reference (issuerRef, secretName).
     evidence: Literal["definite", "inferred"]
+    via: str | None = None  # a calls edge: the env variable(s) or args naming the Service
     from_: RelatedObject = Field(alias="from")
     to: RelatedObject
 
