@@ -273,6 +273,7 @@ async def ask_all(store: Path, *, show: bool, asked: list[dict[str, Any]] | None
 
 # -- the graph -------------------------------------------------------------------------------------
 
+WORKLOADS = ("Deployment", "StatefulSet", "DaemonSet")
 #: Relation kind -> (source kinds, target kind); targets are computed below from the live objects.
 RELATION_KINDS: dict[str, tuple[tuple[str, ...], str]] = {
     "NetworkPolicy -> Pod": (("NetworkPolicy",), "Pod"),
@@ -284,7 +285,10 @@ RELATION_KINDS: dict[str, tuple[tuple[str, ...], str]] = {
     "FlowSchema -> PriorityLevelConfiguration": (("FlowSchema",), "PriorityLevelConfiguration"),
     "Service -> Pod (selector)": (("Service",), "Pod"),
     "Pod -> ReplicaSet (owner)": (("Pod",), "ReplicaSet"),
+    "workload -> Service (calls)": (WORKLOADS, "Service"),
 }
+#: Relation kind -> every object that could be a source (precision counts edges from those with no true edge too).
+SOURCES: dict[str, set[str]] = {}
 
 
 def _key(obj: Mapping[str, Any]) -> str:
@@ -317,6 +321,9 @@ def expected_edges(plane: ControlPlane) -> dict[str, set[tuple[str, str]]]:
             ("DestinationRule", "destinationrules"),
             ("IPAddress", "ipaddresses"),
             ("FlowSchema", "flowschemas"),
+            ("Deployment", "deployments"),
+            ("StatefulSet", "statefulsets"),
+            ("DaemonSet", "daemonsets"),
         )
     }
     for kind, objects in every.items():
@@ -380,6 +387,14 @@ def expected_edges(plane: ControlPlane) -> dict[str, set[tuple[str, str]]]:
         for pod in pods_in(service["metadata"]["namespace"]):
             if _matches(selector, pod["metadata"].get("labels") or {}):
                 out["Service -> Pod (selector)"].add((_key(service), _key(pod)))
+    services = {(s["metadata"]["namespace"], s["metadata"]["name"]) for s in every["Service"]}
+    SOURCES["workload -> Service (calls)"] = set()
+    for kind in WORKLOADS:
+        for workload in every[kind]:
+            SOURCES["workload -> Service (calls)"].add(_key(workload))
+            namespace = workload["metadata"]["namespace"]
+            for target in _called(workload, namespace, services):
+                out["workload -> Service (calls)"].add((_key(workload), target))
     for pod in every["Pod"]:
         for owner in pod["metadata"].get("ownerReferences") or []:
             if owner.get("kind") == "ReplicaSet":
@@ -389,6 +404,34 @@ def expected_edges(plane: ControlPlane) -> dict[str, set[tuple[str, str]]]:
     return out
 
 
+def _called(workload: Mapping[str, Any], namespace: str, services: set[tuple[str, str]]) -> set[str]:
+    """The Services a workload's env values and arguments name: each word's host (a URL's, a host:port's,
+    or the word itself) that is an existing Service, bare in the workload's namespace or ``name.ns[.svc...]``."""
+    pod = ((workload.get("spec") or {}).get("template") or {}).get("spec") or {}
+    values: list[str] = []
+    for container in (pod.get("containers") or []) + (pod.get("initContainers") or []):
+        values += [e["value"] for e in container.get("env") or [] if isinstance(e.get("value"), str)]
+        values += [a for a in (container.get("command") or []) + (container.get("args") or []) if isinstance(a, str)]
+    found = set()
+    for value in values:
+        for word in value.replace(",", " ").replace(";", " ").split():
+            word = word.split("=", 1)[1] if word.startswith("-") and "=" in word else word
+            host = word.split("://", 1)[-1].rsplit("@", 1)[-1]
+            host = host.split("/", 1)[0].split("?", 1)[0]
+            if host.count(":") == 1 and host.rsplit(":", 1)[1].isdigit():
+                host = host.rsplit(":", 1)[0]
+            parts = host.lower().split(".")
+            if len(parts) == 1:
+                where = namespace
+            elif len(parts) == 2 or parts[2:] in (["svc"], ["svc", "cluster", "local"]):
+                where = parts[1]
+            else:
+                continue
+            if (where, parts[0]) in services:
+                found.add(f"Service/{where}/{parts[0]}")
+    return found
+
+
 EXPECTED: dict[str, set[tuple[str, str]]] = {}
 
 
@@ -396,7 +439,7 @@ async def graph_found(service: Any) -> dict[str, set[tuple[str, str]]]:
     """Each source object's outgoing edges as kubevec answers them (one ``related`` call per object)."""
     found: dict[str, set[tuple[str, str]]] = {name: set() for name in RELATION_KINDS}
     for name, (_, target_kind) in RELATION_KINDS.items():
-        for source in sorted({s for s, _ in EXPECTED.get(name, set())}):
+        for source in sorted({s for s, _ in EXPECTED.get(name, set())} | SOURCES.get(name, set())):
             try:
                 related = await service.related(source, direction="out", hops=1, cluster=CLUSTER)
             except Exception as exc:  # a subject the store lacks: no edges found
