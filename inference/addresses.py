@@ -99,7 +99,7 @@ def _named_like_address(name: str) -> bool:
 
 def _address(*, scheme: str | None, host: str, port: str | None, via: str) -> Address | None:
     """None for what is no peer: an IP address, ``localhost``, a number."""
-    if host in _LOCAL_HOSTS or host.isdigit() or _is_ip(host):
+    if host in _LOCAL_HOSTS or host.isdigit() or is_ip(host):
         return None
     shown = (f"{scheme}://" if scheme else "") + host + (f":{port}" if port else "")
     service, in_cluster = _service_of(host)
@@ -122,9 +122,10 @@ def _service_of(host: str) -> tuple[tuple[str, str | None] | None, bool]:
     return None, False
 
 
-def _is_ip(host: str) -> bool:
+def is_ip(value: str) -> bool:
+    """An IPv4 or IPv6 address (a ``clusterIP`` of ``None`` or a hostname is not one)."""
     try:
-        ipaddress.ip_address(host)
+        ipaddress.ip_address(value)
     except ValueError:
         return False
     return True

@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from kubevec.inference.instances.summary import MAX_LIST_ITEMS, InstancePolicy, Summariser, is_ip, label_selector
+from kubevec.inference.addresses import is_ip
+from kubevec.inference.instances.summary import MAX_LIST_ITEMS, InstancePolicy, Summariser, label_selector
 from kubevec.inference.redaction import Redacted
 
 

@@ -8,7 +8,6 @@ its own, within these bounds, so that a huge object costs a bounded line.
 from __future__ import annotations
 
 import dataclasses
-import ipaddress
 from collections.abc import Callable, Mapping
 from typing import Any, Final, TypeAlias
 
@@ -45,15 +44,6 @@ def label_selector(value: Any) -> str:
                 f"{expression.get('key')} {str(expression.get('operator', '')).lower()} ({values})".replace(" ()", "")
             )
     return ", ".join(parts) or "every Pod"
-
-
-def is_ip(value: str) -> bool:
-    """An IPv4 or IPv6 address (a ``clusterIP`` of ``None`` or a hostname is not one)."""
-    try:
-        ipaddress.ip_address(value)
-    except ValueError:
-        return False
-    return True
 
 
 def short(value: str, *, limit: int) -> str:

@@ -15,8 +15,8 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from kubevec.inference import software
-from kubevec.inference.addresses import Address, container_addresses
-from kubevec.inference.instances.summary import MAX_LIST_ITEMS, InstancePolicy, Summariser, is_ip
+from kubevec.inference.addresses import Address, container_addresses, is_ip
+from kubevec.inference.instances.summary import MAX_LIST_ITEMS, InstancePolicy, Summariser
 from kubevec.inference.redaction import Redacted
 
 
