@@ -23,6 +23,7 @@ from pydantic import ValidationError
 from kubevec.core.errors import SearchError
 from kubevec.query.changes import ChangesRequest
 from kubevec.query.request import SearchRequest, describe
+from kubevec.query.tool_commands import COMMANDS
 from kubevec.query.tool_requests import (
     CLUSTER,
     DocumentRequest,
@@ -92,42 +93,42 @@ VECTOR_SEARCH: Final[Tool[SearchRequest, Answer]] = Tool(
     request=SearchRequest,
     read=lazy(_READERS, "search"),
     command="search",
-    help="search the capabilities or instances collection",
+    help=COMMANDS["search"],
 )
 GET_DOCUMENT: Final[Tool[DocumentRequest, tuple[Result, str] | None]] = Tool(
     name="get_document",
     request=DocumentRequest,
     read=lazy(_READERS, "document"),
     command="get",
-    help="print one stored document (text and metadata) by its id",
+    help=COMMANDS["get"],
 )
 RESOLVE_KIND: Final[Tool[KindRequest, list[dict[str, Any]]]] = Tool(
     name="resolve_kind",
     request=KindRequest,
     read=lazy(_READERS, "kinds"),
     command="resolve",
-    help="a kind's group, apiVersion, versions, scope and top fields",
+    help=COMMANDS["resolve"],
 )
 RELATED: Final[Tool[RelatedRequest, Related]] = Tool(
     name="related",
     request=RelatedRequest,
     read=lazy(_READERS, "related"),
     command="related",
-    help="what an object references and what references it (from the index)",
+    help=COMMANDS["related"],
 )
 LIST_FACETS: Final[Tool[FacetsRequest, dict[str, int]]] = Tool(
     name="list_facets",
     request=FacetsRequest,
     read=lazy(_READERS, "facets"),
     command="facets",
-    help="distinct values of a metadata field with their counts",
+    help=COMMANDS["facets"],
 )
 LIST_CHANGES: Final[Tool[ChangesRequest, Changes]] = Tool(
     name="list_changes",
     request=ChangesRequest,
     read=lazy("kubevec.query.readers.changes", "changes"),
     command="changes",
-    help="what changed, newest first (the change history the controller records)",
+    help=COMMANDS["changes"],
 )
 
 #: Every tool, in the order MCP clients list them and ``kubevec --help`` lists their commands.

@@ -43,22 +43,54 @@ def _global_flags(parser: argparse.ArgumentParser, *, default: Any) -> None:
 
 
 class Parser(argparse.ArgumentParser):
-    """An ``ArgumentParser`` that keeps what was added to it: its actions and its subcommands' parsers.
+    """An ``ArgumentParser`` that keeps what was added to it: its actions and its subcommands' parsers,
+    and adds a command's flags only when that command is parsed (or its flags are read).
 
     Shell completion is built from this record (``completion.py``), through argparse's public API
     only: ``add_argument`` returns each action, and :class:`Commands` makes every subcommand's parser.
+    A command whose flags come from its tool's declared request (pydantic models, the costliest
+    import of ``kubevec --help``) adds them :meth:`later`: ``kubevec --help`` lists the commands
+    without building any, ``kubevec search -h`` builds the one it shows.
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        #: Every action ``add_argument`` made here (``-h`` too), in order, groups' included.
-        self.recorded: list[argparse.Action] = []
+        self._recorded: list[argparse.Action] = []
+        self._pending: list[Callable[[Parser], None]] = []
         #: Each subcommand's parser, by its name.
         self.subcommands: dict[str, Parser] = {}
         super().__init__(*args, **kwargs)
 
+    @property
+    def recorded(self) -> list[argparse.Action]:
+        """Every action ``add_argument`` made here (``-h`` too), in order, groups' included."""
+        self.complete()
+        return self._recorded
+
+    def later(self, add: Callable[[Parser], None]) -> None:
+        """Add flags with ``add(self)`` when this parser is first used, not when it is made."""
+        self._pending.append(add)
+
+    def complete(self, *, nested: bool = False) -> Parser:
+        """Add the flags left for later (``nested``: of every subcommand's parser too)."""
+        pending, self._pending = self._pending, []
+        for add in pending:
+            add(self)
+        if nested:
+            for sub in self.subcommands.values():
+                sub.complete(nested=True)
+        return self
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        self.complete()
+        return super().parse_known_args(args, namespace)
+
+    def format_help(self) -> str:
+        self.complete()
+        return super().format_help()
+
     def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action:
         action = super().add_argument(*args, **kwargs)
-        self.recorded.append(action)
+        self._recorded.append(action)
         return action
 
     def exclusive(self) -> Group:
@@ -74,7 +106,7 @@ class Group:
 
     def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action:
         action: argparse.Action = self._group.add_argument(*args, **kwargs)
-        self._parser.recorded.append(action)
+        self._parser._recorded.append(action)
         return action
 
 
@@ -94,16 +126,27 @@ class Commands:
         _global_flags(parser, default=None)
         return cls(parser.add_subparsers(dest="command", required=True, parser_class=Parser), parser)
 
-    def add(self, name: str, handler: Handler | None, *, settings: bool = True, **kwargs: Any) -> Parser:
+    def add(
+        self,
+        name: str,
+        handler: Handler | None,
+        *,
+        settings: bool = True,
+        flags: Callable[[Parser], None] | None = None,
+        **kwargs: Any,
+    ) -> Parser:
         """A command's parser; ``handler`` runs it (None: it has subcommands, which have their own).
 
         ``settings=False``: the command needs no configuration (a shell's start-up must not fail on it).
+        ``flags``: adds the command's flags when the command is parsed (:meth:`Parser.later`).
         """
         parser: Parser = self._action.add_parser(name, **kwargs)
         _global_flags(parser, default=argparse.SUPPRESS)
         self._parent.subcommands[name] = parser
         if handler is not None:
             parser.set_defaults(handler=handler, needs_settings=settings)
+        if flags is not None:
+            parser.later(flags)
         return parser
 
     def nested(self, parser: Parser, **options: Any) -> Commands:

@@ -53,7 +53,7 @@ def completion_command(args: argparse.Namespace, settings: Settings | None) -> i
 def script(shell: str) -> str:
     from kubevec.controller.cli.parser import build_parser  # the parser lists this module
 
-    parser = build_parser()
+    parser = build_parser().complete(nested=True)
     subcommands = parser.subcommands
     choices: dict[str, set[str]] = {}
     lines = []

@@ -9,36 +9,46 @@ the answer as JSON, YAML or indented JSON text.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from kubevec.controller.cli.common import Commands, Handler, Parser, document_text, emit, output_flag, reading
-from kubevec.controller.cli.request_flags import add_request_flags, request_fields
 from kubevec.core.errors import CommandError
-from kubevec.query import tools
-from kubevec.query.changes import ChangesRequest
-from kubevec.query.request import SearchRequest
+from kubevec.query import tool_commands
 
 if TYPE_CHECKING:
     from kubevec.controller.settings import Settings
 
 
 def register(commands: Commands) -> None:
-    """A command per tool: the written ones in the order ``kubevec --help`` has listed them, then any other."""
+    """A command per tool: the written ones in the order ``kubevec --help`` has listed them, then any other.
+
+    Their flags are added when the command is parsed: they come from the tools' requests (pydantic
+    models), which ``kubevec --help`` has no need to import.
+    """
     order = list(WRITTEN)
-    for tool in sorted(tools.TOOLS, key=lambda t: order.index(t.command) if t.command in order else len(order)):
-        handler, flags = WRITTEN.get(tool.command, (generated_command, None))
-        parser = commands.add(tool.command, handler, help=tool.help)
-        if flags is not None:
-            flags(parser)
-        else:
-            add_request_flags(parser, tool.request)
-            output_flag(parser)
+    listed = tool_commands.COMMANDS
+    for command in sorted(listed, key=lambda c: order.index(c) if c in order else len(order)):
+        handler, flags = WRITTEN.get(command, (generated_command, None))
+        commands.add(command, handler, help=listed[command], flags=flags or functools.partial(request_flags, command))
+
+
+def request_flags(command: str, parser: Parser) -> None:
+    """``command``'s flags from its tool's declared request, and ``-o``."""
+    from kubevec.controller.cli.request_flags import add_request_flags
+    from kubevec.query import tools
+
+    add_request_flags(parser, tools.by_command(command).request)
+    output_flag(parser)
 
 
 def search_flags(search: Parser) -> None:
+    from kubevec.controller.cli.request_flags import add_request_flags
+    from kubevec.query.request import SearchRequest
+
     where = search.exclusive()
     add_request_flags(search, SearchRequest, into={"namespace": where})
     where.add_argument("-A", "--all-namespaces", action="store_true", help="every namespace (the default)")
@@ -54,13 +64,25 @@ def search_flags(search: Parser) -> None:
 
 def given(args: argparse.Namespace, model: type[Any]) -> Any:
     """The request the flags give, the model's defaults for the rest; checked where it always was (the reader)."""
+    from kubevec.controller.cli.request_flags import request_fields
+
     return model.model_construct(**request_fields(args, model))
+
+
+def built(args: argparse.Namespace, model: type[Any]) -> Any:
+    """The request the flags give, validated (every problem in one line)."""
+    from kubevec.controller.cli.request_flags import request_fields
+    from kubevec.query import tools
+
+    return tools.build(model, request_fields(args, model))
 
 
 async def generated_command(args: argparse.Namespace, settings: Settings) -> int:
     """A tool no command here presents: its request from the flags, its answer as data."""
+    from kubevec.query import tools
+
     tool = tools.by_command(args.command)
-    request = tools.build(tool.request, request_fields(args, tool.request))
+    request = built(args, tool.request)
     async with reading(settings) as service:
         answer = await service.scoped(None).read(tool, request)
     data = answer.to_json() if hasattr(answer, "to_json") else answer
@@ -69,8 +91,10 @@ async def generated_command(args: argparse.Namespace, settings: Settings) -> int
 
 
 async def search_command(args: argparse.Namespace, settings: Settings) -> int:
+    from kubevec.controller.cli.request_flags import request_fields
     from kubevec.inference.fleet import is_shared
     from kubevec.query.render import DEFAULT_TOKEN_BUDGET, as_json, compact, summary
+    from kubevec.query.request import SearchRequest
 
     request = SearchRequest.build(**request_fields(args, SearchRequest))
     async with reading(settings, embedder=request.query is not None) as service:
@@ -98,7 +122,9 @@ async def search_command(args: argparse.Namespace, settings: Settings) -> int:
 
 async def get_command(args: argparse.Namespace, settings: Settings) -> int:
     """One document by id, from the collection named or from both (the id says which, but not always to us)."""
-    asked: tools.DocumentRequest = given(args, tools.DocumentRequest)
+    from kubevec.query.tool_requests import DocumentRequest
+
+    asked: DocumentRequest = given(args, DocumentRequest)
     async with reading(settings) as service:
         found = await service.find_document(asked.id, collection=asked.collection, cluster=asked.cluster)
     if found is not None:
@@ -111,7 +137,9 @@ async def get_command(args: argparse.Namespace, settings: Settings) -> int:
 
 
 async def resolve_command(args: argparse.Namespace, settings: Settings) -> int:
-    asked: tools.KindRequest = given(args, tools.KindRequest)
+    from kubevec.query.tool_requests import KindRequest
+
+    asked: KindRequest = given(args, KindRequest)
     async with reading(settings, embedder=True) as service:
         answers = await service.resolve_kind(asked.name, cluster=asked.cluster)
     if not answers:
@@ -127,7 +155,9 @@ async def resolve_command(args: argparse.Namespace, settings: Settings) -> int:
 
 
 async def related_command(args: argparse.Namespace, settings: Settings) -> int:
-    asked: tools.RelatedRequest = given(args, tools.RelatedRequest)
+    from kubevec.query.tool_requests import RelatedRequest
+
+    asked: RelatedRequest = given(args, RelatedRequest)
     async with reading(settings) as service:
         answer = await service.related(asked.id, hops=asked.hops, direction=asked.direction, cluster=asked.cluster)
     emit(args.output, answer.to_json(), text="\n".join(answer.lines()))
@@ -135,7 +165,9 @@ async def related_command(args: argparse.Namespace, settings: Settings) -> int:
 
 
 async def facets_command(args: argparse.Namespace, settings: Settings) -> int:
-    asked: tools.FacetsRequest = given(args, tools.FacetsRequest)
+    from kubevec.query.tool_requests import FacetsRequest
+
+    asked: FacetsRequest = given(args, FacetsRequest)
     if asked.limit < 1:
         raise CommandError(f"--limit must be at least 1, got {asked.limit}")
     async with reading(settings) as service:
@@ -148,7 +180,9 @@ async def facets_command(args: argparse.Namespace, settings: Settings) -> int:
 
 async def changes_command(args: argparse.Namespace, settings: Settings) -> int:
     """``kubevec changes``: the change history, newest first."""
-    request = tools.build(ChangesRequest, request_fields(args, ChangesRequest))
+    from kubevec.query.changes import ChangesRequest
+
+    request = built(args, ChangesRequest)
     async with reading(settings, embedder=bool(request.query) and settings.history.embed) as service:
         answer = await service.changes(request)
     if answer.degraded:

@@ -14,7 +14,7 @@ from kubevec.controller.cli.common import RESIDENT
 from kubevec.controller.cli.parser import build_parser
 from kubevec.controller.runtime.metrics import MCP_TOOLS
 from kubevec.core.errors import BackendUnavailable, EmbedderError, SearchError
-from kubevec.query import tools
+from kubevec.query import tool_commands, tools
 from kubevec.query.mcp import build_server
 from kubevec.query.mcp.tools import TOOL_FUNCTIONS, tool_errors
 from kubevec.query.sources import Sources
@@ -30,6 +30,8 @@ def test_the_served_tools_are_the_ones_the_controller_names() -> None:
 def test_every_tool_is_a_command() -> None:
     commands = build_parser().subcommands
     assert {tool.command for tool in tools.TOOLS} <= set(commands)
+    # What `kubevec --help` lists without importing the table is the table's commands, in its order.
+    assert [(tool.command, tool.help) for tool in tools.TOOLS] == list(tool_commands.COMMANDS.items())
 
 
 class CountRequest(ToolRequest):
@@ -46,7 +48,8 @@ async def count_kind(sources: Sources, request: CountRequest, view: View | None)
 async def test_a_new_tool_is_its_request_its_reader_and_a_line_in_the_table(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Two places: the request with its reader (here, above), and the table's line (here, the monkeypatch).
+    """Two places: the request with its reader (here, above), and the table's line with its command's
+    help line (here, the monkeypatches; the help line lives apart so `kubevec --help` imports no request).
 
     The MCP tool, the scoped reader, the metrics' names and the CLI command come from them.
     """
@@ -54,6 +57,7 @@ async def test_a_new_tool_is_its_request_its_reader_and_a_line_in_the_table(
         name="count_kind", request=CountRequest, read=count_kind, command="count", help="count objects of a kind"
     )
     monkeypatch.setattr(tools, "TOOLS", (*tools.TOOLS, new))
+    monkeypatch.setattr(tool_commands, "COMMANDS", {**tool_commands.COMMANDS, "count": new.help})
     service, _ = await index()
 
     assert "count_kind" in tools.names()  # what the controller's metrics label

@@ -54,7 +54,7 @@ def test_every_flag_and_argument_has_help_text() -> None:
             elif not action.help and not isinstance(action, argparse._HelpAction):
                 missing.append(f"{path} {'/'.join(action.option_strings) or action.dest}")
 
-    walk(build_parser(), "kubevec")
+    walk(build_parser().complete(nested=True), "kubevec")
     assert not missing
 
 
