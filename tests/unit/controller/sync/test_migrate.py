@@ -113,19 +113,21 @@ async def test_readers_never_see_an_empty_or_mixed_collection_during_a_migration
     store, new = await seeded(), NamedEmbedder("new-model", 12)
     search = reader(store, {OLD.name: OLD, new.name: new})
     answers: list[tuple[int, str]] = []
-    finished = asyncio.Event()
+    finished, answered = asyncio.Event(), asyncio.Event()
 
     async def read() -> None:
         while not finished.is_set():
             listed = await search.search(SearchRequest.build(collection="instances", kind="Widget", k=N))
             semantic = await search.search(SearchRequest.build(collection="instances", query="document 3", k=5))
             answers.append((len(listed), search.collections["instances"]))
+            answered.set()
             assert len(semantic) == 5
             await asyncio.sleep(0)
 
     task = asyncio.create_task(read())
-    while not answers and not task.done():  # the reader has answered from the old generation (its first query builds indexes)
-        await asyncio.sleep(0.005)
+    await asyncio.wait_for(
+        answered.wait(), timeout=30
+    )  # answered from the old generation (its first query builds indexes)
     await migrate(store=store, embedder=new, settings=EmbedderSettings(), bases=BASES, pointer=POINTER, batch_size=16)
     await asyncio.sleep(0.01)
     finished.set()
