@@ -114,6 +114,8 @@ class Latencies:
     millis: list[float]
     short: int
     fewest: int
+    #: CPU per query, the client's and the server's: what a query costs whatever else the machine runs.
+    cpu_ms: float = float("nan")
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -121,8 +123,12 @@ class Latencies:
             "p50": percentile(self.millis, 50),
             "p95": percentile(self.millis, 95),
             "p99": percentile(self.millis, 99),
+            "cpu_ms": self.cpu_ms,
             "short": f"{self.short} (fewest {self.fewest})" if self.short else 0,
         }
+
+
+LATENCY_KEYS: Final = ("queries", "p50", "p95", "p99", "cpu_ms", "short")
 
 
 def short_of(hits: int, *, matching: int, k: int = 10) -> bool:
@@ -161,22 +167,24 @@ async def _load(store: VectorStore, size: int, *, servers: Sequence[int]) -> tup
     return loaded, upserting, cpu, stopped
 
 
-async def _query(store: VectorStore, *, loaded: int) -> dict[str, Latencies]:
+async def _query(store: VectorStore, *, loaded: int, servers: Sequence[int]) -> dict[str, Latencies]:
     vectors = queries(QUERIES)
     counts = match_counts(loaded)
     out = {}
     for label, query_filter in FILTERS.items():
         millis: list[float] = []
-        short, fewest, started = 0, 10, time.perf_counter()
+        short, fewest, cpu, started = 0, 10, 0.0, time.perf_counter()
         for vector in vectors:
+            cpu0 = time.process_time() + cpu_seconds(servers)
             t0 = time.perf_counter()
             hits = await store.search(COLLECTION, vector=vector.tolist(), k=10, filter=query_filter)
             millis.append((time.perf_counter() - t0) * 1000)
+            cpu += time.process_time() + cpu_seconds(servers) - cpu0
             short += short_of(len(hits), matching=counts[label])
             fewest = min(fewest, len(hits))
             if time.perf_counter() - started > QUERY_BUDGET:
                 break
-        out[label] = Latencies(millis=millis, short=short, fewest=fewest)
+        out[label] = Latencies(millis=millis, short=short, fewest=fewest, cpu_ms=cpu * 1000 / len(millis))
     return out
 
 
@@ -214,7 +222,7 @@ async def measure(target: Target) -> dict[str, Any]:
     store = target.factory()()
     try:
         loaded, seconds, cpu, stopped = await _load(store, SIZE, servers=servers)
-        latencies = await _query(store, loaded=loaded)
+        latencies = await _query(store, loaded=loaded, servers=servers)
         client_rss = peak_rss_mb()
     finally:
         await store.close()
@@ -341,7 +349,7 @@ def tables(results: dict[str, dict[str, Any]]) -> str:
             found["reader_rss_mb"], found["client_rss_mb"], found["server_rss_mb"], found["stopped"],
         ])  # fmt: skip
         for label, values in found["latencies"].items():
-            latency.append([backend, label, *values.values()])
+            latency.append([backend, label, *(values.get(key, "") for key in LATENCY_KEYS)])
     return "\n\n".join(
         [
             table(
@@ -358,7 +366,19 @@ def tables(results: dict[str, dict[str, Any]]) -> str:
                 ],
                 stores,
             ),
-            table(["backend", "filter", "queries", "top-10 p50 ms", "p95 ms", "p99 ms", "short of 10"], latency),
+            table(
+                [
+                    "backend",
+                    "filter",
+                    "queries",
+                    "top-10 p50 ms",
+                    "p95 ms",
+                    "p99 ms",
+                    "CPU ms per query",
+                    "short of 10",
+                ],
+                latency,
+            ),
         ]
     )
 

@@ -70,8 +70,8 @@ def test_an_answer_is_short_only_of_what_the_filter_matches(hits: int, matching:
 
 
 def test_latencies_summary_counts_short_answers() -> None:
-    summary = stores.Latencies(millis=[float(ms) for ms in range(1, 101)], short=3, fewest=2).summary()
-    assert summary == {"queries": 100, "p50": 51.0, "p95": 95.0, "p99": 99.0, "short": "3 (fewest 2)"}
+    summary = stores.Latencies(millis=[float(ms) for ms in range(1, 101)], short=3, fewest=2, cpu_ms=4.0).summary()
+    assert summary == {"queries": 100, "p50": 51.0, "p95": 95.0, "p99": 99.0, "cpu_ms": 4.0, "short": "3 (fewest 2)"}
     assert stores.Latencies(millis=[1.0], short=0, fewest=10).summary()["short"] == 0
 
 
