@@ -7,15 +7,10 @@ from typing import Any
 
 import pytest
 
-from kubevec.backends import Record
-from kubevec.backends.memory import MemoryStore
-from kubevec.inference.instances import build_instance
 from kubevec.query.folding import OWNED, fold, heads
 from kubevec.query.intent import places
-from kubevec.query.request import SearchRequest
 from kubevec.query.search import SearchService
-from tests.doubles.embedders import CountingEmbedder
-from tests.unit.query.test_intent import capability_records, read
+from tests.unit.query.test_intent import keys, read, service_of
 
 POD_SPEC = {"serviceAccountName": "checkout", "containers": [{"name": "c", "image": "shop/checkout:1"}]}
 
@@ -83,20 +78,7 @@ def objects() -> list[tuple[str, dict[str, Any]]]:
 
 @pytest.fixture
 async def service() -> SearchService:
-    store, embedder = MemoryStore(), CountingEmbedder()
-    await store.ensure_collection("instances", dimension=embedder.dimension, embedder=embedder.name)
-    docs = [build_instance(obj, plural=plural).to_document() for plural, obj in objects()]
-    records = [Record(id=d.id, vector=embedder.vector(d.text), text=d.text, metadata=d.metadata) for d in docs]
-    await store.upsert("instances", records)
-    await capability_records(store, embedder)
-    return SearchService(
-        store=store, embedder=embedder, collections={"instances": "instances", "capabilities": "capabilities"}
-    )
-
-
-async def keys(service: SearchService, question: str, *, k: int = 5) -> list[str]:
-    answer = await service.search(SearchRequest(collection="instances", query=question, k=k))
-    return [f"{r.metadata['kind']}/{r.metadata.get('namespace', '_cluster')}/{r.metadata['name']}" for r in answer]
+    return await service_of(objects())
 
 
 # -- the workload answers --------------------------------------------------------------------------

@@ -151,17 +151,22 @@ async def capability_records(store: MemoryStore, embedder: CountingEmbedder) -> 
     )
 
 
-@pytest.fixture
-async def service() -> SearchService:
+async def service_of(found: list[tuple[str, dict[str, Any]]]) -> SearchService:
+    """A search service over a memory store holding ``found`` (plural, object) and the built-in kinds."""
     store, embedder = MemoryStore(), CountingEmbedder()
     await store.ensure_collection("instances", dimension=embedder.dimension, embedder=embedder.name)
-    docs = [build_instance(obj, plural=plural).to_document() for plural, obj in objects()]
+    docs = [build_instance(obj, plural=plural).to_document() for plural, obj in found]
     records = [Record(id=d.id, vector=embedder.vector(d.text), text=d.text, metadata=d.metadata) for d in docs]
     await store.upsert("instances", records)
     await capability_records(store, embedder)
     return SearchService(
         store=store, embedder=embedder, collections={"instances": "instances", "capabilities": "capabilities"}
     )
+
+
+@pytest.fixture
+async def service() -> SearchService:
+    return await service_of(objects())
 
 
 async def keys(service: SearchService, question: str, *, k: int = 5, names: bool = True) -> list[str]:
