@@ -151,10 +151,19 @@ _PUBLIC: Final = re.compile(
     r"[A-Za-z0-9+/=\s]{0,20000}?-----END \1-----"
     r"|(?<=://)(?![^/\s]*@)[A-Za-z0-9][A-Za-z0-9.-]{0,252}(?=(?::\d{1,5})?(?:[/?#\s\"'\]),;]|$))"
     r"|(?<=/)[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}(?=[/\s\"']|$)"
+    # an object's UID where a Kubernetes message names one: the kubelet's name_namespace(uid) of a Pod
+    # (the name too), "pod <uid>", "uid <uid>"; a bare UUID elsewhere is judged as before (API keys
+    # take this shape too)
+    r"|(?<![\w.-])[a-z0-9][a-z0-9.-]{0,252}_[a-z0-9][a-z0-9-]{0,62}"
+    r"\([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\)"
+    r"|(?:(?<=pod )|(?<=Pod )|(?<=uid )|(?<=UID )|(?<=uid=)|(?<=uid: )|(?<=UID: ))"
+    r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?![\w-])"
     r"|(?<![\w:-])(?:[0-9A-Fa-f]{2}[:-]){5}[0-9A-Fa-f]{2}(?![\w:-])"
     r"|(?<![\w-])[a-z]{1,12}-[0-9a-f]{8}(?:[0-9a-f]{9})?(?![\w-])"
 )
-_PUBLIC_NEEDLE: Final = re.compile(r"ssh-|ecdsa-|-----BEGIN|://|[0-9a-fA-F]{2}[:-][0-9a-fA-F]{2}|[a-z]-[0-9a-f]{8}")
+_PUBLIC_NEEDLE: Final = re.compile(
+    r"ssh-|ecdsa-|-----BEGIN|://|[0-9a-fA-F]{2}[:-][0-9a-fA-F]{2}|[a-z]-[0-9a-f]{8}|\([0-9a-f]{8}-"
+)
 #: Placeholders a public part stands as while the rules run (private-use characters no rule reads).
 _MASK: Final = re.compile("\ue000(\\d+)\ue001")
 

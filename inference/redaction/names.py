@@ -122,12 +122,21 @@ def _foreign(words: tuple[str, ...]) -> bool:
     )
 
 
+#: The prefix of a Kubernetes label or annotation key: a DNS subdomain (at least one dot).
+_DNS_PREFIX: Final = re.compile(r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)+")
+
+
 @functools.lru_cache(maxsize=8192)
 def is_credential_name(name: str) -> bool:
     """Whether a field called ``name`` holds a credential (see the module docstring for the rules).
 
     Cached: every key of every object and every ``NAME=`` in its strings asks, and names repeat.
+    A label or annotation key's DNS prefix names its owner, not the value: ``aggregate-to-admin``
+    under ``rbac.authorization.k8s.io/`` is judged as ``aggregate-to-admin``.
     """
+    prefix, slash, last = name.rpartition("/")
+    if slash and _DNS_PREFIX.fullmatch(prefix):
+        name = last
     words = name_words(name)
     if not words:
         return False

@@ -619,3 +619,47 @@ def test_placeholders_stay_and_flags_split_lists_and_cookies_go(value: str, secr
         assert judged == value
     else:
         assert secret not in judged
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "Back-off restarting failed container app in pod web-7d9f8c6b5-x2k4p_default(3f2b8c1e-9a4d-4e5f-8b6c-1d2e3f4a5b6c)",
+        'Error syncing pod 0b1c2d3e-4f50-4a6b-8c7d-9e0f1a2b3c4d ("db-0_shop(0b1c2d3e-4f50-4a6b-8c7d-9e0f1a2b3c4d)")',
+    ],
+)
+def test_a_pod_named_as_the_kubelet_names_it_is_kept(value: str) -> None:
+    """issue 51: the kubelet's ``name_namespace(uid)`` or ``pod <uid>`` in an Event or status message is an
+    identity, not a secret (its UID, once with the Pod's own name, read <redacted>)."""
+    assert redact_text(value) == value
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "api_key=3f2b8c1e-9a4d-4e5f-8b6c-1d2e3f4a5b6c",
+        "token: x_y(3f2b8c1e-9a4d-4e5f-8b6c-1d2e3f4a5b6c)",
+        "the api key is 3f2b8c1e-9a4d-4e5f-8b6c-1d2e3f4a5b6c",
+        "x-api-key 3f2b8c1e-9a4d-4e5f-8b6c-1d2e3f4a5b6c",
+        "token(3f2b8c1e-9a4d-4e5f-8b6c-1d2e3f4a5b6c)",
+    ],
+)
+def test_a_uuid_a_credential_word_introduces_still_goes(value: str) -> None:
+    assert "3f2b8c1e" not in redact_text(value)
+
+
+def test_a_label_key_is_judged_by_its_name_not_its_owners_domain() -> None:
+    """issue 51: ``rbac.authorization.k8s.io/aggregate-to-admin: "true"`` in the built-in ClusterRoles'
+    selectors read <redacted> ("authorization" is the owner's domain, not what the value is)."""
+    role = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRole",
+        "metadata": {"name": "admin"},
+        "aggregationRule": {
+            "clusterRoleSelectors": [{"matchLabels": {"rbac.authorization.k8s.io/aggregate-to-admin": "true"}}]
+        },
+        "spec": {"example.com/api-key": "Zx9Qm2Lp7Rt4Vb8Nk3Hs6Jd1"},
+    }
+    judged = redact_object(role).obj
+    assert judged["aggregationRule"] == role["aggregationRule"]
+    assert "Zx9Qm2Lp7Rt4Vb8Nk3Hs6Jd1" not in str(judged)
