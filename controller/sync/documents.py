@@ -22,7 +22,7 @@ import hashlib
 import logging
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from kubevec import core, inference
 from kubevec.controller.kube.resources import ApiResource
@@ -44,10 +44,14 @@ logger = logging.getLogger(__name__)
 CAPABILITY_CACHE_SIZE = 4096
 
 
+#: What under ``inference/`` builds documents: its code and the data it reads (rule sets, catalogues).
+BUILDER_FILES: Final = ("*.py", "*.toml", "*.json")
+
+
 @functools.cache
 def builder_fingerprint() -> str:
-    """A digest of the code that turns objects into documents (``inference/`` but its providers, ``core/``,
-    this module).
+    """A digest of the code and data that turn objects into documents (``inference/`` but its providers,
+    with the data files the builders read, such as the gate's rule sets; ``core/``; this module).
 
     Part of every ``built_from``: a change to that code rebuilds every document once (its content
     hash still spares the embedding when the text did not change), even where nobody bumped
@@ -59,7 +63,8 @@ def builder_fingerprint() -> str:
     providers = root / "providers"
     shared = Path(core.__file__).parent  # the words, nesting guard and payload fields the builders use
     digest = hashlib.sha256()
-    built = [*(p for p in root.rglob("*.py") if providers not in p.parents), *shared.rglob("*.py"), Path(__file__)]
+    code_and_data = (p for pattern in BUILDER_FILES for p in root.rglob(pattern) if providers not in p.parents)
+    built = [*code_and_data, *shared.rglob("*.py"), Path(__file__)]
     for path in sorted(built):
         digest.update(path.read_bytes())
     return digest.hexdigest()[:12]

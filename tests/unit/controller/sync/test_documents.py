@@ -162,6 +162,9 @@ def test_the_fingerprint_covers_the_builders_and_not_the_providers(
         builder.write("\n# a redaction rule\n")
     after_rule = fingerprint()
     assert after_rule != before
+    with (copy / "redaction" / "rules" / "gitleaks.toml").open("a", encoding="utf-8") as rules:
+        rules.write("\n# a provider's token format\n")  # data the gate reads rebuilds as its code does
+    assert fingerprint() != after_rule
 
 
 def test_the_fingerprint_covers_what_the_builders_import_from_core(
