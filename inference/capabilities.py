@@ -20,6 +20,7 @@ from kubevec.core.words import camel_phrase
 from kubevec.inference.documents import CAPABILITIES, Document, make_document
 from kubevec.inference.identity import ResourceRef
 from kubevec.inference.manifests import is_crd, iter_manifest_files, load_manifests
+from kubevec.inference.redaction import redact_text
 from kubevec.inference.schema import Field, SchemaView, clean, complexity, first_sentences
 from kubevec.inference.tokens import MAX_TOKENS, count_tokens
 
@@ -260,7 +261,9 @@ def _describe(
         raise InferenceError(f"Resource type in group {group!r} has no kind or plural name")
     root = view.resolve(schema)
     spec = view.child(root, "spec")
-    description = _own_description(root=root, spec=spec)
+    # judged whole before anything cuts it (the payload's 4,000 characters, the text's first sentences):
+    # a token the cut would halve no longer matches its format, a value cut from its cue reads as a word
+    description = redact_text(_own_description(root=root, spec=spec), raw=False)
     if not view.properties(spec):
         # Some kinds keep their settings at the top level (ConfigMap, Secret, RBAC kinds...).
         spec = {"properties": {k: v for k, v in view.properties(root).items() if k not in _ENVELOPE}}
@@ -403,7 +406,7 @@ _SELF_REFERENCE = re.compile(
 def _field_line(field: Field, *, words: int) -> str:
     name = " ".join(words_of(part.removesuffix("[]")) for part in field.path.split("."))
     leaf = field.path.rsplit(".", 1)[-1].removesuffix("[]")
-    description = field.description
+    description = redact_text(field.description, raw=False)  # judged whole, then cut to its first sentences
     match = _SELF_REFERENCE.match(description)
     if match and description[: len(leaf) + 2].lower().lstrip("`").startswith(leaf.lower()):
         description = description[match.end() :]

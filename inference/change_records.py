@@ -175,6 +175,10 @@ def _reason(metadata: Mapping[str, Any]) -> str:
 def _describe(change: FieldChange, *, after: Mapping[str, Any]) -> str:
     if is_credential_name(change.field):
         return f"{change.field} changed"  # its values are the credential, whichever version held them
+    # Each value judged whole before it is cut (to MAX_VALUE_CHARS, an image's digest to 19): a stored
+    # text an older gate judged may hold a token the current one drops, and its first characters cut
+    # loose read as a word. The joined line is judged again as a whole (change_record).
+    change = dataclasses.replace(change, before=_judged(change.before), after=_judged(change.after))
     if change.field == "health":
         return f"health {change.before or '(none)'} -> {change.after or '(none)'}{_reason(after)}"
     if change.field == "images":
@@ -183,6 +187,10 @@ def _describe(change: FieldChange, *, after: Mapping[str, Any]) -> str:
         old, new = set(_items(change.before)), set(_items(change.after))
         return "labels " + " ".join([*(f"+{x}" for x in sorted(new - old)), *(f"-{x}" for x in sorted(old - new))])
     return f"{change.field} {_short(change.before)} -> {_short(change.after)}"
+
+
+def _judged(value: str) -> str:
+    return redact_text(clean_text(value), raw=False)
 
 
 def _images(before: str, after: str) -> str:

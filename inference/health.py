@@ -85,14 +85,12 @@ def clean_message(value: str | None) -> str | None:
     controller wrote, which may quote a command line or a URL with a password)."""
     if not value or not isinstance(value, str):
         return None
-    # judged before it is cut: a credential the cut would halve ("https://deploy:Qz7ma") no longer
-    # reads as one. Judged within a bound of its own, far past the cut, so the cost stays bounded.
-    judged = redact_text(" ".join(value[:JUDGED_CHARS].split())[:JUDGED_CHARS])
+    # Judged whole, then flattened and cut: a credential the cut would halve ("https://deploy:Qz7ma",
+    # a token whose prefix no pattern knows) no longer reads as one, and a message cut first (it was cut
+    # at 960 characters, then whitespace collapsed) put a token's first characters in the line. Config
+    # text keeps its lines while it is judged. The gate bounds its own cost (``bounds.cut_string``).
+    judged = " ".join(redact_text(value).split())
     return _cut(judged, MAX_MESSAGE) or None
-
-
-#: How much of a message is judged before it is cut to :data:`MAX_MESSAGE`.
-JUDGED_CHARS: Final = 4 * MAX_MESSAGE
 
 
 def _cut(text: str, limit: int) -> str:
@@ -118,10 +116,10 @@ def clean_word(value: str | None) -> str | None:
     redaction, since metadata is not embedded text)."""
     if not value:
         return None
-    value = value[:MAX_REASON]
-    if not _WORDLIKE.fullmatch(value) or redact_text(value) != value:
+    if redact_text(value) != value:  # judged whole, before the cut: a token's first characters read as a word
         return None
-    return value
+    value = value[:MAX_REASON]
+    return value if _WORDLIKE.fullmatch(value) else None
 
 
 def health_of(obj: Mapping[str, Any]) -> Health | None:
