@@ -6,8 +6,9 @@ token format, ``password=hunt`` is a short value. So the gate (``kubevec.inferen
 a value whole, and only then is it cut, joined or summarised. Two tests keep it so:
 
 - :func:`test_every_cut_is_registered` walks the write path's modules (an AST) and finds every slice
-  of text with a fixed bound (``value[:80]``, ``text[:limit]``, ``flat[: limit - 3]``) and every call
-  of a known cutter (``short``, ``first_sentences``, ``cut_string``, ``textwrap``...). Each must be in
+  of text with a fixed bound (``value[:80]``, ``text[:limit]``, ``flat[: limit - 3]``), every call of a
+  known cutter (``short``, ``first_sentences``, ``cut_string``, ``textwrap``...) and every join with
+  nothing between its parts (``"".join``: two values judged apart become one token). Each must be in
   :data:`CUTS` (text from an object, with a case below) or :data:`NOT_TEXT` (with why no object's
   text is cut there), as many times as the code has it: a new cut fails until it is registered.
 - :func:`test_no_part_of_a_secret_survives_a_cut` runs the real builder of each registered cut
@@ -15,9 +16,9 @@ a value whole, and only then is it cut, joined or summarised. Two tests keep it 
   whose secret starts a few characters before the cut point, and asserts that no run of 6 or more of
   its characters reaches the document's text or metadata.
 
-Joins need no registry: every joined line of a document (``", ".join`` of values judged apart) is
-judged again whole by ``make_document``, a change record's line by ``change_record``; what is joined
-are values the gate kept, with a separator between them.
+A join with a separator (``", ".join`` of values judged apart) makes no token the gate did not see, and
+every joined line is judged again whole: a document's by ``make_document``, a change record's by
+``change_record``.
 """
 
 from __future__ import annotations
@@ -263,7 +264,10 @@ NOT_TEXT: Final[dict[tuple[str, str], tuple[int, str]]] = {
     ("inference/instances/config.py", "_keys_only"): (1, "a list of a Secret's or ConfigMap's key names"),
     ("controller/sync/status.py", "status_record"): (1, "the last 20 skipped objects (a list)"),
     ("inference/references.py", "_walk"): (2, "a field name's known suffix (Ref, Refs) taken off after endswith"),
-    ("inference/references.py", "_kind_of"): (2, "a word's first letter upper-cased, put back with the rest"),
+    ("inference/references.py", "_kind_of"): (
+        3,
+        "a field name's words capitalised and glued (configMapRef: ConfigMap)",
+    ),
 }
 
 
@@ -325,7 +329,8 @@ class _Walk(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_Call(self, node: ast.Call) -> None:
-        if _called(node) in CUTTERS:
+        glued = isinstance(node.func, ast.Attribute) and node.func.attr == "join" and _is_empty(node.func.value)
+        if _called(node) in CUTTERS or glued:  # "".join puts parts together with nothing between them
             self._count()
         self.generic_visit(node)
 
@@ -364,6 +369,10 @@ class _Walk(ast.NodeVisitor):
         return names
 
 
+def _is_empty(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value == ""
+
+
 def _called(node: ast.Call) -> str | None:
     return node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", None)
 
@@ -391,11 +400,12 @@ def test_every_cut_is_registered() -> None:
 
 def test_the_walk_finds_a_new_cut() -> None:
     source = (
-        "def f(value: str, names: list[str]) -> str:\n    return value[:MAX] + ', '.join(names[:3]) + short(value)\n"
+        "def f(value: str, names: list[str]) -> str:\n"
+        "    return value[:MAX] + ', '.join(names[:3]) + short(value) + ''.join(names)\n"
     )
     walk = _Walk("m.py", ast.parse(source))
     walk.visit(ast.parse(source))
-    assert walk.found == {("m.py", "f"): 2}
+    assert walk.found == {("m.py", "f"): 3}
 
 
 def _leaks(secret: str, text: str) -> list[str]:
