@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable
 from typing import Final
 
+from kubevec.inference.bounds import MAX_STRING_CHARS
 from kubevec.inference.redaction import redact_text
 
 DEFAULT_INTERVAL: Final = 60.0
@@ -130,8 +131,8 @@ class ClipFilter(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         message = record.getMessage()
-        clean = redact_text(message[: self.limit * 2], raw=False)
-        if len(clean) > self.limit:
+        clean = redact_text(message, raw=False)  # whole, then cut: the gate bounds its own cost (bounds.cut_string)
+        if len(clean) > self.limit or len(message) > MAX_STRING_CHARS:
             clean = f"{clean[: self.limit]}...(+{len(message) - self.limit} chars)"
         if clean != message:
             record.msg = clean

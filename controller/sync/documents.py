@@ -35,6 +35,7 @@ from kubevec.inference.capabilities import describe_builtin, describe_crd
 from kubevec.inference.documents import CAPABILITIES, INSTANCES, SCHEMA_VERSION, Collection, Document, with_built_from
 from kubevec.inference.identity import ObjectName, ResourceRef
 from kubevec.inference.instances import InstancePolicy, build_instance
+from kubevec.inference.redaction import redact_text
 from kubevec.inference.warnings import Warnings
 
 logger = logging.getLogger(__name__)
@@ -223,7 +224,7 @@ class DocumentBuilder:
     def _report(self, identity: str, exc: Exception) -> None:
         reason = exc.reason if isinstance(exc, InferenceError) else "error"
         reason = reason if reason in DOCUMENT_SKIP_REASONS else "error"
-        error = str(exc) if isinstance(exc, InferenceError) else f"{type(exc).__name__}: {str(exc)[:200]}"
+        error = str(exc) if isinstance(exc, InferenceError) else f"{type(exc).__name__}: {redact_text(str(exc))[:200]}"
         self._metrics.errors.labels(stage="inference").inc()
         self._metrics.documents_skipped.labels(reason=reason).inc()
         self.skipped[identity] = reason

@@ -26,12 +26,17 @@ from __future__ import annotations
 import ast
 import dataclasses
 import json
+import logging
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Final
 
 import pytest
 
+from kubevec.controller.runtime.logs import ClipFilter
+from kubevec.controller.runtime.metrics import Metrics
+from kubevec.controller.sync.documents import DocumentBuilder
+from kubevec.inference.bodies import as_body
 from kubevec.inference.capabilities import describe_crd
 from kubevec.inference.change_records import Stored, change_record
 from kubevec.inference.instances import build_instance
@@ -55,7 +60,11 @@ MODULES: Final = sorted(
                 "warnings",
             )
         ),
-        *(ROOT / "controller" / "sync" / f"{name}.py" for name in ("changelog", "events", "history", "status")),
+        *(
+            ROOT / "controller" / "sync" / f"{name}.py"
+            for name in ("changelog", "documents", "events", "history", "status")
+        ),
+        ROOT / "controller" / "runtime" / "logs.py",
     ]
 )
 #: Functions that cut the text they are given.
@@ -96,7 +105,7 @@ def _dumped(*parts: Any) -> str:
 
 
 def _instance(obj: dict[str, Any], *, plural: str = "gizmos", warning: Warning | None = None) -> str:
-    document = build_instance(obj, plural=plural, cluster="c", warning=warning).to_document()
+    document = build_instance(as_body(obj), plural=plural, cluster="c", warning=warning).to_document()
     return _dumped(document.text, document.metadata)
 
 
@@ -236,6 +245,34 @@ def record_line(value: str, offset: int) -> str:
     return _record(old, f"{new} | note: {'n' * (pad - 1)} {value}"[: len(new) + 3 + 6 + 80])
 
 
+def _clipped(message: str) -> str:
+    """A log line as the controller's handlers write it (through :class:`ClipFilter`)."""
+    record = logging.LogRecord("kubevec", logging.WARNING, __file__, 1, "%s", (message,), None)
+    ClipFilter().filter(record)
+    return record.getMessage()
+
+
+def log_line(value: str, offset: int) -> str:
+    """Any log line: judged, then cut to 2,000 characters."""
+    return _clipped(_pad(2000 - offset) + value)
+
+
+def skip_report(value: str, offset: int) -> str:
+    """An object that failed to build for an unforeseen reason: the error's first 200 characters, logged."""
+    lines: list[str] = []
+    handler = logging.Handler()
+    handler.emit = lambda record: lines.append(_clipped(record.getMessage()))  # type: ignore[method-assign]
+    logger = logging.getLogger("kubevec.controller.sync.documents")
+    logger.addHandler(handler)
+    try:
+        builder = DocumentBuilder(cluster="c", metrics=Metrics())
+        builder._report("gizmos/shop/g", ValueError(_pad(200 - offset) + value))
+    finally:
+        logger.removeHandler(handler)
+    assert lines
+    return _dumped(*lines)
+
+
 #: Every cut of an object's text in the write path: (module, function) -> its cuts and its case.
 CUTS: Final[dict[tuple[str, str], Site]] = {
     ("inference/instances/summary.py", "short"): Site(cuts=1, build=annotation),
@@ -254,11 +291,16 @@ CUTS: Final[dict[tuple[str, str], Site]] = {
     ("inference/change_records.py", "_short"): Site(cuts=1, build=record_value),
     ("inference/change_records.py", "_tag"): Site(cuts=1, build=record_digest, fits=False),
     ("inference/change_records.py", "change_record"): Site(cuts=1, build=record_line),
+    ("controller/runtime/logs.py", "ClipFilter.filter"): Site(cuts=1, build=log_line),
+    ("controller/sync/documents.py", "DocumentBuilder._report"): Site(cuts=1, build=skip_report),
 }
 #: Slices the walk finds that cut no object's text, and why.
 NOT_TEXT: Final[dict[tuple[str, str], tuple[int, str]]] = {
     ("inference/change_records.py", "change_record"): (2, "a content hash's first 12 hex digits (the record id)"),
     ("inference/warnings.py", "Warning.digest"): (1, "a hash's first 12 hex digits"),
+    ("controller/sync/documents.py", "builder_fingerprint"): (1, "a hash's first 12 hex digits"),
+    ("controller/sync/documents.py", "DocumentBuilder._instance_key"): (1, "a hash's first 12 hex digits"),
+    ("controller/sync/documents.py", "DocumentBuilder.builtin_key"): (1, "a hash's first 12 hex digits"),
     ("inference/capabilities.py", "_deprecated"): (1, "a test on a description's first 80 characters: nothing kept"),
     ("inference/instances/generic.py", "spec_summary"): (1, "the list of one path's values (each whole)"),
     ("inference/instances/config.py", "_keys_only"): (1, "a list of a Secret's or ConfigMap's key names"),
@@ -438,4 +480,14 @@ def test_a_warning_padded_with_whitespace_is_judged_whole() -> None:
     past the cut came out as ``ghp_A1b2C3d4E5f`` at the start of the line."""
     for offset in OFFSETS:
         out = warning_message(TOKEN, offset, pad=lambda n: " " * (n + 720))
+        assert not _leaks(TOKEN, out), out
+
+
+def test_a_log_line_shortened_by_the_gate_shows_nothing_past_its_old_cut() -> None:
+    """Regression: a log message was cut at 4,000 characters, then judged, then cut to 2,000: a generated
+    blob the gate replaced by ``<redacted>`` pulled the prefix of a token cut at 4,000 into the line."""
+    blob = "".join(f"{i:x}Zq{i * 7919 % 65536:x}" for i in range(1200))[:3000]  # random-looking: redacted
+    for offset in OFFSETS:
+        out = _clipped(blob + " " + _pad(4000 - len(blob) - 1 - offset) + TOKEN)
+        assert "<redacted>" in out
         assert not _leaks(TOKEN, out), out
