@@ -90,10 +90,12 @@ class LexicalIndex:
         with_metadata: bool = True,
         keep: Callable[[Record], bool] | None = None,
         want: int | None = None,
+        include_vectors: bool = False,
     ) -> list[tuple[Record, float]]:
         """Records by BM25 score (positive scores only), best first: of the best ``k``, the first ``want``
         that ``keep`` accepts (default: all), read back by id a batch of ``want`` at a time, so an
-        unfiltered query reads only what it returns."""
+        unfiltered query reads only what it returns (``include_vectors``: with their vectors, in the
+        same read)."""
         index = await self._current(collection, with_metadata=with_metadata)
         try:
             best = index.search(text, k=k)
@@ -110,7 +112,8 @@ class LexicalIndex:
         out: list[tuple[Record, float]] = []
         for start in range(0, len(ranked), want):
             batch = ranked[start : start + want]
-            found = {r.id: r for r in await self._store.get(collection, [i for i, _ in batch])}
+            asked = [i for i, _ in batch]
+            found = {r.id: r for r in await self._store.get(collection, asked, include_vectors=include_vectors)}
             for document_id, score in batch:
                 record = found.get(document_id)  # None: deleted since the index saw it
                 if record is not None and (keep is None or keep(record)):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from typing import Final
 
 from kubevec.backends import Hit, VectorStore
@@ -28,15 +29,19 @@ async def fuse(
     lexical: list[Hit],
     rrf_k: int = RRF_K,
     lexical_weight: float = LEXICAL_WEIGHT,
+    known: Mapping[str, float] | None = None,
 ) -> list[tuple[Hit, float]]:
-    """Weighted reciprocal rank fusion: (hit carrying its cosine similarity, fused score in [0, 1])."""
+    """Weighted reciprocal rank fusion: (hit carrying its cosine similarity, fused score in [0, 1]).
+
+    ``known``: the similarities of lexical hits already computed (read back with their vectors), so
+    only the others are read again."""
     rrf: dict[str, float] = {}
     for weight, ranking in ((1.0, dense), (lexical_weight, lexical)):
         for rank, hit in enumerate(ranking):
             rrf[hit.id] = rrf.get(hit.id, 0.0) + weight / (rrf_k + rank + 1)
     by_id = {h.id: h for h in lexical} | {h.id: h for h in dense}
-    missing = [i for i in rrf if i not in {h.id for h in dense}]
-    similarity = {h.id: h.score for h in dense}
+    similarity = {**(known or {}), **{h.id: h.score for h in dense}}
+    missing = [i for i in rrf if i not in similarity]
     if missing:  # lexical-only hits: compute their cosine so every score means the same thing
         for record in await store.get(name, missing, include_vectors=True):
             similarity[record.id] = max(0.0, cosine(vector, record.vector))

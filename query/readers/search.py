@@ -170,6 +170,7 @@ class Searcher:
         ranked = [(h, h.score) for h in dense]  # (hit with its similarity as score, the order's score)
         kind = "cosine"
         if request.hybrid:
+            known: dict[str, float] = {}
             lexical = await self._lexical(
                 name,
                 query=query,
@@ -177,6 +178,7 @@ class Searcher:
                 filter=conditions,
                 k=pool,
                 with_metadata=request.collection != INSTANCES,
+                similarity=(vector, known),
             )
             ranked, kind = (
                 await fuse(
@@ -187,6 +189,7 @@ class Searcher:
                     lexical=lexical,
                     rrf_k=self.sources.rrf_k,
                     lexical_weight=self.sources.lexical_weight,
+                    known=known,
                 ),
                 "fused",
             )
@@ -276,8 +279,18 @@ class Searcher:
         )
 
     async def _lexical(
-        self, name: str, *, query: str, keyword: str | None, filter: Filter | None, k: int, with_metadata: bool
+        self,
+        name: str,
+        *,
+        query: str,
+        keyword: str | None,
+        filter: Filter | None,
+        k: int,
+        with_metadata: bool,
+        similarity: tuple[list[float], dict[str, float]] | None = None,
     ) -> list[Hit]:
+        """The BM25 ranking under the filters; with ``similarity`` (the query's vector, a dict to fill), the
+        records are read back with their vectors and each one's cosine is filled in (fusion needs it)."""
         extra = Contains(keyword) if keyword else None
         wanted = all_of(filter, extra)
 
@@ -285,8 +298,17 @@ class Searcher:
             return wanted is None or matches(wanted, text=record.text, metadata=record.metadata)
 
         ranked = await self.sources.lexical.rank(
-            name, text=query, k=max(k * 4, 50), with_metadata=with_metadata, keep=keep, want=k
+            name,
+            text=query,
+            k=max(k * 4, 50),
+            with_metadata=with_metadata,
+            keep=keep,
+            want=k,
+            include_vectors=similarity is not None,
         )
+        if similarity is not None:
+            vector, known = similarity
+            known.update({r.id: max(0.0, cosine(vector, r.vector)) for r, _ in ranked if r.vector})
         return [Hit(id=r.id, score=score, text=r.text, metadata=r.metadata) for r, score in ranked]
 
     async def _rerank(self, query: str, ranked: list[tuple[Hit, float]], *, k: int) -> list[tuple[Hit, float]]:

@@ -4,7 +4,8 @@ Issue 50 measured, at 100k objects: the first ``kubevec search`` in its own proc
 reader's first answer after it started and its time per search, ``kubevec mcp``'s initialize, its
 first answer and time per search, each reader's peak RSS, and ``kubevec --help``'s CPU seconds.
 These run the commands as a user does (real processes, the official ``mcp`` SDK client over stdio),
-each reader with a cache directory of its own and empty (a fresh start: no keyword index saved by
+every search over the instances collection (the 100,000 objects; the default, capabilities, holds the
+types), each reader with a cache directory of its own and empty (a fresh start: no keyword index saved by
 another), against the store the controller wrote: the Chroma server, or, after it stopped, its
 directory opened embedded.
 """
@@ -104,7 +105,7 @@ def resident_reader(env: Mapping[str, str], *, workdir: Path, asked: list[str], 
     out: dict[str, float] = {}
     try:
         say(f"{store}: first kubevec search, in its own process ...")
-        wall, _, _, code = timed([KUBEVEC, "search", asked[0], "-k", str(K), "-o", "name"], env=env, cwd=cwd)
+        wall, _, _, code = timed([KUBEVEC, "search", asked[0], "--collection", "instances", "-k", str(K), "-o", "name"], env=env, cwd=cwd)
         assert code == 0, f"kubevec search failed: exit {code}"
         out[f"{store}.search.one_shot_s"] = wall
         launched = time.monotonic()
@@ -112,14 +113,14 @@ def resident_reader(env: Mapping[str, str], *, workdir: Path, asked: list[str], 
         while reader.answered() == 0:
             assert time.monotonic() - launched < FIRST_ANSWER_TIMEOUT, f"no answer from the reader: {reader.text()}"
             if "Resident reader ready" in reader.text():
-                timed([KUBEVEC, "search", asked[0], "-k", str(K), "-o", "name"], env=env, cwd=cwd)
+                timed([KUBEVEC, "search", asked[0], "--collection", "instances", "-k", str(K), "-o", "name"], env=env, cwd=cwd)
             else:
                 time.sleep(0.2)
         out[f"{store}.resident.first_answer_s"] = time.monotonic() - launched
         times = []
         for question in asked:
             before = reader.answered()
-            wall, _, _, code = timed([KUBEVEC, "search", question, "-k", str(K), "-o", "name"], env=env, cwd=cwd)
+            wall, _, _, code = timed([KUBEVEC, "search", question, "--collection", "instances", "-k", str(K), "-o", "name"], env=env, cwd=cwd)
             if code != 0 or reader.answered() != before + 1:
                 raise RuntimeError(f"not answered by the reader: {question!r} (exit {code})")
             times.append(wall)
@@ -166,7 +167,7 @@ def mcp_server(env: Mapping[str, str], *, workdir: Path, asked: list[str], store
     server = StdioServerParameters(command=KUBEVEC, args=["mcp"], env={**env, "KUBEVEC_CACHE_DIR": str(cache)})
 
     async def search(client: Any, question: str) -> None:
-        result = await client.call_tool("vector_search", {"query": question, "k": K})
+        result = await client.call_tool("vector_search", {"query": question, "k": K, "collection": "instances"})
         assert not result.is_error, result
 
     async def run() -> dict[str, float]:
