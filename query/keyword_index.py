@@ -32,7 +32,7 @@ logger = logging.getLogger(__name__)
 
 STATE_FILE: Final = "state.json"
 #: Bump when the schema or the analyzer changes: an index of another version is built again.
-VERSION: Final = 1
+VERSION: Final = 2
 ANALYZER: Final = "kubevec_words"
 #: Memory the writer may buffer before it flushes a segment (tantivy's floor is 15 MB).
 WRITER_HEAP: Final = 32_000_000
@@ -96,7 +96,17 @@ def _schema() -> Any:
     builder = _tantivy().SchemaBuilder()
     builder.add_text_field("id", stored=True, tokenizer_name="raw")
     builder.add_text_field("body", stored=False, tokenizer_name=ANALYZER)
+    builder.add_text_field("name", stored=False, tokenizer_name="raw")
     return builder.build()
+
+
+def name_of(document_id: str) -> str:
+    """The last part of a document's id: an instance's object name (``cluster/ns/group/version/kind/name``)."""
+    return document_id.rsplit("/", 1)[-1]
+
+
+def _document(document_id: str, text: str) -> Any:
+    return _tantivy().Document(id=document_id, body=text, name=name_of(document_id))
 
 
 class WriterBusy(Exception):
@@ -156,6 +166,16 @@ class KeywordIndex:
         found = self._searcher.search(query, k)
         return [(str(self._searcher.doc(address)["id"][0]), float(score)) for score, address in found.hits]
 
+    def named(self, names: Sequence[str], *, limit: int) -> list[str]:
+        """Ids of up to ``limit`` documents whose :func:`name_of` is one of ``names`` (a term lookup: what a
+        filter on the name costs a store that scans its metadata, as Chroma does, ~100 ms at 100,000)."""
+        tantivy = _tantivy()
+        if not names or limit <= 0:
+            return []
+        query = tantivy.Query.term_set_query(self._index.schema, "name", list(names))
+        found = self._searcher.search(query, limit)
+        return [str(self._searcher.doc(address)["id"][0]) for _, address in found.hits]
+
     def ids(self) -> set[str]:
         """Every id indexed (reads every stored id: for the rare check of members after a delete by filter)."""
         tantivy = _tantivy()
@@ -181,7 +201,7 @@ class KeywordIndex:
             for document_id in {*removed, *(i for i, _ in upserted)}:
                 writer.delete_documents_by_term("id", document_id)
             for document_id, text in upserted:
-                writer.add_document(_tantivy().Document(id=document_id, body=text))
+                writer.add_document(_document(document_id, text))
         self._committed(state)
 
     @contextlib.contextmanager
@@ -219,9 +239,8 @@ class Rewriting:
         self._writer.delete_all_documents()
 
     def add(self, pairs: Iterable[tuple[str, str]]) -> None:
-        document = _tantivy().Document
         for document_id, text in pairs:
-            self._writer.add_document(document(id=document_id, body=text))
+            self._writer.add_document(_document(document_id, text))
 
     def commit(self, state: State) -> None:
         self._writer = None

@@ -29,7 +29,7 @@ import contextlib
 import logging
 import shutil
 import time
-from collections.abc import AsyncIterator, Callable, Coroutine
+from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -121,6 +121,12 @@ class LexicalIndex:
             if len(out) >= want:
                 break
         return out[:want]
+
+    async def named(self, collection: str, names: Sequence[str], *, with_metadata: bool, limit: int) -> list[str]:
+        """Ids of up to ``limit`` documents of ``collection`` whose id ends with one of ``names`` (an instance's
+        object name), from the index as the collection is written now."""
+        index = await self._current(collection, with_metadata=with_metadata)
+        return index.named(names, limit=limit)
 
     async def refresh(self, collection: str, *, with_metadata: bool = True) -> None:
         """Bring the index up to date now (waits for a build already running behind the queries)."""

@@ -227,7 +227,13 @@ class Searcher:
         have = {hit.id for hit, _ in ranked}
         wanted = tuple(sorted(p for p in intent.phrases if is_kubernetes_name(p)))[:MAX_NAMED]
         extra: dict[str, Record] = {}
-        for where in (In("name", wanted) if wanted else None, Eq("health", "degraded") if intent.trouble else None):
+        by_name = In("name", wanted) if wanted else None
+        if by_name is not None and conditions is None:  # no filter to apply first: the keyword index knows names
+            ids = await self.sources.lexical.named(name, wanted, with_metadata=False, limit=2 * MAX_NAMED)
+            found = await self.sources.store.get(name, [i for i in ids if i not in have], include_vectors=True)
+            extra.update((record.id, record) for record in found)
+            by_name = None
+        for where in (by_name, Eq("health", "degraded") if intent.trouble else None):
             if where is None:
                 continue
             async for record in self.sources.store.iter_records(
@@ -239,7 +245,11 @@ class Searcher:
                     break
         scored = list(ranked)
         if extra:
-            vectors = {r.id: r.vector for r in await self.sources.store.get(name, list(extra), include_vectors=True)}
+            unread = [i for i, record in extra.items() if not record.vector]
+            vectors = {i: record.vector for i, record in extra.items() if record.vector}
+            if unread:
+                found = await self.sources.store.get(name, unread, include_vectors=True)
+                vectors.update((record.id, record.vector) for record in found)
             scored += [
                 (Hit(id=i, score=max(0.0, cosine(vector, vectors[i])), text=r.text, metadata=r.metadata), 0.0)
                 for i, r in extra.items()
