@@ -40,7 +40,7 @@ def _workload(source: Redacted, _: InstancePolicy) -> list[str]:
     if images:
         out.append("images: " + ", ".join(images[:MAX_LIST_ITEMS]))
         if known := software.described(images[:MAX_LIST_ITEMS]):
-            out.append("software: " + ", ".join(known))
+            out.append("software: " + " ".join(known))  # sentences (the catalogue's and the hand list's)
     ports = [
         f"{p.get('containerPort')}/{p.get('protocol', 'TCP')}"
         for c in containers

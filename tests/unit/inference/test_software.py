@@ -1,10 +1,10 @@
-"""A workload running a well-known server says what it is, matched on the image's repository name alone."""
+"""A workload running a well-known image says what it is: the catalogue's line, else the hand list's."""
 
 from __future__ import annotations
 
 import pytest
 
-from kubevec.inference import software
+from kubevec.inference import catalogue, software
 from kubevec.inference.instances import build_instance
 
 
@@ -22,7 +22,7 @@ def test_the_repository_name_of_an_image(image: str, repository: str) -> None:
     assert software.repository(image) == repository
 
 
-def test_only_exact_repository_names_are_described_each_once() -> None:
+def test_well_known_images_are_described_each_once_unknown_ones_not() -> None:
     images = [
         "rabbitmq:3.6.8-management",
         "kbudde/rabbitmq-exporter",
@@ -30,7 +30,23 @@ def test_only_exact_repository_names_are_described_each_once() -> None:
         "mongo:7",
         "weaveworksdemos/carts:0.4.8",
     ]
-    assert software.described(images) == ["RabbitMQ (message broker, queue)", "MongoDB (document database)"]
+    rabbitmq, exporter, mongo = (catalogue.lookup(i) for i in ("rabbitmq", "kbudde/rabbitmq-exporter", "mongo"))
+    assert "broker" in str(rabbitmq)
+    assert "exporter" in str(exporter)
+    assert "MongoDB" in str(mongo)
+    assert software.described(images) == [rabbitmq, exporter, mongo]
+
+
+@pytest.mark.parametrize(
+    "image", ["prom/alertmanager:v0.27.0", "clickhouse/clickhouse-server:24", "confluentinc/cp-kafka:7.6"]
+)
+def test_the_hand_list_covers_what_the_catalogue_lacks(image: str) -> None:
+    assert catalogue.lookup(image) is None
+    assert software.describe(image) == software.SOFTWARE[software.repository(image)]
+
+
+def test_the_hand_list_holds_only_what_the_catalogue_lacks() -> None:
+    assert [name for name in software.SOFTWARE if catalogue.lookup(name)] == []
 
 
 def test_a_workload_document_says_what_its_servers_are() -> None:
@@ -41,6 +57,10 @@ def test_a_workload_document_says_what_its_servers_are() -> None:
         "spec": {"template": {"spec": {"containers": [{"name": "db", "image": "redis:alpine"}]}}},
     }
     text = build_instance(deployment, plural="deployments").to_document().text
-    assert "software: Redis (in-memory key-value store, cache)" in text
-    deployment["spec"]["template"]["spec"]["containers"][0]["image"] = "shop/cart:1"
+    assert text.endswith(f" | images: redis:alpine | software: {catalogue.lookup('redis')}")
+    containers = deployment["spec"]["template"]["spec"]["containers"]
+    containers.append({"name": "exporter", "image": "oliver006/redis_exporter:v1.62.0"})
+    text = build_instance(deployment, plural="deployments").to_document().text
+    assert f"software: {catalogue.lookup('redis')} {catalogue.lookup('oliver006/redis_exporter')}" in text
+    containers[:] = [{"name": "cart", "image": "shop/cart:1"}]
     assert "software:" not in build_instance(deployment, plural="deployments").to_document().text
