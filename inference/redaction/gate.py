@@ -15,7 +15,7 @@ import dataclasses
 import functools
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Final, cast
 
 import yaml
@@ -54,7 +54,13 @@ from kubevec.inference.redaction.patterns import (
     redact_blocks,
     redact_equals_pairs,
 )
-from kubevec.inference.redaction.vocabulary import DROPPED_ANNOTATIONS, REDACTED, REFERENCE_WORDS
+from kubevec.inference.redaction.prose import keep_safe_words
+from kubevec.inference.redaction.vocabulary import (
+    DROPPED_ANNOTATIONS,
+    ENTROPY_MIN_LENGTH,
+    REDACTED,
+    REFERENCE_WORDS,
+)
 
 
 def redact_text(value: str, *, raw: bool = True, key: str | None = None) -> str:
@@ -94,6 +100,7 @@ def _judged(value: str, *, raw: bool, key: str | None) -> str:
     if raw:
         structured = _redact_structured(value) if value.lstrip()[:1] in ("{", "[") or "\n" in value else None
         value = structured if structured is not None else redact_config(value, judge=_judge_setting)
+        value = keep_safe_words(value)  # prose keeps its safe tokens only; the deny rules below are the second line
     value = judge_percent(apply_rules(value, (*VALUE_RULES, *RAW_VALUE_RULES) if raw else VALUE_RULES))
     if "=" in value:
         value = redact_equals_pairs(value)
@@ -238,6 +245,7 @@ def scrub(
             str(k): _scrub_field(str(k), v, under_credential=under_credential, budget=budget, depth=depth + 1)
             for k, v in value.items()
         }
+        _judge_neighbours(list(value.values()), out, list(out))
         named = next((value[f] for f in PAIR_NAME_FIELDS if isinstance(value.get(f), str)), None)
         if named is not None and is_credential_name(named):
             for field in PAIR_VALUE_FIELDS & out.keys():
@@ -264,6 +272,7 @@ def scrub(
                 ):
                     items[index + 1] = REDACTED  # ["--password", "x"]: a command line's credential
         _judge_as_command_line(value, items)
+        _judge_neighbours(value, items, range(len(items)))
         return items
     if under_credential:
         return REDACTED
@@ -293,6 +302,42 @@ def _judge_as_command_line(value: list[Any], items: list[Any]) -> None:
     for index, item in enumerate(value):
         if item.strip() and item not in judged and items[index] != REDACTED:
             items[index] = REDACTED
+
+
+def _judge_neighbours(values: list[Any], judged: Any, places: Sequence[Any]) -> None:
+    """A token split across two list items or two neighbouring fields (``["ghp_abc123", "def456..."]``,
+    ``part1``/``part2``) is judged joined as well as alone: when the join loses something that neither
+    half lost alone, both halves go (also the half that alone looked harmless, ``ghp_abc123``). Only halves that could be one token cut in two are joined (no
+    space or separator inside, one of them shorter than a run the deny rules judge alone), so a list of
+    names or ids is not read as one long id."""
+    for index in range(len(values) - 1):
+        first, second = values[index], values[index + 1]
+        if not (isinstance(first, str) and isinstance(second, str)):
+            continue
+        here, there = places[index], places[index + 1]
+        kept_first, kept_second = judged[here] == first, judged[there] == second
+        if not (kept_first or kept_second) or (judged[here], judged[there]) not in (
+            (first, second),
+            (REDACTED, second),
+            (first, REDACTED),
+        ):
+            continue  # both halves already gone, or one partly rewritten: nothing left to join
+        if min(len(first), len(second)) < 4 or min(len(first), len(second)) >= ENTROPY_MIN_LENGTH:
+            continue
+        joined = first + second
+        if len(joined) > MAX_JOINED or not _TOKEN_HALF.fullmatch(joined):
+            continue
+        if not (kept_first and kept_second) and _PLAIN_WORD.fullmatch(first if kept_first else second):
+            continue  # a user name next to its dropped password is no half of it
+        if redact_text(joined) != joined:
+            judged[here] = judged[there] = REDACTED
+
+
+#: What may be half of a token cut in two: base64 and token alphabets, no separator a name or id would hold.
+_TOKEN_HALF: Final = re.compile(r"[A-Za-z0-9+/=_]+")
+_PLAIN_WORD: Final = re.compile(r"[A-Z]?[a-z]+|[A-Z]+")
+#: Longest join judged (a key split in two; longer items are judged alone).
+MAX_JOINED: Final = 512
 
 
 #: A command-line flag on its own (its value is the next item of the list).

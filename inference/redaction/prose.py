@@ -1,0 +1,371 @@
+"""Prose judged by what it is made of: only tokens known to be safe are kept, whatever the cue.
+
+The rules by value (:mod:`.patterns`) deny what a credential looks like next to its cue ("the
+password is x"); written another way ("break glass: x", "la clave es x", "recovery code x") the cue
+is missed and the value stays. Prose is the opposite case: a sentence is made of words, and a token
+that is no word, name, number or address has no business in it. So a line that reads as prose (at
+least :data:`MIN_TOKENS` tokens, a third of them words) keeps each token that is one of:
+
+- a word in any script (letters only, with a word's shape: ``CrashLoopBackOff`` and ``Größe``, not
+  ``xKqPzL``), or hyphen, apostrophe, underscore or dot compounds of them (``l'application``,
+  ``DB_HOST``, ``app.kubernetes.io``);
+- a Kubernetes name, its generated suffixes included (``web-7d9f8c6b5-x2k4p``), short lowercase
+  ids (``k8s``, ``amd64``, a short commit);
+- a number, quantity (``500Mi``), version (``v1.2.3``), duration (``30s``), date or time (ISO), IP
+  address, host, path, e-mail address (contact details, not credentials), a content digest;
+- punctuation;
+
+and a URL keeps its scheme, host and path, and its query values only under keys known to be harmless
+(:data:`SAFE_QUERY_KEYS`: a signed URL's ``X-Amz-Signature``, ``sig`` or ``token`` is not one).
+Anything else in prose (a random mixed token, base64, a long hex string, letters and digits without a
+name's shape) becomes ``<redacted>``; so do app passwords written as four groups of four letters that
+do not read as words (:func:`_four_letter_groups`). The deny rules still run afterwards: this is the
+first line for prose, not the only one. A value of one or two tokens is no prose and is judged by the
+deny rules alone, as before.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import re
+import urllib.parse
+from typing import Final
+
+from kubevec.inference.redaction.vocabulary import REDACTED
+
+#: A line is prose when it has at least this many whitespace-separated tokens ...
+MIN_TOKENS: Final = 3
+#: ... of which at least this many, and a third, are words (letters only, punctuation around them aside).
+MIN_WORDS: Final = 2
+
+#: Query keys whose values say nothing secret: paging, language, versions, places, views, selectors.
+SAFE_QUERY_KEYS: Final = frozenset(
+    {"page", "per_page", "perpage", "pagesize", "page_size", "limit", "offset", "start", "end", "from", "to",
+     "lang", "language", "locale", "hl", "ref", "branch", "tag", "version", "v", "region", "zone", "tab",
+     "view", "sort", "order", "format", "type", "kind", "namespace", "name", "path", "file", "line", "mode",
+     "theme", "q", "query", "search", "filter", "category", "section", "topic", "since", "until", "size",
+     "timeout", "interval", "step", "watch", "labelselector", "fieldselector", "resourceversion", "container",
+     "follow", "taillines", "pretty", "dryrun", "fieldmanager", "sslmode", "charset", "connect_timeout",
+     "application_name", "replicaset", "authsource", "retrywrites", "w", "tls", "ssl", "readpreference",
+     "maxpoolsize", "utm_source", "utm_medium", "utm_campaign", "id"}
+)  # fmt: skip
+
+#: The parts a token is cut into: content digests whole, else runs of word characters, dots and hyphens;
+#: everything between (``= : / @ , ; ? & # ( ) [ ] { } < > + * $`` ...) is punctuation.
+_PIECE: Final = re.compile(r"(?i:sha(?:1|224|256|384|512)|md5)[:-][0-9a-fA-F]{8,}|[\w.-]+")
+_PART: Final = re.compile(r"[-_.]+")
+_URL: Final = re.compile(r"([A-Za-z][\w+.-]{0,31}://)([^/?#]*)([^?#]*)(\?[^#]*)?(#.*)?", re.S)
+_EDGE: Final = "\"'`«»“”„‘’()[]{}<>.,;:!?¿¡*|"
+_DATETIME: Final = re.compile(
+    r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?|\d{1,2}:\d{2}(?::\d{2})?"
+)
+_NUMBER: Final = re.compile(r"[+-]?\d{1,20}(?:[.,]\d{1,20})*%?")
+_QUANTITY: Final = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+|[KMGTPE]i|[numkMGTPE])?")
+_DURATION: Final = re.compile(r"(?:\d{1,9}(?:\.\d{1,9})?(?:ns|us|µs|ms|s|m|h|d|w|y))+")
+_VERSION: Final = re.compile(r"[vV]?\d{1,6}(?:\.\d{1,9}){0,3}(?:(?:alpha|beta|rc)\d{0,3})?")
+_VOWELS: Final = frozenset("aeiouyAEIOUY")
+_CONSONANT_RUN: Final = re.compile(r"[bcdfghjklmnpqrstvwxz]{7,}", re.I)
+_HUMP: Final = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
+#: Letters and digits with a name's shape: acronyms with a short count or version (``HTTP2``, ``X509``,
+#: ``EC2``, ``IPv6``, ``K8S``, ``Ed25519``), counts with a unit (``2FA``, ``5G``).
+_NAMED_ALNUM: Final = re.compile(
+    r"[A-Z]{1,8}\d{1,4}[a-z]?|[A-Z]{2,}[a-z]\d{1,2}|[A-Z]\d[A-Z]|[A-Z][a-z]?\d{3,5}|\d{1,4}[A-Za-z]{1,3}"
+)
+
+
+def keep_safe_words(value: str) -> str:
+    """``value`` with every line that reads as prose reduced to its safe tokens (see the module docstring)."""
+    if " " not in value:
+        return value
+    if "\n" not in value:
+        return _prose_line(value) if len(value) <= _CACHED_LINE else _judge_line(value)
+    return "\n".join(
+        _prose_line(line) if len(line) <= _CACHED_LINE else _judge_line(line) for line in value.split("\n")
+    )
+
+
+#: Lines up to this long have their verdicts remembered (messages and descriptions recur across replicas).
+_CACHED_LINE: Final = 512
+
+
+@functools.lru_cache(maxsize=8192)
+def _prose_line(line: str) -> str:
+    return _judge_line(line)
+
+
+def is_prose(line: str) -> bool:
+    """At least :data:`MIN_TOKENS` tokens, :data:`MIN_WORDS` and a third of them words."""
+    tokens = line.split()
+    if len(tokens) < MIN_TOKENS:
+        return False
+    words = sum(1 for token in tokens if token.strip(_EDGE).isalpha())
+    return words >= MIN_WORDS and 3 * words >= len(tokens)
+
+
+def _judge_line(line: str) -> str:
+    if not is_prose(line):
+        return line
+    parts = re.split(r"(\s+)", line)
+    judged = [part if not part or part.isspace() else judge_token(part) for part in parts]
+    _four_letter_groups(parts, judged)
+    return "".join(judged)
+
+
+@functools.lru_cache(maxsize=32768)
+def judge_token(token: str) -> str:
+    """One whitespace-separated token of prose: kept, or with its unsafe parts replaced."""
+    core = token.strip(_EDGE)
+    if not core:
+        return token
+    start = token.index(core)
+    head, tail = token[:start], token[start + len(core) :]
+    if _DATETIME.fullmatch(core):
+        return token
+    url = _URL.fullmatch(core) if "://" in core else None
+    judged = _judge_url(url) if url is not None else _judge_pieces(core)
+    return f"{head}{judged}{tail}"
+
+
+def _judge_pieces(text: str) -> str:
+    """``text`` with each piece between punctuation kept when safe, else replaced."""
+    if "%" in text and re.search(r"%[0-9A-Fa-f]{2}", text):
+        decoded = urllib.parse.unquote(text)
+        return text if _judge_pieces(decoded.replace("%", " ")) == decoded.replace("%", " ") else REDACTED
+    out: list[str] = []
+    at = 0
+    for piece in _PIECE.finditer(text):
+        if not safe_piece(piece.group(0)):
+            out.append(text[at : piece.start()])
+            out.append(REDACTED)
+            at = piece.end()
+    if not out:
+        return text
+    out.append(text[at:])
+    return "".join(out)
+
+
+def _judge_url(url: re.Match[str]) -> str:
+    """Scheme, host and path kept (path segments judged as pieces); query values only under safe keys."""
+    scheme, authority, path, query, fragment = url.groups()
+    userinfo, at, host = authority.rpartition("@")
+    if at and (":" in userinfo or not safe_piece(userinfo)):
+        userinfo = REDACTED
+    out = [scheme, userinfo, at, _judge_pieces(host) if host else ""]
+    out.append("/".join(_judge_pieces(segment) if segment else segment for segment in path.split("/")))
+    if query:
+        pairs = []
+        for pair in re.split(r"([&;])", query[1:]):
+            if pair in ("&", ";") or not pair:
+                pairs.append(pair)
+                continue
+            key, equals, value = pair.partition("=")
+            safe_key = urllib.parse.unquote(key).lower() in SAFE_QUERY_KEYS
+            if not safe_piece(urllib.parse.unquote(key).replace(".", "_")):
+                pairs.append(REDACTED)
+            elif equals and (not safe_key or _judge_pieces(value) != value):
+                pairs.append(f"{key}={REDACTED}")
+            else:
+                pairs.append(pair)
+        out.append("?" + "".join(pairs))
+    if fragment:
+        out.append("#" + _judge_pieces(fragment[1:]))
+    return "".join(out)
+
+
+@functools.lru_cache(maxsize=32768)
+def safe_piece(piece: str) -> bool:
+    """A piece between punctuation that is safe in prose: a number, quantity, duration, version, digest,
+    or a word or name, alone or joined to others by ``-``, ``_``, ``.`` or an apostrophe."""
+    core = piece.strip(".-_")
+    if not core or core == REDACTED:
+        return True
+    if core[:1].isdigit() and (
+        _NUMBER.fullmatch(core) or _QUANTITY.fullmatch(core) or _DURATION.fullmatch(core) or _VERSION.fullmatch(core)
+    ):
+        return True
+    if core[:3].lower() in ("sha", "md5") and (":" in core or "-" in core) and core.split(":")[0].isalnum():
+        return True  # a content digest (sha256:...): names content, opens nothing
+    return all(_safe_part(part) for part in _PART.split(core) if part)
+
+
+def _safe_part(part: str) -> bool:
+    if part.isdigit():
+        return len(part) <= 20
+    if part.isalpha():
+        return word_shaped(part)
+    if not part.isascii():
+        return not any(c.isascii() and c.isalpha() for c in part) or (
+            part.isalnum() and _safe_part("".join(c for c in part if not c.isdigit()))
+        )
+    if not part.isalnum():
+        return False
+    if part.islower():
+        # Kubernetes generated suffixes, short commits and image ids, amd64, k8s; a name and a number (web01, redis6)
+        return len(part) <= 12 or re.fullmatch(r"[a-z]{2,}\d{1,6}|\d{1,4}[a-z]{2,}", part) is not None
+    if len(part) > 64:
+        return False
+    return _NAMED_ALNUM.fullmatch(part) is not None or _words_and_counts(part)
+
+
+def _words_and_counts(part: str) -> bool:
+    """Letters and digits as identifiers join them (``UseHelm3Defaults``, ``Log4j``, ``Ed25519``, ``SHA256WithRSA``,
+    ``Modern2023``): at most two short runs of digits, every run of letters an acronym or word-shaped, and a
+    word of three letters or more among them. Not ``Qz7mapleRiver`` (``Qz`` is no word) nor ``8F3K``."""
+    runs = _RUNS.findall(part)
+    digits = [run for run in runs if run.isdigit()]
+    if len(digits) > 2 or any(len(run) > 5 for run in digits):
+        return False
+    letters = [run for run in runs if not run.isdigit()]
+    if not any(len(run) >= 3 for run in letters):
+        return False
+    for run in letters:
+        if run.isupper() or run.islower():
+            continue  # an acronym, a lowercase word, a unit or suffix after digits (Log4j, ec2)
+        if len(run) < 3:
+            return False  # Qz of Qz7maple
+        if not word_shaped(run):
+            return False
+    return True
+
+
+_RUNS: Final = re.compile(r"[A-Za-z]+|\d+")
+
+
+@functools.lru_cache(maxsize=32768)
+def word_shaped(word: str) -> bool:
+    """Letters with the shape of a word: any script; for ASCII a vowel and no long consonant run beyond a
+    short word, and camel humps that read as words (``CrashLoopBackOff``) rather than noise (``xKqPzL``)."""
+    if not word.isascii():
+        changes = sum(1 for a, b in itertools.pairwise(word) if a.islower() and b.isupper())
+        return changes <= 3
+    if len(word) > 45:
+        return False
+    if len(word) >= 6 and sum(_rare_pairs(hump.lower()) for hump in _HUMP.findall(word)) >= 2:
+        return False  # random letters (bXaUeTkLwQ): pairs no word holds
+    if word.islower() or word.isupper() or (word[0].isupper() and word[1:].islower()):
+        if len(word) <= 8:
+            return True  # tools and acronyms without vowels (sqlcmd, grpc, TLS); no key is this short
+        return (
+            any(c in _VOWELS for c in word)
+            and _CONSONANT_RUN.search(word) is None
+            and len(word) <= (45 if not word.isupper() else 24)
+        )
+    if len(word) > 2 and word[-1] == "s" and word[-2].isupper():
+        word = word[:-1]  # an acronym's plural (CRDs, IDs, URLs)
+        if word.isupper():
+            return len(word) <= 24
+    humps = _HUMP.findall(word)
+    if "".join(humps) != word or len(humps) > 8:
+        return False
+    if len(word) <= 4:
+        return True  # KiB, iOS, eBPF
+    # humps of a word read as words or abbreviations (tlsConfig, KrbCCacheSecret, PgBouncer); noise has
+    # short humps (xKqPzL: x Kq Pz L) and few with a vowel
+    plain = [hump for hump in humps if len(hump) == 1 or not hump.isupper()]
+    if any(len(hump) > 8 for hump in humps if hump.isupper()):
+        return False  # acronyms are short
+    if any(len(hump) >= 3 and not _pronounceable(hump.lower()) for hump in plain):
+        return False
+    vowelled = sum(len(hump) for hump in plain if len(hump) >= 3 and any(c in _VOWELS for c in hump))
+    if len(plain) <= 1:
+        return True  # one word and acronyms (iSCSI, CephX)
+    return 2 * sum(map(len, plain)) >= 5 * len(plain) and 3 * vowelled >= len(word)
+
+
+def _rare_pairs(word: str) -> int:
+    return sum(1 for i in range(len(word) - 1) if word[i : i + 2] in _RARE_PAIRS)
+
+
+def _pronounceable(hump: str) -> bool:
+    """A lowercase part of a word that could be said: no six consonants in a row (``Downstream`` has five)."""
+    return _HUMP_CONSONANTS.search(hump) is None
+
+
+_HUMP_CONSONANTS: Final = re.compile(r"[bcdfghjklmnpqrstvwxz]{6,}")
+#: Letter pairs seen less than 5 times in 1,000,000 pairs of the words of 7,409 descriptions in public CRDs (the
+#: shared corpus: English prose and every product name in it; counted within camel-case humps). Random
+#: letters hold several; none of the corpus's words of six letters or more holds two.
+_RARE_PAIR_TEXT: Final = (
+    "bb bf bg bk bn bq bv bw bx bz cf cg cj cv cw cx cz dj dq dx dz fb fg fh fj fm fn fp fv fw fx fz gd gj gk "
+    "gq gx hg hh hj hk hq hv hw ih ij iw iy jc jd jf jg jh jj jl jn jp jq jr jt jx jy jz kh kj kk kq kx kz lj "
+    "lq lx lz mc mf mh mj mk mq mr mw nq nx oh oq pf pj pn pq pw px pz qa qb qc qe qf qg qh qi qj qk qm qn qo "
+    "qp qq qr qs qt qv qw qx qy qz rj rq rz sx sz tj tk tq tx uh uj uk uq uv uw uy uz vb vd vf vg vj vk vn vp "
+    "vq vr vt vv vw vx vy vz wb wc wd wf wg wj wm wp wq wu wv wx wy wz xb xd xg xh xj xk xl xm xn xq xs xu xv "
+    "xw xz yf yg yh yj yk yq yu yx zb zc zd zf zg zh zj zk zl zm zp zq zr zs zt zv zw zx zy zz"
+)
+_RARE_PAIRS: Final = frozenset(_RARE_PAIR_TEXT.split())
+#: Two consonants a word may start with.
+_ONSETS: Final = frozenset(
+    [
+        "bl",
+        "br",
+        "ch",
+        "cl",
+        "cr",
+        "dr",
+        "dw",
+        "fl",
+        "fr",
+        "gl",
+        "gn",
+        "gr",
+        "kl",
+        "kn",
+        "kr",
+        "ph",
+        "pl",
+        "pr",
+        "ps",
+        "sc",
+        "sh",
+        "sk",
+        "sl",
+        "sm",
+        "sn",
+        "sp",
+        "st",
+        "sw",
+        "th",
+        "tr",
+        "ts",
+        "tw",
+        "wh",
+        "wr",
+    ]
+)
+_GROUP: Final = re.compile(r"[a-z]{4}")
+
+
+def _reads_as_word(group: str) -> bool:
+    """A four-letter group that could be a word: a vowel, no rare pair, a possible start, no three consonants."""
+    if not any(c in _VOWELS for c in group):
+        return False
+    if any(group[i : i + 2] in _RARE_PAIRS for i in range(3)):
+        return False
+    if group[0] not in _VOWELS and group[1] not in _VOWELS and group[:2] not in _ONSETS:
+        return False
+    return not any(all(c not in _VOWELS for c in group[i : i + 3]) for i in range(2))
+
+
+def _four_letter_groups(parts: list[str], judged: list[str]) -> None:
+    """App passwords as Google and Apple print them (``abcd efgh ijkl mnop``): four groups of four
+    lowercase letters in a row, at least two of which do not read as words, are dropped together."""
+    spots = [i for i, part in enumerate(parts) if part and not part.isspace()]
+    groups = [_GROUP.fullmatch(parts[i].strip(_EDGE)) is not None for i in spots]
+    marked: set[int] = set()
+    for start in range(len(spots) - 3):
+        window = range(start, start + 4)
+        if all(groups[i] for i in window):
+            odd = sum(1 for i in window if not _reads_as_word(parts[spots[i]].strip(_EDGE)))
+            if odd >= 2:
+                marked.update(window)
+    if not marked:
+        return
+    ordered = sorted(marked)
+    while len(ordered) > 4 and _reads_as_word(parts[spots[ordered[0]]].strip(_EDGE)):
+        ordered.pop(0)
+    while len(ordered) > 4 and _reads_as_word(parts[spots[ordered[-1]]].strip(_EDGE)):
+        ordered.pop()
+    for i in ordered:
+        judged[spots[i]] = REDACTED
