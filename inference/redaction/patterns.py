@@ -183,8 +183,14 @@ def _prose_secret(match: re.Match[str]) -> str:
         return match.group(0)
     if not directive and word and (bare or value.lower().rstrip(".,;:!?") in _PROSE_WORDS or value[:1].islower()):
         return match.group(0)
+    if bare and cue.isupper() and _VARIABLE_NAME.fullmatch(value.rstrip(".,;:!?)")):
+        return match.group(0)  # a list of variable names (PASSWORD DB_PASSWORD): names, not values
     trail = value[-1] if value[-1] in ".,;:!?)" and len(value) > 1 else ""
     return f"{cue}{connector}{quote}{REDACTED}{trail}"
+
+
+#: An environment variable's name as written (``DB_PASSWORD``, ``REDIS_AUTH``): upper case words joined by ``_``.
+_VARIABLE_NAME: Final = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
 
 
 def _plain_word(value: str) -> bool:
