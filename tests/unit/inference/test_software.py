@@ -64,3 +64,34 @@ def test_a_workload_document_says_what_its_servers_are() -> None:
     assert f"software: {catalogue.lookup('redis')} {catalogue.lookup('oliver006/redis_exporter')}" in text
     containers[:] = [{"name": "cart", "image": "shop/cart:1"}]
     assert "software:" not in build_instance(deployment, plural="deployments").to_document().text
+
+
+def test_recommended_labels_and_description_annotations_are_read_once_beside_the_software() -> None:
+    deployment = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {
+            "name": "tracing",
+            "namespace": "observability",
+            "labels": {
+                "app.kubernetes.io/name": "jaeger",
+                "app.kubernetes.io/component": "query",
+                "app.kubernetes.io/part-of": "observability",
+            },
+            "annotations": {
+                "kubernetes.io/description": "Trace UI for the shop",
+                "app.kubernetes.io/description": "Jaeger query service",
+            },
+        },
+        "spec": {"template": {"spec": {"containers": [{"name": "q", "image": "jaegertracing/jaeger:2.0"}]}}},
+    }
+    text = build_instance(deployment, plural="deployments").to_document().text
+    for said in (
+        "app.kubernetes.io/component=query",
+        "app.kubernetes.io/name=jaeger",
+        "app.kubernetes.io/part-of=observability",
+        "description: Trace UI for the shop",
+        "description: Jaeger query service",
+    ):
+        assert text.count(said) == 1, said
+    assert text.count(f"software: {software.describe('jaegertracing/jaeger:2.0')}") == 1
