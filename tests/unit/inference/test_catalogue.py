@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 from importlib import resources
+from pathlib import Path
 
 import pytest
 
+from kubevec import inference
+from kubevec.controller.sync import documents
 from kubevec.inference import catalogue
 from kubevec.inference.catalogue import build
 
@@ -153,3 +157,14 @@ def test_the_shipped_file_is_the_pinned_one_with_its_sources_and_a_few_hundred_e
     table = catalogue.images()
     assert len(table) >= 500
     assert all(0 < len(line) <= build.MAX_DESCRIPTION_CHARS + 1 for line in table.values())
+
+
+def test_a_new_catalogue_rebuilds_documents_as_new_code_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    copy = tmp_path / "inference"
+    shutil.copytree(Path(inference.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__", "data"))
+    monkeypatch.setattr(inference, "__file__", str(copy / "__init__.py"))
+    fingerprint = documents.builder_fingerprint.__wrapped__  # computed once per process otherwise
+    before = fingerprint()
+    shipped = copy / "catalogue" / catalogue.CATALOGUE_FILE
+    shipped.write_text(shipped.read_text(encoding="utf-8").replace("Redis", "Redis!"), encoding="utf-8")
+    assert fingerprint() != before
