@@ -32,7 +32,7 @@ from kubevec.backends.journal import (
     TRIM_EVERY,
     Entry,
     entry_of,
-    entry_record,
+    entry_records,
 )
 from kubevec.backends.protocol import DEFAULT_PAGE_SIZE as DEFAULT_PAGE_SIZE
 from kubevec.backends.protocol import CollectionInfo as CollectionInfo
@@ -420,8 +420,8 @@ class BaseStore:
         whoever reads this stamp or this entry sees the write."""
         if name in (STAMPS, JOURNAL):
             return
-        entry = entry_record(name, upserted=upserted, deleted=deleted, members=members, reset=reset)
-        await self._call(self._journal_write, entry)
+        entries = entry_records(name, upserted=upserted, deleted=deleted, members=members, reset=reset)
+        await self._call(self._journal_write, entries)
         await self._call(self._stamp, name)
 
     async def _follow_writers(self, name: str | None = None, *, always: bool = False) -> dict[str, str]:
@@ -535,15 +535,16 @@ class BaseStore:
     def _stamp(self, name: str) -> None:
         self._internal_upsert(STAMPS, STAMPS_EMBEDDER, new_stamp(name))
 
-    def _journal_write(self, entry: Record) -> None:
-        """Add ``entry``; every TRIM_EVERY seconds also delete the entries past RETENTION."""
-        self._internal_upsert(JOURNAL, JOURNAL_EMBEDDER, entry)
+    def _journal_write(self, entries: list[Record]) -> None:
+        """Add ``entries``; every TRIM_EVERY seconds also delete the entries past RETENTION."""
+        for start in range(0, len(entries), self.max_batch):
+            self._internal_upsert(JOURNAL, JOURNAL_EMBEDDER, *entries[start : start + self.max_batch])
         now = time.monotonic()
         if now - self._trimmed >= TRIM_EVERY:
             self._trimmed = now
             self._delete_where(JOURNAL, Lt(AT_FIELD, time.time() - RETENTION))
 
-    def _internal_upsert(self, name: str, embedder: str, record: Record) -> None:
+    def _internal_upsert(self, name: str, embedder: str, *records: Record) -> None:
         """Upsert into one of the store's own small collections, creating it on first use."""
         if name not in self._internal_ready:
             if self._describe(name) is None:
@@ -554,7 +555,7 @@ class BaseStore:
                         raise
             self._internal_ready.add(name)
         try:
-            self._upsert(name, [record])
+            self._upsert(name, list(records))
         except Exception:
             self._internal_ready.discard(name)  # dropped behind our back: create it again next time
             raise

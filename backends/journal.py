@@ -39,6 +39,8 @@ CATCH_UP_WITHIN: Final = 2400.0
 SLACK: Final = 30.0
 #: How often a writer deletes the entries past RETENTION.
 TRIM_EVERY: Final = 300.0
+#: Ids one entry names at most; a larger write is journaled as several entries.
+IDS_PER_ENTRY: Final = 200
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -55,23 +57,38 @@ class Entry:
     reset: bool = False
 
 
-def entry_record(
+def entry_records(
     name: str,
     *,
     upserted: Sequence[str] = (),
     deleted: Sequence[str] = (),
     members: bool = False,
     reset: bool = False,
-) -> Record:
-    """The journal record of one write to ``name``."""
-    entry_id = uuid.uuid4().hex
-    body = {"upserted": list(upserted), "deleted": list(deleted), "members": members, "reset": reset}
-    return Record(
-        id=entry_id,
-        vector=[1.0],
-        text=json.dumps(body, separators=(",", ":")),
-        metadata={COLLECTION_FIELD: name, AT_FIELD: time.time(), "content_hash": entry_id},
-    )
+) -> list[Record]:
+    """The journal records of one write to ``name``: one, or one per :data:`IDS_PER_ENTRY` ids it touched
+    (a store keeps each record's text in its own indexes: Chroma's server failed to compact a text of
+    12,000 ids and refused every write after it)."""
+    at = time.time()
+    touched = [("upserted", i) for i in upserted] + [("deleted", i) for i in deleted]
+    chunks = [touched[start : start + IDS_PER_ENTRY] for start in range(0, len(touched), IDS_PER_ENTRY)] or [[]]
+    records = []
+    for chunk in chunks:
+        entry_id = uuid.uuid4().hex
+        body = {
+            "upserted": [i for side, i in chunk if side == "upserted"],
+            "deleted": [i for side, i in chunk if side == "deleted"],
+            "members": members,
+            "reset": reset,
+        }
+        records.append(
+            Record(
+                id=entry_id,
+                vector=[1.0],
+                text=json.dumps(body, separators=(",", ":")),
+                metadata={COLLECTION_FIELD: name, AT_FIELD: at, "content_hash": entry_id},
+            )
+        )
+    return records
 
 
 def entry_of(record: Record) -> Entry:

@@ -225,6 +225,14 @@ class StoreContract:
             assert [e.at for e in entries] == sorted(e.at for e in entries)
             assert await store.journal(name, since=entries[-1].at + 1.0) == []
             assert await store.journal(f"{name}-other", since=since) == []
+            # A large write is journaled in entries of a bounded size (a store indexes each entry's text).
+            many = make_records(450)
+            await store.upsert(name, many)
+            later = await store.journal(name, since=entries[-1].at)
+            assert later is not None
+            written = [e for e in later if e.upserted]
+            assert len(written) == 3
+            assert sorted(i for e in written for i in e.upserted) == sorted(r.id for r in many)
         finally:
             await store.drop_collection(name)
         dropped = await store.journal(name, since=since)
