@@ -122,10 +122,15 @@ class LexicalIndex:
                 break
         return out[:want]
 
-    async def named(self, collection: str, names: Sequence[str], *, with_metadata: bool, limit: int) -> list[str]:
+    async def named(
+        self, collection: str, names: Sequence[str], *, with_metadata: bool, limit: int
+    ) -> list[str] | None:
         """Ids of up to ``limit`` documents of ``collection`` whose id ends with one of ``names`` (an instance's
-        object name), from the index as the collection is written now."""
+        object name), from the index as the collection is written now; None while it is first built (ask
+        the store)."""
         index = await self._current(collection, with_metadata=with_metadata)
+        if index.state.stamp is None:
+            return None
         return index.named(names, limit=limit)
 
     async def refresh(self, collection: str, *, with_metadata: bool = True) -> None:
@@ -156,11 +161,21 @@ class LexicalIndex:
             except WriterBusy:
                 return await self._others_update(collection, stamp, index)
             build = self._build(collection, stamp, index, with_metadata=with_metadata)
-            if wait or index.size <= self._exact_max:  # small, or nothing to rank with yet: now
+            if await self._small(collection, index):
                 await self._guard_busy(build)
                 return index
-        self._behind(collection, build)
+        self._behind(collection, build)  # the queries meanwhile rank with the index they have
+        running = self._refreshing.get(collection)
+        if wait and running is not None:
+            await asyncio.shield(running)
         return index
+
+    async def _small(self, collection: str, index: KeywordIndex) -> bool:
+        """Whether a build of ``collection`` may keep a query waiting: up to ``exact_max`` documents. A first
+        build of a larger one (no index yet: 10-25 s at 100,000) runs behind the queries, which meanwhile
+        rank without words and find named objects in the store."""
+        size = index.size if index.state.stamp is not None else await self._store.count(collection)
+        return size <= self._exact_max
 
     async def _unstamped(
         self, collection: str, index: KeywordIndex, *, with_metadata: bool, wait: bool

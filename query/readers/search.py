@@ -230,9 +230,10 @@ class Searcher:
         by_name = In("name", wanted) if wanted else None
         if by_name is not None and conditions is None:  # no filter to apply first: the keyword index knows names
             ids = await self.sources.lexical.named(name, wanted, with_metadata=False, limit=2 * MAX_NAMED)
-            found = await self.sources.store.get(name, [i for i in ids if i not in have], include_vectors=True)
-            extra.update((record.id, record) for record in found)
-            by_name = None
+            if ids is not None:  # None: the index is first being built; the store answers meanwhile
+                found = await self.sources.store.get(name, [i for i in ids if i not in have], include_vectors=True)
+                extra.update((record.id, record) for record in found)
+                by_name = None
         for where in (by_name, Eq("health", "degraded") if intent.trouble else None):
             if where is None:
                 continue

@@ -304,6 +304,8 @@ async def test_a_large_collection_is_rebuilt_behind_the_queries_and_never_answer
     store: MemoryStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     index = LexicalIndex(store=store, exact_max=1)  # "large": more than one document
+    assert await ranked_ids(index, "pgbouncer") == []  # its first build runs behind the queries too
+    await index.refresh("c")  # (a warm-up waits for it)
     assert await ranked_ids(index, "pgbouncer") == ["a"]
     await store.delete("c", ["a"])
     await store.upsert("c", [record("d", "cosign image signatures")])
@@ -350,3 +352,12 @@ async def test_a_build_that_fails_midway_leaves_the_index_as_it_was_and_unlocked
     monkeypatch.setattr(store, "iter_records", original)
     await index.refresh("c")  # the writer lock was let go: a second build can run
     assert await ranked_ids(index, "cosign") == ["c"]
+
+
+async def test_names_are_looked_up_once_the_index_is_built_and_asked_of_the_store_before(store: MemoryStore) -> None:
+    await store.upsert("c", [record("shop/prod/apps/v1/Deployment/web", "the web frontend")])
+    index = LexicalIndex(store=store, exact_max=1)  # a large collection: its first build runs behind
+    assert await index.named("c", ["web"], with_metadata=False, limit=10) is None  # not built yet: ask the store
+    await index.refresh("c", with_metadata=False)
+    assert await index.named("c", ["web", "api"], with_metadata=False, limit=10) == ["shop/prod/apps/v1/Deployment/web"]
+    assert await index.named("c", ["frontend"], with_metadata=False, limit=10) == []  # a word, not a name
