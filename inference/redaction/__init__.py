@@ -34,6 +34,12 @@ credentials are judged twice, because either judgement alone misses real cases:
   content digests (``sha256:...``), and UUIDs and hex ids (commit SHAs, checksums) under identifying
   names (:data:`IDENTIFYING_WORDS`: ``uid``, ``revision``, ``commit``, ``checksum``...).
 
+Prose is judged the other way round first (:mod:`.prose`): a value that reads as sentences keeps only
+the tokens known to be safe (words in any script, names, numbers, quantities, versions, dates, hosts,
+paths; a URL's query only under harmless keys), and every other token goes whatever its cue; the
+rules above still run after it. Two neighbouring list items or fields that could be halves of one
+token are judged joined as well as alone.
+
 Names are judged in the languages Kubernetes users write them in (:data:`FOREIGN_CREDENTIAL_WORDS`:
 ``passwort``, ``motDePasse``, ``contraseña``, ``senha``, ``пароль``, ``密码``, ``パスワード``...),
 and a ``{name: X, value: Y}`` pair (also ``key``/``parameter`` with ``value``/``default``) loses
@@ -41,7 +47,8 @@ and a ``{name: X, value: Y}`` pair (also ``key``/``parameter`` with ``value``/``
 
 The rules live in one module per family, each with its reasons: :mod:`.vocabulary` (the words),
 :mod:`.names` (judging a field name), :mod:`.patterns` (judging a string's value),
-:mod:`.generated` (deny by default) and :mod:`.gate` (strings and objects walked through them all).
+:mod:`.generated` (deny by default), :mod:`.prose` (safe words first) and :mod:`.gate` (strings and
+objects walked through them all).
 Import from ``kubevec.inference.redaction``: the names below are the gate's public face.
 """
 

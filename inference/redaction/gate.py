@@ -245,12 +245,14 @@ def scrub(
             str(k): _scrub_field(str(k), v, under_credential=under_credential, budget=budget, depth=depth + 1)
             for k, v in value.items()
         }
-        _judge_neighbours(list(value.values()), out, list(out))
         named = next((value[f] for f in PAIR_NAME_FIELDS if isinstance(value.get(f), str)), None)
         if named is not None and is_credential_name(named):
             for field in PAIR_VALUE_FIELDS & out.keys():
                 if not says_yes_or_no(str(value[field])):
                     out[field] = REDACTED  # {name: DB_PASSWORD, value: x} wherever it appears
+        # a pair's name names its value, it is no half of it
+        fields = [k for k in value if str(k) not in PAIR_NAME_FIELDS]
+        _judge_neighbours([value[k] for k in fields], out, [str(k) for k in fields])
         return out
     if isinstance(value, list):
         items = [
@@ -325,16 +327,21 @@ def _judge_neighbours(values: list[Any], judged: Any, places: Sequence[Any]) -> 
         if min(len(first), len(second)) < 4 or min(len(first), len(second)) >= ENTROPY_MIN_LENGTH:
             continue
         joined = first + second
-        if len(joined) > MAX_JOINED or not _TOKEN_HALF.fullmatch(joined):
+        if not ENTROPY_MIN_LENGTH <= len(joined) <= MAX_JOINED or not _TOKEN_HALF.fullmatch(joined):
             continue
+        if _ONE_CLASS.fullmatch(joined):
+            continue  # one class of characters (nginx, redis): no key, and most neighbours are this
         if not (kept_first and kept_second) and _PLAIN_WORD.fullmatch(first if kept_first else second):
             continue  # a user name next to its dropped password is no half of it
-        if redact_text(joined) != joined:
+        # the join has no space, quote or separator: only the token formats and deny by default can read it
+        if deny_generated(apply_rules(joined, VALUE_RULES), key=None) != joined:
             judged[here] = judged[there] = REDACTED
 
 
 #: What may be half of a token cut in two: base64 and token alphabets, no separator a name or id would hold.
 _TOKEN_HALF: Final = re.compile(r"[A-Za-z0-9+/=_]+")
+#: Lowercase only, uppercase only or digits only (with the alphabet's signs).
+_ONE_CLASS: Final = re.compile(r"[a-z+/=_]+|[A-Z+/=_]+|[0-9+/=_]+")
 _PLAIN_WORD: Final = re.compile(r"[A-Z]?[a-z]+|[A-Z]+")
 #: Longest join judged (a key split in two; longer items are judged alone).
 MAX_JOINED: Final = 512

@@ -65,7 +65,6 @@ _QUANTITY: Final = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+|[KMG
 _DURATION: Final = re.compile(r"(?:\d{1,9}(?:\.\d{1,9})?(?:ns|us|µs|ms|s|m|h|d|w|y))+")
 _VERSION: Final = re.compile(r"[vV]?\d{1,6}(?:\.\d{1,9}){0,3}(?:(?:alpha|beta|rc)\d{0,3})?")
 _VOWELS: Final = frozenset("aeiouyAEIOUY")
-_CONSONANT_RUN: Final = re.compile(r"[bcdfghjklmnpqrstvwxz]{7,}", re.I)
 _HUMP: Final = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
 #: Letters and digits with a name's shape: acronyms with a short count or version (``HTTP2``, ``X509``,
 #: ``EC2``, ``IPv6``, ``K8S``, ``Ed25519``), counts with a unit (``2FA``, ``5G``).
@@ -234,23 +233,18 @@ _RUNS: Final = re.compile(r"[A-Za-z]+|\d+")
 
 @functools.lru_cache(maxsize=32768)
 def word_shaped(word: str) -> bool:
-    """Letters with the shape of a word: any script; for ASCII a vowel and no long consonant run beyond a
-    short word, and camel humps that read as words (``CrashLoopBackOff``) rather than noise (``xKqPzL``)."""
+    """Letters with the shape of a word: any script; one case (``sqlcmd``, ``TLS``, ``Größe``); camel humps
+    that read as words or abbreviations (``CrashLoopBackOff``, ``KrbCCacheSecret``) rather than noise
+    (``xKqPzL``: short humps, pairs no word holds, few vowels)."""
     if not word.isascii():
         changes = sum(1 for a, b in itertools.pairwise(word) if a.islower() and b.isupper())
         return changes <= 3
     if len(word) > 45:
         return False
-    if len(word) >= 6 and sum(_rare_pairs(hump.lower()) for hump in _HUMP.findall(word)) >= 2:
-        return False  # random letters (bXaUeTkLwQ): pairs no word holds
     if word.islower() or word.isupper() or (word[0].isupper() and word[1:].islower()):
-        if len(word) <= 8:
-            return True  # tools and acronyms without vowels (sqlcmd, grpc, TLS); no key is this short
-        return (
-            any(c in _VOWELS for c in word)
-            and _CONSONANT_RUN.search(word) is None
-            and len(word) <= (45 if not word.isupper() else 24)
-        )
+        return True  # one case, letters only: a word, a tool or an acronym (as deny by default reads them too)
+    if len(word) >= 6 and len(_rare_pairs(word)) >= 2:
+        return False  # random letters (bXaUeTkLwQ): pairs no word holds
     if len(word) > 2 and word[-1] == "s" and word[-2].isupper():
         word = word[:-1]  # an acronym's plural (CRDs, IDs, URLs)
         if word.isupper():
@@ -273,8 +267,14 @@ def word_shaped(word: str) -> bool:
     return 2 * sum(map(len, plain)) >= 5 * len(plain) and 3 * vowelled >= len(word)
 
 
-def _rare_pairs(word: str) -> int:
-    return sum(1 for i in range(len(word) - 1) if word[i : i + 2] in _RARE_PAIRS)
+def _rare_pairs(word: str) -> set[str]:
+    """The distinct rare pairs inside the humps of ``word`` (not across them: ``labelNameLengthLimit``)."""
+    return {
+        hump[i : i + 2]
+        for hump in (hump.lower() for hump in _HUMP.findall(word))
+        for i in range(len(hump) - 1)
+        if hump[i : i + 2] in _RARE_PAIRS
+    }
 
 
 def _pronounceable(hump: str) -> bool:
@@ -294,7 +294,7 @@ _RARE_PAIR_TEXT: Final = (
     "vq vr vt vv vw vx vy vz wb wc wd wf wg wj wm wp wq wu wv wx wy wz xb xd xg xh xj xk xl xm xn xq xs xu xv "
     "xw xz yf yg yh yj yk yq yu yx zb zc zd zf zg zh zj zk zl zm zp zq zr zs zt zv zw zx zy zz"
 )
-_RARE_PAIRS: Final = frozenset(_RARE_PAIR_TEXT.split())
+_RARE_PAIRS: Final = frozenset(pair for pair in _RARE_PAIR_TEXT.split() if pair[0] != pair[1])  # rabbit, jazz
 #: Two consonants a word may start with.
 _ONSETS: Final = frozenset(
     [
