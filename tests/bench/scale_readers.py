@@ -33,6 +33,11 @@ FIRST_ANSWER_TIMEOUT = 900.0
 K = 10
 
 
+def search_argv(question: str) -> list[str]:
+    """``kubevec search`` over the instances (the default collection, capabilities, holds the types)."""
+    return [KUBEVEC, "search", question, "--collection", "instances", "-k", str(K), "-o", "name"]
+
+
 def questions(*, objects: int) -> list[str]:
     """~30 questions a user would ask of the bench's objects (teams, tiers, apps svcN, widgets wN, configmaps cmN)."""
     last = max(0, objects - 2)
@@ -105,7 +110,7 @@ def resident_reader(env: Mapping[str, str], *, workdir: Path, asked: list[str], 
     out: dict[str, float] = {}
     try:
         say(f"{store}: first kubevec search, in its own process ...")
-        wall, _, _, code = timed([KUBEVEC, "search", asked[0], "--collection", "instances", "-k", str(K), "-o", "name"], env=env, cwd=cwd)
+        wall, _, _, code = timed(search_argv(asked[0]), env=env, cwd=cwd)
         assert code == 0, f"kubevec search failed: exit {code}"
         out[f"{store}.search.one_shot_s"] = wall
         launched = time.monotonic()
@@ -113,14 +118,14 @@ def resident_reader(env: Mapping[str, str], *, workdir: Path, asked: list[str], 
         while reader.answered() == 0:
             assert time.monotonic() - launched < FIRST_ANSWER_TIMEOUT, f"no answer from the reader: {reader.text()}"
             if "Resident reader ready" in reader.text():
-                timed([KUBEVEC, "search", asked[0], "--collection", "instances", "-k", str(K), "-o", "name"], env=env, cwd=cwd)
+                timed(search_argv(asked[0]), env=env, cwd=cwd)
             else:
                 time.sleep(0.2)
         out[f"{store}.resident.first_answer_s"] = time.monotonic() - launched
         times = []
         for question in asked:
             before = reader.answered()
-            wall, _, _, code = timed([KUBEVEC, "search", question, "--collection", "instances", "-k", str(K), "-o", "name"], env=env, cwd=cwd)
+            wall, _, _, code = timed(search_argv(question), env=env, cwd=cwd)
             if code != 0 or reader.answered() != before + 1:
                 raise RuntimeError(f"not answered by the reader: {question!r} (exit {code})")
             times.append(wall)

@@ -58,7 +58,9 @@ def test_listing_the_commands_imports_no_request_model() -> None:
     before: 0.26 s CPU with them, 0.11 s without, on a loaded 2-core machine)."""
     code, modules = imported("--help")
     assert code == 0
-    assert sorted(m for m in modules if m.startswith(("pydantic", "kubevec.query.tools", "kubevec.query.request"))) == []
+    assert (
+        sorted(m for m in modules if m.startswith(("pydantic", "kubevec.query.tools", "kubevec.query.request"))) == []
+    )
 
 
 def test_the_resident_client_path_imports_only_the_standard_library_and_the_error_tree() -> None:
