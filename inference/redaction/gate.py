@@ -54,7 +54,7 @@ from kubevec.inference.redaction.patterns import (
     redact_blocks,
     redact_equals_pairs,
 )
-from kubevec.inference.redaction.prose import keep_safe_words
+from kubevec.inference.redaction.prose import keep_safe_label, keep_safe_words
 from kubevec.inference.redaction.vocabulary import (
     DROPPED_ANNOTATIONS,
     ENTROPY_MIN_LENGTH,
@@ -213,7 +213,7 @@ def _redact_metadata(metadata: Mapping[str, Any]) -> dict[str, Any]:
             str(k): REDACTED
             if (is_credential_name(str(k).rsplit("/", 1)[-1]) and not says_yes_or_no(str(v)))
             or (looks_chosen_password(str(v)) and not says_what_it_is(str(k)))
-            else redact_text(str(v), key=str(k))
+            else redact_text(keep_safe_label(str(v)), key=str(k))
             for k, v in labels.items()
         }
     return out

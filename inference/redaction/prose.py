@@ -88,6 +88,22 @@ def keep_safe_words(value: str) -> str:
 _CACHED_LINE: Final = 512
 
 
+def keep_safe_label(value: str) -> str:
+    """A label value that reads as a sentence written without spaces (``break-glass-Zx9Qm2Lp7Rt4``: three
+    parts or more joined by ``-``, ``_`` or ``.``, two of them words) keeps its safe parts only, as prose
+    does; any other label value is left to the deny rules."""
+    if " " in value or len(value) > _CACHED_LINE:
+        return value
+    parts = _LABEL_SPLIT.split(value)
+    words = sum(1 for part in parts[::2] if len(part) >= 2 and part.isalpha())
+    if len(parts) < 5 or words < 2 or safe_piece(value):
+        return value
+    return "".join(part if index % 2 or _safe_part(part) or not part else REDACTED for index, part in enumerate(parts))
+
+
+_LABEL_SPLIT: Final = re.compile(r"([-_.]+)")
+
+
 @functools.lru_cache(maxsize=8192)
 def _prose_line(line: str) -> str:
     return _judge_line(line)

@@ -200,3 +200,25 @@ def test_variable_names_in_a_names_list_are_not_values() -> None:
     }
     text = build_instance(body, plural="deployments").to_document().text
     assert "env PASSWORD DB_PASSWORD" in text
+
+
+def test_a_label_value_written_as_a_sentence_without_spaces_keeps_its_safe_parts() -> None:
+    body: dict[str, Any] = {
+        "apiVersion": "example.com/v1",
+        "kind": "Gizmo",
+        "metadata": {
+            "name": "w",
+            "labels": {
+                "acme.io/note": "break.glass.Zx9Qm2Lp7Rt4",  # dots: not one chosen token
+                "app.kubernetes.io/instance": "web-7d9f8c6b5-x2k4p",
+                "node": "ip-10-0-1-23.ec2.internal",
+                "image-id": "ami-0abcdef1234567890",
+                "chart": "ingress-nginx-4.7.1",
+            },
+        },
+    }
+    labels = redact_object(body).obj["metadata"]["labels"]
+    assert labels["acme.io/note"] == f"break.glass.{REDACTED}"
+    assert {k: v for k, v in labels.items() if k != "acme.io/note"} == {
+        k: v for k, v in body["metadata"]["labels"].items() if k != "acme.io/note"
+    }
