@@ -166,10 +166,19 @@ _CUE: Final = (
     r"password|passwort|kennwort|passwd|passphrase|pwd|mot de passe|contrase[ñn]a|senha|wachtwoord|"
     r"has[łl]o|l[öo]senord|salasana|adgangskode|passord|пароль|密码|パスワード|비밀번호|requirepass|masterauth"
 )
-_PROSE_SECRET: Final = re.compile(
-    rf"(?i)(?<![\w-])({_CUE})(?![\w-])([ \t]*(?:(?:is|was|lautet|ist|est|es|é|è|e|era|wird|sera|:|=|->)[ \t]+|[ \t]+))"
+#: What else a secret is called in prose: PINs and codes, keys and tokens, in a few languages. Raw strings
+#: only (:data:`RAW_VALUE_RULES`): rendered text writes ``token: ACME challenge token ...`` as its own layout.
+_MORE_CUE: Final = (
+    r"pin|pin[ -]code|passcode|otp|(?:api|access|secret|private|license)[ _-]?key|"
+    r"(?:access|auth|api|bearer|bot|refresh)[ _-]?token|token|(?:recovery|backup|unlock)[ _-]codes?|"
+    r"cl[ée](?: d'api| api| secr[èe]te)?|clave(?: de api| secreta)?|chiave(?: api)?|schl[üu]ssel|break[ -]glass"
+)
+_CONNECTOR_VALUE: Final = (
+    r"(?![\w-])([ \t]*(?:(?:is|was|lautet|ist|est|es|é|è|e|era|wird|sera|:|=|->)[ \t]+|[ \t]+))"
     r"(['\"«„]?)(?![=:](?:\s|$))([^\s'\"»“<>(\[{&|;$-][^\s'\"»“<>]{0,255})"
 )
+_PROSE_SECRET: Final = re.compile(rf"(?i)(?<![\w-])({_CUE}){_CONNECTOR_VALUE}")
+_PROSE_SECRET_MORE: Final = re.compile(rf"(?i)(?<![\w-])({_MORE_CUE}){_CONNECTOR_VALUE}")
 
 
 def _prose_secret(match: re.Match[str]) -> str:
@@ -405,17 +414,35 @@ _VALUE_NEEDLES: Final[tuple[tuple[str, ...], ...]] = (
 )  # fmt: skip
 if len(_VALUE_NEEDLES) != len(VALUE_RULES):  # pragma: no cover - a rule added without its needles
     raise AssertionError("each value rule needs its needles")
+_MORE_NEEDLES: Final = (
+    "pin",
+    "passcode",
+    "otp",
+    "key",
+    "token",
+    "code",
+    "clé",
+    "cle",
+    "clave",
+    "chiave",
+    "schl",
+    "glass",
+)
 _NEEDLES_OF: Final = {
-    id(pattern): frozenset(needles)
-    for (pattern, _), needles in zip(VALUE_RULES, _VALUE_NEEDLES, strict=True)
-    if needles
+    **{
+        id(pattern): frozenset(needles)
+        for (pattern, _), needles in zip(VALUE_RULES, _VALUE_NEEDLES, strict=True)
+        if needles
+    },
+    id(_PROSE_SECRET_MORE): frozenset(_MORE_NEEDLES),
 }
-_ALL_NEEDLES: Final = tuple(sorted({needle for needles in _VALUE_NEEDLES for needle in needles}))
+_ALL_NEEDLES: Final = tuple(sorted({needle for needles in (*_VALUE_NEEDLES, _MORE_NEEDLES) for needle in needles}))
 #: Extra rules for strings taken from objects, which may hold YAML or headers (``Authorization: Basic x``;
 #: ``password: x`` is :data:`COLON_PAIR`). Not applied to rendered document text, whose own layout is
 #: ``field: words``.
 RAW_VALUE_RULES: Final[tuple[tuple[re.Pattern[str], Replacement], ...]] = (
     (re.compile(r"(?i)\b(authorization\s*[:=]\s*)(?:[A-Za-z]+\s+)?[^\s,;\"']+"), rf"\1{REDACTED}"),
+    (_PROSE_SECRET_MORE, _prose_secret),  # PIN is 4821, the API key is x, la clave es x, recovery code: x
 )
 
 

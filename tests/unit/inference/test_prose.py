@@ -222,3 +222,26 @@ def test_a_label_value_written_as_a_sentence_without_spaces_keeps_its_safe_parts
     assert {k: v for k, v in labels.items() if k != "acme.io/note"} == {
         k: v for k, v in body["metadata"]["labels"].items() if k != "acme.io/note"
     }
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("the PIN is 4821 for the lobby door", "4821"),  # a number is safe in prose: the cue says otherwise
+        ("the API key is hunter2", "hunter2"),  # a short lowercase name is safe in prose: the cue says otherwise
+        ("access token is abc123def", "abc123def"),
+        ("clé API : hunter2x", "hunter2x"),
+        ("Schlüssel lautet hunter2x", "hunter2x"),
+    ],
+)
+def test_what_else_a_secret_is_called_in_prose_introduces_it(text: str, secret: str) -> None:
+    assert secret not in redact_text(text)
+
+
+@pytest.mark.parametrize(
+    "text", ["token expires in 5m", "the token is rotated daily", "api key rotation happens weekly"]
+)
+def test_those_words_before_a_plain_word_stay(text: str) -> None:
+    assert redact_text(text) == text
+    # rendered text writes `token: ACME challenge token` as its own field layout: those cues read raw strings only
+    assert redact_text("token: ACME challenge token for this challenge.", raw=False).startswith("token: ACME")
