@@ -247,14 +247,14 @@ def looks_chosen_password(value: str) -> bool:
 
 
 #: A Kubernetes resource quantity (``1000Mi``, ``1.5Gi``, ``250m``, ``1e3``), as the API server parses one.
-_QUANTITY: Final = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+|[KMGTPE]i|[numkMGTPE])?")
+QUANTITY: Final = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+|[KMGTPE]i|[numkMGTPE])?")
 
 
 @functools.lru_cache(maxsize=16384)
 def _looks_chosen(value: str) -> bool:
     if not _CHOSEN.fullmatch(value) or says_yes_or_no(value) or value.startswith(REDACTED):
         return False
-    if _QUANTITY.fullmatch(value):
+    if QUANTITY.fullmatch(value):
         return False  # a Kubernetes quantity (memory=1000Mi, 1500m): its grammar says what it is
     lower = any(c.islower() for c in value)
     upper = any(c.isupper() for c in value)

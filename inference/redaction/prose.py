@@ -32,6 +32,7 @@ import re
 import urllib.parse
 from typing import Final
 
+from kubevec.inference.redaction.generated import QUANTITY
 from kubevec.inference.redaction.vocabulary import REDACTED
 
 #: A line is prose when it has at least this many whitespace-separated tokens ...
@@ -61,7 +62,6 @@ _DATETIME: Final = re.compile(
     r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?|\d{1,2}:\d{2}(?::\d{2})?"
 )
 _NUMBER: Final = re.compile(r"[+-]?\d{1,20}(?:[.,]\d{1,20})*%?")
-_QUANTITY: Final = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+|[KMGTPE]i|[numkMGTPE])?")
 _DURATION: Final = re.compile(r"(?:\d{1,9}(?:\.\d{1,9})?(?:ns|us|µs|ms|s|m|h|d|w|y))+")
 _VERSION: Final = re.compile(r"[vV]?\d{1,6}(?:\.\d{1,9}){0,3}(?:(?:alpha|beta|rc)\d{0,3})?")
 _VOWELS: Final = frozenset("aeiouyAEIOUY")
@@ -196,7 +196,7 @@ def safe_piece(piece: str) -> bool:
     if not core or core == REDACTED:
         return True
     if core[:1].isdigit() and (
-        _NUMBER.fullmatch(core) or _QUANTITY.fullmatch(core) or _DURATION.fullmatch(core) or _VERSION.fullmatch(core)
+        _NUMBER.fullmatch(core) or QUANTITY.fullmatch(core) or _DURATION.fullmatch(core) or _VERSION.fullmatch(core)
     ):
         return True
     if core[:3].lower() in ("sha", "md5") and (":" in core or "-" in core) and core.split(":")[0].isalnum():
