@@ -51,7 +51,7 @@ async def test_each_tool_call_leaves_one_record_with_who_what_and_how_many(caplo
     assert second["arguments"]["field"] == "namespace"
     assert [name for name, _ in events] == ["kubevec.audit", "kubevec.audit"]
     assert events[0][1]["kubevec.audit.tool"] == "vector_search"
-    line = caplog.records[0].getMessage()
+    line = next(record for record in caplog.records if record.name == "kubevec.audit").getMessage()
     assert line.startswith("Audited a tool call tool=vector_search caller=user:oidc:alice results=")
 
 
