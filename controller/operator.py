@@ -15,6 +15,7 @@ import kopf
 from kubevec.controller import kopf_private
 from kubevec.controller.app import App
 from kubevec.controller.kube.client import load_configuration
+from kubevec.controller.runtime.health import WATCH_BACKOFFS
 from kubevec.controller.runtime.peering import PeeringIdentity
 from kubevec.controller.settings import Settings
 from kubevec.controller.sync.policy import GROUP, PLURAL, VERSION, watchable
@@ -156,7 +157,7 @@ def configure(settings: kopf.OperatorSettings, *, peering: PeeringIdentity | Non
     settings.posting.level = logging.CRITICAL
     settings.watching.server_timeout = 300
     settings.watching.client_timeout = 330
-    settings.networking.error_backoffs = [1, 2, 5, 10, 30]
+    settings.networking.error_backoffs = list(WATCH_BACKOFFS)
 
 
 def operator_kwargs(settings: Settings, *, peering: PeeringIdentity | None) -> dict[str, Any]:

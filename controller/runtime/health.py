@@ -17,22 +17,37 @@ from kubevec.core.errors import KubeError
 
 logger = logging.getLogger(__name__)
 
+#: kopf's waits between failed API requests, watches included (``settings.networking.error_backoffs``).
+#: The wait is not awakable: a watch that failed while the API server was down reconnects up to the
+#: longest of these after it is back, so they stay short beside the resync interval (46 s in all
+#: before kopf gives a request up, as before).
+WATCH_BACKOFFS: tuple[float, ...] = (1, 2, 3, 5, 5, 5, 5, 5, 5, 5, 5)
+
 
 class ClusterProbe:
     """Whether the API server answers, every few seconds: readiness and a metric follow it.
 
     kopf retries its watches on its own and says so only in logs; without this probe the
     controller would stay ready while it can neither list nor watch anything. ``on_recovered``
-    runs when the API answers again (events may have been missed meanwhile: resync).
+    runs when the API answers again (events may have been missed meanwhile: resync), and once
+    more ``settle`` seconds later: kopf's watches reconnect only after their own backoff, and what
+    changes until then reaches no handler (a deletion not even the watch's re-list reports).
     """
 
     def __init__(
-        self, *, kube: ClusterReader, metrics: Metrics, interval: float, on_recovered: Callable[[], None]
+        self,
+        *,
+        kube: ClusterReader,
+        metrics: Metrics,
+        interval: float,
+        on_recovered: Callable[[], None],
+        settle: float = max(WATCH_BACKOFFS) + 1,
     ) -> None:
         self._kube = kube
         self._metrics = metrics
         self._interval = interval
         self._on_recovered = on_recovered
+        self._settle = settle
         self.error: str | None = None  # set while the API server cannot be reached
 
     async def run(self) -> None:
@@ -44,6 +59,7 @@ class ClusterProbe:
                     logger.info("Reached the Kubernetes API again after=%.0fs", time.monotonic() - lost_at)
                     self.error = None
                     self._on_recovered()
+                    asyncio.get_running_loop().call_later(self._settle, self._on_recovered)
             except KubeError as exc:
                 if self.error is None:
                     lost_at = time.monotonic()
