@@ -91,10 +91,16 @@ _CACHED_LINE: Final = 512
 def keep_safe_label(value: str) -> str:
     """A label value that reads as a sentence written without spaces (``break-glass-Zx9Qm2Lp7Rt4``: three
     parts or more joined by ``-``, ``_`` or ``.``, two of them words) keeps its safe parts only, as prose
-    does; any other label value is left to the deny rules."""
+    does; in any label value a part that is a word spelled in digits (:func:`spelled_in_digits`) goes;
+    any other label value is left to the deny rules."""
     if " " in value or len(value) > _CACHED_LINE:
         return value
     parts = _LABEL_SPLIT.split(value)
+    if any(spelled_in_digits(part) for part in parts[::2]):
+        # a word spelled in digits is no name in any label (root.Gl4ssBr3ak-77): that part goes, however few
+        return "".join(
+            REDACTED if index % 2 == 0 and spelled_in_digits(part) else part for index, part in enumerate(parts)
+        )
     words = sum(1 for part in parts[::2] if len(part) >= 2 and part.isalpha())
     if len(parts) < 5 or words < 2 or safe_piece(value):
         return value
@@ -215,12 +221,73 @@ def _safe_part(part: str) -> bool:
         )
     if not part.isalnum():
         return False
+    if spelled_in_digits(part):
+        return False  # hunt3r, P4ssw0rd, stag1ng: a word written with digits for letters, as passwords are
     if part.islower():
         # Kubernetes generated suffixes, short commits and image ids, amd64, k8s; a name and a number (web01, redis6)
         return len(part) <= 12 or re.fullmatch(r"[a-z]{2,}\d{1,6}|\d{1,4}[a-z]{2,}", part) is not None
     if len(part) > 64:
         return False
     return _NAMED_ALNUM.fullmatch(part) is not None or _words_and_counts(part)
+
+
+@functools.lru_cache(maxsize=32768)
+def spelled_in_digits(part: str) -> bool:
+    """A word with digits written for some of its letters (``hunt3r2``, ``stag1ng``, ``P4ssw0rd``, ``Gl4ssBr3ak``):
+    how people make a password from a word, and no name is spelled so. A digit that stands for a letter
+    (0 1 3 4 5 7: o, i or l, e, a, s, t) sits inside a word's letters; names put digits at a boundary
+    instead: a count or version after a name (``http1Max``, ``rate5m``, ``pop3s``, ``sha1sum``, ``log4j``),
+    short letters around one (``k8s``, ``k3s``, ``g4dn``, ``i18n``, ``v1beta1``), or ids in alphabets with
+    digits of their own (hex commits, Kubernetes' generated suffixes, which hold no vowel nor 0, 1, 3).
+
+    So two such digits inside letters make a word spelled in digits, and so does one that leaves the
+    letters after it without a vowel, two of them or more or more digits after them (``stag1ng``: ``ng``;
+    ``passw0rd``: ``rd``; ``hunt3r2``: ``r`` then ``2``), after three letters of the same word or more."""
+    if not part.isascii() or not part.isalnum() or part.isalpha() or part.isdigit():
+        return False
+    if part.isupper():
+        part = part.lower()  # P4SSW0RD reads as p4ssw0rd
+    if (
+        _HEX_ID.fullmatch(part)
+        or set(part) <= _KUBE_ALPHABET
+        or _API_VERSION.fullmatch(part)
+        or _DURATION.fullmatch(part)
+    ):
+        return False
+    runs = _RUNS.findall(part)
+    inside = [
+        i
+        for i in range(1, len(runs) - 1)
+        if runs[i] in _LEET and runs[i - 1].isalpha() and runs[i + 1].isalpha() and not _STATUS_CLASS.match(runs[i + 1])
+    ]
+    if len(inside) >= 2:
+        return True
+    if not inside:
+        return False
+    i = inside[0]
+    before = _TRAILING_LOWER.search(runs[i - 1])
+    after = _LEADING_LOWER.match(runs[i + 1])
+    if before is None or after is None or len(before.group(0)) < 3 or after.group(0) != runs[i + 1]:
+        return False  # short letters before it (s3website, k3s), or a camel hump after it (http1Max)
+    rest = after.group(0)
+    more = i + 2 < len(runs)
+    return not any(c in _VOWELS for c in rest) and (len(rest) >= 2 or more) and rest not in _UNITS
+
+
+#: Digits written for letters: one of them, or two (``r00t``, ``l3tm31n``).
+_LEET: Final = frozenset({*"013457", *(a + b for a in "013457" for b in "013457")})
+_HEX_ID: Final = re.compile(r"[0-9a-f]+")
+#: The alphabet of Kubernetes' generated names (``utilrand``): no vowels, no 0, 1 or 3.
+_KUBE_ALPHABET: Final = frozenset("bcdfghjklmnpqrstvwxz2456789")
+_API_VERSION: Final = re.compile(r"v\d+(?:(?:alpha|beta|rc)\d*)?")
+#: HTTP status classes (``5xx``): a digit before ``xx`` is a count, not a letter.
+_STATUS_CLASS: Final = re.compile(r"xx")
+_TRAILING_LOWER: Final = re.compile(r"[a-z]+\Z")
+_LEADING_LOWER: Final = re.compile(r"[a-z]*")
+#: Units and suffixes after a count: durations (``rate5m``, ``burnrate1h``), plurals (``pop3s``), sizes.
+_UNITS: Final = frozenset(
+    {"s", "m", "h", "d", "w", "y", "ms", "us", "ns", "k", "x", "px", "kb", "mb", "gb", "tb", "js"}
+)
 
 
 def _words_and_counts(part: str) -> bool:

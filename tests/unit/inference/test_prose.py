@@ -245,3 +245,45 @@ def test_those_words_before_a_plain_word_stay(text: str) -> None:
     assert redact_text(text) == text
     # rendered text writes `token: ACME challenge token` as its own field layout: those cues read raw strings only
     assert redact_text("token: ACME challenge token for this challenge.", raw=False).startswith("token: ACME")
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("Maintainer: billing team. The vault entry is stale, until then log in with m0nk3yb4rs", "m0nk3yb4rs"),
+        ("Ask #sre before changing this; the old console still takes dr4g0nfly", "dr4g0nfly"),
+        ("Temporary access for the migration window: Sup3rS3cret until Friday", "Sup3rS3cret"),
+        ("Contact platform on-call, fallback login is w1nterf4ll-prod for now", "w1nterf4ll"),
+        ("Shared staging account works with passw0rd9 until the SSO fix lands", "passw0rd9"),
+    ],
+)
+def test_a_word_spelled_with_digits_for_letters_goes_from_prose(text: str, secret: str) -> None:
+    """Blind trust v4: a password made from words with digits for letters (a leet spelling) was kept in a
+    contact annotation: lowercase letters and digits read as a generated name's suffix."""
+    kept = redact_text(text)
+    assert secret not in kept
+    assert kept.split()[:2] == text.split()[:2]  # the words around it stay
+
+
+@pytest.mark.parametrize(
+    "label",
+    ["admin.Dr4g0nSl4yer-42", "ops_w1nterf4ll_7", "svc.m0nk3yb4rs", "S3cr3tPass"],
+)
+def test_a_label_value_with_a_word_spelled_in_digits_loses_that_part(label: str) -> None:
+    body = {"metadata": {"name": "w", "labels": {"emergency-access": label, "app": "web"}}}
+    labels = redact_object(body).obj["metadata"]["labels"]
+    assert REDACTED in labels["emergency-access"]
+    assert labels["app"] == "web"
+
+
+@pytest.mark.parametrize(
+    "token",
+    ["k8s", "k3s", "g4dn", "i18n", "l10n", "v1beta1", "utf8mb4", "log4j", "neo4j", "sha1sum", "s3website",
+     "http1MaxPendingRequests", "rate5m", "burnrate1h", "pop3s", "consecutive5xxErrors", "web01", "redis6",
+     "7d9f8c6b5", "x2k4p", "3f4a2b1c", "UseG1GC", "S3EncryptionOptions", "amd64", "Ed25519"],
+)  # fmt: skip
+def test_names_with_digits_at_a_boundary_are_no_words_spelled_in_digits(token: str) -> None:
+    sentence = f"The field {token} is read by the controller on every sync."
+    assert redact_text(sentence) == sentence
+    body = {"metadata": {"name": "w", "labels": {"tier": f"cache.{token}-1"}}}
+    assert redact_object(body).obj["metadata"]["labels"]["tier"] == f"cache.{token}-1"
