@@ -37,6 +37,7 @@ from kubevec.controller.sync.engine import SyncEngine
 from kubevec.controller.sync.events import EventRouter
 from kubevec.controller.sync.handover import Handover
 from kubevec.controller.sync.migrate import migrate
+from kubevec.controller.sync.notes import Described, WorkloadNotes
 from kubevec.controller.sync.policy import watchable
 from kubevec.controller.sync.reconcile import CRD_RESOURCE, ClusterState, Reconciler
 from kubevec.controller.sync.status import (
@@ -64,6 +65,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 #: How long start-up waits for the store's hashes before kopf's watches begin.
 PREPARE_WAIT_SECONDS = 10.0
+#: Objects marked to be rebuilt with their template's note, at most (each is unmarked when rebuilt).
+MAX_REFRESH = 100_000
 
 
 class App:
@@ -121,6 +124,8 @@ class App:
             kube=self.kube,
             resources=lambda: cluster.resources,
         )
+        if self.llm is not None and settings.describer.llm.workloads:
+            self.documents.notes = WorkloadNotes(describer=self.llm, on_noted=self._noted, clock=clock)
         groups = settings.sync.api_groups
         #: kopf's first listings, handed over to the first resync (installed by the operator's start-up):
         #: CRDs (for our ``on.event`` handler) and every kind kopf watches for instances.
@@ -185,6 +190,8 @@ class App:
             logger.info("Serving MCP over HTTP host=%s port=%d path=/mcp", self.settings.server.host, self.mcp.port)
         self._tasks.append(asyncio.create_task(self._prepare_and_run(), name="kubevec-main"))
         self._tasks.append(asyncio.create_task(self.probe.run(), name="kubevec-probe"))
+        if self.documents.notes is not None:
+            self._tasks.append(asyncio.create_task(self.documents.notes.run(), name="kubevec-notes"))
         # kopf starts its watches when this returns: with the stored hashes known first, its initial
         # listing finds unchanged objects unchanged instead of building every one (a store that is
         # down does not hold the start-up up for long: the main task keeps retrying).
@@ -329,6 +336,15 @@ class App:
             await self.reconciler.resync()
             self.last_resync_error = None
             self.events.policy_error = None
+
+    def _noted(self, objects: list[Described]) -> None:
+        """A template's note came: the objects that wait for it are read again and rebuilt with it."""
+        if len(self.documents.refresh) > MAX_REFRESH:
+            self.documents.refresh.clear()  # objects long gone; the next resync rebuilds what still waits
+        for obj in objects:
+            self.documents.refresh.add(obj.uid)
+            involved = {"apiVersion": obj.api_version, "kind": obj.kind, "name": obj.name, "namespace": obj.namespace}
+            self.events.refetch(uid=obj.uid, involved=involved)
 
     def request_resync(self) -> None:
         self._resync_now.set()

@@ -27,6 +27,7 @@ from typing import Any, Final
 from kubevec import core, inference
 from kubevec.controller.kube.resources import ApiResource
 from kubevec.controller.runtime.metrics import DOCUMENT_SKIP_REASONS, Metrics
+from kubevec.controller.sync.notes import Described, WorkloadNotes
 from kubevec.core.bounded import LRU
 from kubevec.core.errors import InferenceError
 from kubevec.core.version import kubevec_version
@@ -98,6 +99,11 @@ class DocumentBuilder:
         self.built_from = built_from
         #: Each object's latest Warning Event, by uid: fed by the Event watch and each resync's listing.
         self.warnings = Warnings()
+        #: What an LLM says workloads are (``describer.llm.workloads``); None when off.
+        self.notes: WorkloadNotes | None = None
+        #: Objects to build again even though the store holds them built from the same version: their
+        #: template's note has just come (the note is not part of ``built_from``: a restart finds it cached).
+        self.refresh: set[str] = set()
         self._version = f"{SCHEMA_VERSION}/{kubevec_version()}/{builder_fingerprint()}"
 
     def instance(
@@ -108,18 +114,35 @@ class DocumentBuilder:
         ``document_id``: the id the caller computed already (a watch event's); the document gets it as
         it is, so one event computes its id once."""
         key = self._instance_key(body, plural=plural, policy=policy, document_id=document_id)
-        if key is not None and self.built_from(INSTANCES, key[0]) == key[1]:
+        uid = str(metadata_of(body).get("uid") or "")
+        if key is not None and uid not in self.refresh and self.built_from(INSTANCES, key[0]) == key[1]:
             return Unchanged(INSTANCES, key[0])
         identity = _identity(body, plural=plural)
-        warning = self.warnings.latest(str(metadata_of(body).get("uid") or ""))
+        warning = self.warnings.latest(uid)
+        notes = self.notes
         try:
-            document = build_instance(
-                body, plural=plural, cluster=self.cluster, policy=policy, warning=warning, id=key[0] if key else None
-            ).to_document()
+            built = build_instance(
+                body,
+                plural=plural,
+                cluster=self.cluster,
+                policy=policy,
+                warning=warning,
+                id=key[0] if key else None,
+                notes=notes.get if notes is not None else None,
+            )
+            document = built.to_document()
         except Exception as exc:
             self._report(identity, exc)
             return None
         self.skipped.pop(identity, None)
+        self.refresh.discard(uid)
+        if notes is not None and built.template is not None and built.note is None and uid:
+            notes.want(
+                built.template,
+                described=Described(
+                    uid=uid, api_version=built.api_version, kind=built.kind, name=built.name, namespace=built.namespace
+                ),
+            )
         return with_built_from(document, key[1]) if key is not None else document
 
     def _instance_key(

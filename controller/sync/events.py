@@ -106,9 +106,16 @@ class EventRouter:
         self._metrics.events.labels(resource="events", type=event_type or "LIST").inc()
         uid = self._documents.warnings.observe(event_type=event_type, body=body)
         involved = body.get("involvedObject")
-        if uid is None or uid in self.refetching or not isinstance(involved, Mapping) or self._kube is None:
+        if uid is not None and isinstance(involved, Mapping):
+            self.refetch(uid=uid, involved=involved)
+
+    def refetch(self, *, uid: str, involved: Mapping[str, Any]) -> None:
+        """Read an object again and rebuild it (its warning or its template's note changed), once at a time.
+
+        ``involved``: ``apiVersion``, ``kind``, ``name`` and ``namespace``, as an Event names its object."""
+        if uid in self.refetching or self._kube is None:
             return
-        task = asyncio.create_task(self._refetch(involved), name=f"kubevec-warning-{uid}")
+        task = asyncio.create_task(self._refetch(involved), name=f"kubevec-refetch-{uid}")
         self.refetching[uid] = task
         task.add_done_callback(lambda _: self.refetching.pop(uid, None))
 

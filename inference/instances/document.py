@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 from kubevec.core.errors import InferenceError, TooComplex
@@ -23,7 +23,7 @@ from kubevec.inference.instances.generic import spec_summary
 from kubevec.inference.instances.rbac import subjects_of
 from kubevec.inference.instances.summary import MAX_TEXT_LABELS, InstancePolicy, Summariser, short
 from kubevec.inference.instances.workloads import workload_metadata
-from kubevec.inference.redaction import Redacted, redact_object
+from kubevec.inference.redaction import Redacted, redact_object, redact_text
 from kubevec.inference.references import Links, links_of
 from kubevec.inference.warnings import Warning
 
@@ -54,6 +54,10 @@ class InstanceDoc:
     facts: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     #: The object's latest Warning Event (``kubevec.inference.warnings``): metadata only.
     warning: Warning | None = None
+    #: What an LLM is (or would be) told about a workload's template (``workloads.template_facts``).
+    template: str | None = None
+    #: What the LLM said the software is, when it was asked already: a ``does:`` line in the text.
+    note: str | None = None
 
     @property
     def ref(self) -> ResourceRef:
@@ -100,11 +104,14 @@ def build_instance(
     policy: InstancePolicy | None = None,
     warning: Warning | None = None,
     id: str | None = None,
+    notes: Callable[[str], str | None] | None = None,
 ) -> InstanceDoc:
     """An InstanceDoc for any object; raises :class:`InferenceError` naming the object if it is malformed.
 
     ``warning``: the object's latest Warning Event, if any (metadata only). ``id``: the document id the
-    caller computed from the same identity already (a watch event computes it once); else computed here."""
+    caller computed from the same identity already (a watch event computes it once); else computed here.
+    ``notes``: what an LLM said about a workload's template facts, if it was asked (None: not asked);
+    the caller asks for the ones missing (``InstanceDoc.template`` set, ``note`` None)."""
     policy = policy or InstancePolicy()
     raw_meta = obj.get("metadata") if isinstance(obj, Mapping) else None
     kind = str(obj.get("kind", "")) if isinstance(obj, Mapping) else ""
@@ -113,7 +120,9 @@ def build_instance(
         raise InferenceError(f"Object {kind or '<no kind>'}/{name or '<no name>'} lacks apiVersion, kind or name")
     try:
         source = redact_object(obj)  # the body judged once: everything below reads the judged copy
-        built = _build(source, plural=plural, cluster=cluster, policy=policy, id=id)
+        template = workloads.template_facts(source.obj) if notes is not None else None
+        note = notes(template) if notes is not None and template is not None else None
+        built = _build(source, plural=plural, cluster=cluster, policy=policy, id=id, note=note)
     except TooComplex as exc:
         exc.args = (f"Object {kind}/{name} is past a bound: {exc}",)
         raise
@@ -127,10 +136,12 @@ def build_instance(
         links = links_of(source.obj)
     except (KeyError, TypeError, AttributeError, ValueError, RecursionError):
         links = Links()  # the same for odd references
-    return dataclasses.replace(built, health=health, links=links, warning=warning)
+    return dataclasses.replace(built, health=health, links=links, warning=warning, template=template, note=note)
 
 
-def _build(source: Redacted, *, plural: str, cluster: str, policy: InstancePolicy, id: str | None) -> InstanceDoc:
+def _build(
+    source: Redacted, *, plural: str, cluster: str, policy: InstancePolicy, id: str | None, note: str | None = None
+) -> InstanceDoc:
     obj = source.obj
     meta = obj["metadata"]
     kind = str(obj["kind"])
@@ -151,6 +162,8 @@ def _build(source: Redacted, *, plural: str, cluster: str, policy: InstancePolic
         head.append("labels: " + ", ".join(labels[:MAX_TEXT_LABELS]) + (f" (+{more} more)" if more > 0 else ""))
     if owner:
         head.append(f"owner: {owner}")
+    if note:  # an LLM's words about the template, judged like any text
+        head.append(f"does: {short(redact_text(note), limit=300)}")
     text = " | ".join([*head, *summary, *annotations])
     try:
         facts = facts_of(obj)

@@ -268,6 +268,50 @@ def workload_metadata(obj: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+#: The kinds an LLM may describe (``describer.llm.workloads``): what owns a pod template, and a Pod or
+#: ReplicaSet nothing owns. An owned ReplicaSet or Pod shares its owner's template (and folds under it).
+_DESCRIBED: Final = frozenset({"Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob"})
+#: Label keys (last segment) that say what a workload is, as its authors named it.
+_TELLING_LABELS: Final = frozenset({"name", "component", "part-of", "app", "tier"})
+
+
+def template_facts(obj: Mapping[str, Any]) -> str | None:
+    """What an LLM is told about a workload to say what its software is: kind, name, images, containers
+    with their ports, and the labels that name it; None for other kinds and for owned Pods and ReplicaSets.
+
+    ``obj`` is the judged copy (the gate ran first), and no env, command, argument or annotation value is
+    read: the facts of two replicas of one template are the same, so each template is asked about once.
+    """
+    kind = str(obj.get("kind", ""))
+    meta = obj.get("metadata") if isinstance(obj.get("metadata"), Mapping) else {}
+    owned = bool(meta.get("ownerReferences")) if isinstance(meta, Mapping) else False
+    if not (kind in _DESCRIBED or (kind in ("Pod", "ReplicaSet") and not owned)):
+        return None
+    pod = _pod_spec(obj)
+    containers = [c for c in pod.get("containers") or [] if isinstance(c, Mapping)][:MAX_LIST_ITEMS]
+    if not containers:
+        return None
+    template = (obj.get("spec") or {}).get("template") if isinstance(obj.get("spec"), Mapping) else None
+    template_meta = template.get("metadata") if isinstance(template, Mapping) else None
+    labels: dict[str, str] = {}
+    for source in (meta, template_meta):
+        found = source.get("labels") if isinstance(source, Mapping) else None
+        if isinstance(found, Mapping):
+            labels.update({str(k): str(v) for k, v in found.items() if str(k).rpartition("/")[2] in _TELLING_LABELS})
+    lines = [f"kind: {kind}", f"name: {meta.get('name', '') if isinstance(meta, Mapping) else ''}"]
+    if labels:
+        lines.append("labels: " + ", ".join(f"{k}={v}" for k, v in sorted(labels.items())))
+    for container in containers:
+        ports = [
+            f"{p.get('containerPort')}{'/' + str(p['name']) if p.get('name') else ''}"
+            for p in container.get("ports") or []
+            if isinstance(p, Mapping) and p.get("containerPort")
+        ]
+        said = f"container {container.get('name', '?')}: image {container.get('image', '?')}"
+        lines.append(said + (f", ports {', '.join(ports[:MAX_LIST_ITEMS])}" if ports else ""))
+    return "\n".join(lines)
+
+
 SUMMARISERS: Final[dict[tuple[str, str], Summariser]] = {
     ("apps", "Deployment"): _workload,
     ("apps", "StatefulSet"): _workload,

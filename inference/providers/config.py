@@ -70,7 +70,7 @@ class EmbedderSettings(BaseModel):
 
 
 class LLMSettings(BaseModel):
-    """``KUBEVEC_DESCRIBER__LLM__*``: optional LLM refinement of capability documents."""
+    """``KUBEVEC_DESCRIBER__LLM__*``: optional LLM refinement of capability documents and workload notes."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -82,9 +82,15 @@ class LLMSettings(BaseModel):
     cache_dir: Path = Path(".kubevec/llm-cache")
     requests_per_minute: float = Field(default=30.0, gt=0)
     timeout_seconds: float = Field(default=60.0, gt=0)
+    workloads: bool = Field(
+        default=False,
+        description="also say what each workload's software is, once per pod template (needs enabled)",
+    )
 
     @model_validator(mode="after")
     def _one_credential(self) -> LLMSettings:
+        if self.workloads and not self.enabled:
+            raise ValueError("workloads=true needs enabled=true: the workload notes are asked of the same LLM")
         if _has_userinfo(self.url) and self.api_key is not None:
             raise ValueError(
                 "url holds credentials (user:password@) and api_key is set too: put the key in api_key only"

@@ -1,10 +1,15 @@
-"""Optional LLM refinement of capability documents (off by default).
+"""Optional LLM refinement of capability documents, and notes on what workloads are (both off by default).
 
 The schema describer always runs first; an LLM (Anthropic Messages API or any OpenAI-compatible
 chat endpoint) may then rewrite the description, use case and capability phrases. The answer must
 be JSON that validates against :class:`Refinement`; anything else (HTTP error, timeout, invalid
 JSON) falls back to the schema document, logged once. Answers are cached on disk by a hash of the
 model and prompt, so an unchanged CRD is never asked about twice, also across restarts.
+
+With ``workloads`` on, the same client says in one sentence what a workload's software is and does
+(:meth:`LLMDescriber.describe_workload`), asked once per pod template's facts: a small embedding
+model cannot tell a trace UI or a load generator from an image name. The facts are built from the
+object after the gate (``inference/instances/workloads.py``), so nothing the gate drops is sent.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ import hashlib
 import json
 import logging
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, TypeVar
 
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -38,6 +43,23 @@ SYSTEM_PROMPT: Final = (
 )
 
 
+WORKLOAD_PROMPT: Final = (
+    "You say what software runs in a Kubernetes workload, for a search index used by AI agents. "
+    "You are given its kind, name, images, containers, ports and labels. Answer with one JSON object and "
+    'nothing else, with one key: "software": one plain sentence of at most 30 words naming the software and '
+    "what it does (for example: a trace UI, a message broker, a load generator, a GitOps controller that syncs "
+    'from git, the web front end of a shop), or "unknown" when the facts do not tell.'
+)
+
+
+class SoftwareNote(BaseModel):
+    """What the LLM must return about a workload."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    software: str = Field(min_length=3, max_length=300)
+
+
 class Refinement(BaseModel):
     """What the LLM must return."""
 
@@ -48,6 +70,9 @@ class Refinement(BaseModel):
     capabilities: list[str] = Field(min_length=1, max_length=8)
     providers: list[Literal["aws", "gcp", "azure"]] = Field(default_factory=list, max_length=3)
     complexity: Literal["low", "medium", "high"]
+
+
+_Answer = TypeVar("_Answer", bound=BaseModel)
 
 
 class LLMDescriber:
@@ -85,12 +110,12 @@ class LLMDescriber:
 
     async def refine(self, doc: CapabilityDoc) -> CapabilityDoc:
         prompt = _prompt(doc)
-        key = hashlib.sha256(json.dumps([PROMPT_VERSION, self._provider, self._model, prompt]).encode()).hexdigest()
-        cached = self._read_cache(key)
+        key = self._key(prompt)
+        cached = self._read_cache(key, Refinement)
         if cached is not None:
             self.cache_hits += 1
         try:
-            refinement = cached or await self._ask(prompt)
+            refinement = cached or Refinement.model_validate(await self._ask(prompt, system=SYSTEM_PROMPT))
         except (LLMError, httpx.HTTPError, ValidationError, ValueError) as exc:
             self.failures += 1
             logger.warning("Fell back to the schema description resource=%s error=%s", doc.id, exc)
@@ -99,7 +124,36 @@ class LLMDescriber:
             self._write_cache(key, refinement)
         return apply_refinement(doc, refinement)
 
-    async def _ask(self, prompt: str) -> Refinement:
+    def cached_workload(self, facts: str) -> SoftwareNote | None:
+        """The cached answer about a workload with these facts, without asking (None: never asked)."""
+        return self._read_cache(self._key(facts, kind="workload"), SoftwareNote)
+
+    async def describe_workload(self, facts: str) -> SoftwareNote:
+        """What the software with these facts is, asked once and cached; raises what the request raised.
+
+        An answer of "unknown" is cached too: the facts will not tell more next time."""
+        key = self._key(facts, kind="workload")
+        if (cached := self._read_cache(key, SoftwareNote)) is not None:
+            self.cache_hits += 1
+            return cached
+        try:
+            note = SoftwareNote.model_validate(await self._ask(facts, system=WORKLOAD_PROMPT))
+        except (LLMError, httpx.HTTPError, ValidationError, ValueError):
+            self.failures += 1
+            raise
+        self._write_cache(key, note)
+        return note
+
+    def _key(self, prompt: str, *, kind: str = "capability") -> str:
+        """The cache key: the prompt's version, the provider, the model and the prompt (a capability's
+        key is what it was before workloads were described, so no cached answer is lost)."""
+        parts: list[Any] = [PROMPT_VERSION, self._provider, self._model, prompt]
+        if kind != "capability":
+            parts.append(kind)
+        return hashlib.sha256(json.dumps(parts).encode()).hexdigest()
+
+    async def _ask(self, prompt: str, *, system: str) -> Any:
+        """The answer's JSON object (parsed, not validated)."""
         await self._wait_for_slot()
         self.requests_made += 1
         if self._provider == "anthropic":
@@ -109,7 +163,7 @@ class LLMDescriber:
                 json={
                     "model": self._model,
                     "max_tokens": 800,
-                    "system": SYSTEM_PROMPT,
+                    "system": system,
                     "messages": [{"role": "user", "content": prompt}],
                 },
             )
@@ -122,12 +176,12 @@ class LLMDescriber:
                 json={
                     "model": self._model,
                     "response_format": {"type": "json_object"},
-                    "messages": [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": prompt}],
+                    "messages": [{"role": "system", "content": system}, {"role": "user", "content": prompt}],
                 },
             )
             response.raise_for_status()
             content = response.json()["choices"][0]["message"]["content"]
-        return Refinement.model_validate(_extract_json(content))
+        return _extract_json(content)
 
     async def _wait_for_slot(self) -> None:
         async with self._lock:
@@ -137,18 +191,18 @@ class LLMDescriber:
         if delay > 0:
             await self._clock.sleep(delay)
 
-    def _read_cache(self, key: str) -> Refinement | None:
+    def _read_cache(self, key: str, model: type[_Answer]) -> _Answer | None:
         path = self._cache_dir / f"{key}.json"
         try:
-            return Refinement.model_validate_json(path.read_text())
+            return model.model_validate_json(path.read_text())
         except (OSError, ValidationError, ValueError):
             return None
 
-    def _write_cache(self, key: str, refinement: Refinement) -> None:
+    def _write_cache(self, key: str, answer: BaseModel) -> None:
         try:
             self._cache_dir.mkdir(parents=True, exist_ok=True)
             tmp = self._cache_dir / f"{key}.tmp"
-            tmp.write_text(refinement.model_dump_json())
+            tmp.write_text(answer.model_dump_json())
             tmp.replace(self._cache_dir / f"{key}.json")
         except OSError as exc:
             logger.warning("Could not write the LLM cache dir=%s error=%s", self._cache_dir, exc)

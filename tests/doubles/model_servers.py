@@ -11,7 +11,9 @@ Tests never reach the internet. One :class:`StandIn` speaks one dialect:
   ``texts`` + ``input_type``), errors as ``x-amzn-ErrorType``;
 - ``voyage``: ``POST /v1/embeddings`` with ``input_type`` document / query, and ``POST /v1/rerank``;
 - ``cohere-rerank`` (``POST /v2/rerank``, also what vLLM, Jina and Infinity serve) and ``tei-rerank``
-  (``POST /rerank``).
+  (``POST /rerank``);
+- ``openai-chat``: ``POST /v1/chat/completions`` (the LLM describer's OpenAI-compatible endpoint): the
+  answer is :attr:`StandIn.answer` as JSON content, followed by the ``name:`` line of the question.
 
 Vectors are a hash of ``"{side}|{text}"`` (side: document, query, or "" for an API without input
 types), so a test knows the exact vector each text must get and which side it was sent as.
@@ -68,6 +70,8 @@ class StandIn:
     #: Requests that presented the right key, answered or refused by the script: what a client sent.
     calls: int = 0
     url: str = ""
+    #: What ``openai-chat`` says a workload's software is (followed by its name).
+    answer: str = "A stand-in answer"
 
     def expected(self, text: str, *, side: str) -> list[float]:
         """The unit vector a client must return for ``text`` sent as ``side``."""
@@ -255,6 +259,22 @@ class StandIn:
             results = results[: body["top_n"]]
         return web.json_response({"id": "x", "results": results, "meta": {}})
 
+    async def chat(self, request: web.Request) -> web.Response:
+        """A chat completion: ``{"software": "<answer> (<name>)."}`` for the name the question gives."""
+        presented = request.headers.get("Authorization", "").removeprefix("Bearer ")
+        if presented != self.key:
+            return self._unauthorized(presented)
+        if (fault := await self._fault()) is not None:
+            return fault
+        body = await request.json()
+        question = "".join(m["content"] for m in body["messages"] if m["role"] == "user")
+        self.received.append(Received(path=request.path, texts=[question], side="", body=body))
+        name = next((line[6:] for line in question.splitlines() if line.startswith("name: ")), "?")
+        content = json.dumps({"software": f"{self.answer} ({name})."})
+        message = {"role": "assistant", "content": content}
+        choice = {"index": 0, "message": message, "finish_reason": "stop"}
+        return web.json_response({"id": "chatcmpl-1", "object": "chat.completion", "choices": [choice]})
+
 
 ROUTES = {
     "openai": [("/v1/embeddings", "openai")],
@@ -265,9 +285,10 @@ ROUTES = {
     "bedrock": [("/model/{model}/invoke", "bedrock")],
     "cohere-rerank": [("/v2/rerank", "rerank"), ("/v1/rerank", "rerank")],
     "tei-rerank": [("/rerank", "rerank")],
+    "openai-chat": [("/v1/chat/completions", "chat")],
 }
 #: What a client's base URL is, per dialect (the part before the paths above that it adds itself).
-BASES = {"openai": "/v1", "voyage": "/v1", "gemini": "/v1beta", "cohere-rerank": "/v2"}
+BASES = {"openai": "/v1", "voyage": "/v1", "gemini": "/v1beta", "cohere-rerank": "/v2", "openai-chat": "/v1"}
 
 
 @asynccontextmanager

@@ -223,6 +223,7 @@ def test_production_knobs_render(helm: str, tmp_path: Path) -> None:
             ["--set", "mcp.tokenSecret=mcp"],
         ),  # never open
         (["--set", "llm.enabled=true"], "/llm/apiKeySecret", ["--set", "llm.apiKeySecret=llm"]),
+        (["--set", "llm.workloads=true"], "/llm/enabled", ["--set", "llm.enabled=true", "--set", "llm.apiKeySecret=l"]),
         (
             ["--set", "store.backend=pgvector"],
             "/store/url",
@@ -336,6 +337,11 @@ def test_llm_describer_values(helm: str) -> None:
     assert env["KUBEVEC_DESCRIBER__LLM__ENABLED"]["value"] == "true"
     assert env["KUBEVEC_DESCRIBER__LLM__PROVIDER"]["value"] == "openai"
     assert env["KUBEVEC_DESCRIBER__LLM__API_KEY"]["valueFrom"]["secretKeyRef"]["name"] == "llm"
+    assert "KUBEVEC_DESCRIBER__LLM__WORKLOADS" not in env
+    docs = render(helm, "--set", "llm.enabled=true", "--set", "llm.apiKeySecret=llm", "--set", "llm.workloads=true")
+    (deployment,) = [d for d in docs if d["kind"] == "Deployment"]
+    env = {e["name"]: e for e in deployment["spec"]["template"]["spec"]["containers"][0]["env"]}
+    assert env["KUBEVEC_DESCRIBER__LLM__WORKLOADS"]["value"] == "true"
     (plain,) = [d for d in render(helm) if d["kind"] == "Deployment"]
     names = {e["name"] for e in plain["spec"]["template"]["spec"]["containers"][0]["env"]}
     assert not {n for n in names if "__LLM__" in n and n != "KUBEVEC_DESCRIBER__LLM__CACHE_DIR"}

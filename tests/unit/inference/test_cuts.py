@@ -124,6 +124,19 @@ def annotation(value: str, offset: int) -> str:
     return _instance(_gizmo(metadata={"annotations": {"description": _pad(197 - offset) + value}}))
 
 
+def llm_note(value: str, offset: int) -> str:
+    """What an LLM said a workload is (``describer.llm.workloads``): judged, then ``short(note, limit=300)``."""
+    deployment = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web", "namespace": "shop", "uid": "u-1"},
+        "spec": {"template": {"spec": {"containers": [{"name": "web", "image": "acme/web:1"}]}}},
+    }
+    note = _pad(297 - offset) + value
+    document = build_instance(as_body(deployment), plural="deployments", notes=lambda _: note).to_document()
+    return _dumped(document.text, document.metadata)
+
+
 def spec_scalar(value: str, offset: int) -> str:
     """A custom resource's string field: ``short(value, limit=80)``."""
     return _instance(_gizmo({"endpoint": _pad(77 - offset) + value}))
@@ -277,6 +290,7 @@ def skip_report(value: str, offset: int) -> str:
 CUTS: Final[dict[tuple[str, str], Site]] = {
     ("inference/instances/summary.py", "short"): Site(cuts=1, build=annotation),
     ("inference/instances/document.py", "_annotations"): Site(cuts=1, build=annotation),
+    ("inference/instances/document.py", "_build"): Site(cuts=1, build=llm_note),
     ("inference/instances/generic.py", "_render_scalarish"): Site(cuts=2, build=spec_scalar),
     ("inference/instances/generic.py", "spec_summary"): Site(cuts=1, build=spec_joined),
     ("inference/health.py", "clean_message"): Site(cuts=1, build=warning_message),

@@ -9,6 +9,7 @@ from typing import Any
 
 import httpx
 import pytest
+from pydantic import ValidationError
 
 from kubevec.inference.capabilities import describe_crd
 from kubevec.inference.providers.llm import LLMDescriber
@@ -150,3 +151,37 @@ async def test_requests_are_rate_limited(tmp_path: Path, certificate: Any) -> No
     await llm.close()
     assert llm.requests_made == 2
     assert clock.monotonic() - start == pytest.approx(0.5)  # 120 per minute: the second waits its 0.5 s
+
+
+async def test_a_workload_is_described_once_per_template_facts(tmp_path: Path) -> None:
+    """The workload prompt is its own (a capability answer is not reused), and the answer is cached on disk."""
+    seen: list[dict[str, Any]] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(json.loads(request.content))
+        answer = {"software": "Jaeger's query service: the web UI and API for searching traces."}
+        return httpx.Response(200, json={"choices": [{"message": {"content": json.dumps(answer)}}]})
+
+    facts = "kind: Deployment\nname: tracing\ncontainer query: image jaegertracing/jaeger-query:1.57, ports 16686/http"
+    notes = []
+    for _ in range(2):
+        llm = describer(tmp_path, handler, provider="openai", url=f"{URL}/v1")
+        assert (llm.cached_workload(facts) is None) == (not notes)  # the second describer reads the disk
+        notes.append((await llm.describe_workload(facts)).software)
+        await llm.close()
+    assert len(seen) == 1
+    assert "software" in seen[0]["messages"][0]["content"]
+    assert seen[0]["messages"][1]["content"] == facts
+    assert notes[0] == notes[1]
+    assert "trace" in notes[0]
+    assert llm.cached_workload(facts) is not None
+    assert llm.cached_workload(facts + " ") is None  # other facts, another question
+
+
+async def test_a_failed_workload_question_raises_and_is_not_cached(tmp_path: Path) -> None:
+    llm = describer(tmp_path, lambda _: httpx.Response(200, json={"content": [{"type": "text", "text": "{}"}]}))
+    with pytest.raises(ValidationError):
+        await llm.describe_workload("kind: Deployment\nname: x")
+    await llm.close()
+    assert llm.failures == 1
+    assert llm.cached_workload("kind: Deployment\nname: x") is None
