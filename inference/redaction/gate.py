@@ -23,7 +23,7 @@ import yaml
 from kubevec.core.errors import TooComplex
 from kubevec.core.nesting import json_too_deep
 from kubevec.inference.bodies import Body
-from kubevec.inference.bounds import CUT, MAX_DEPTH, Budget, cut_string
+from kubevec.inference.bounds import CUT, MAX_DEPTH, MAX_STRING_CHARS, Budget, cut_string
 from kubevec.inference.redaction.generated import (
     deny_generated,
     looks_chosen_password,
@@ -89,7 +89,32 @@ def _redact_short(value: str, raw: bool, key: str | None) -> str:
 
 
 def _redact_text(value: str, *, raw: bool, key: str | None) -> str:
-    value = cut_string(value)
+    if len(value) > MAX_STRING_CHARS:
+        return _judged_then_cut(value, raw=raw, key=key)
+    return _judged_whole(value, raw=raw, key=key)
+
+
+#: A value up to this long is judged whole before it is cut to :data:`MAX_STRING_CHARS` (twice the cut, and
+#: as long as a JSON or YAML document judged as a structure, :data:`MAX_STRUCTURED`); a longer one is judged
+#: on its first ``JUDGED_CHARS``, cut back to a space. Either way the judged text reaches 32 KiB past the
+#: cut, so a credential straddling the cut, or one whose context (a YAML parent key, a quote) lies past it,
+#: is judged with what follows it, and the cost stays bounded (linear in ``JUDGED_CHARS``: 256 KiB judged
+#: cost 0.4 s, this ~0.1 s) however long the value.
+JUDGED_CHARS: Final = 65_536
+#: Judged characters kept away from the end of what was judged, when judging shrank a longer value so much
+#: that the kept part would reach it (what lies past that end was never read).
+_JUDGED_MARGIN: Final = 4096
+
+
+def _judged_then_cut(value: str, *, raw: bool, key: str | None) -> str:
+    """Judge first, cut after: ``value`` judged with context past the cut, then cut to :data:`MAX_STRING_CHARS`."""
+    judged = _judged_whole(cut_string(value, limit=JUDGED_CHARS), raw=raw, key=key)
+    if len(value) > JUDGED_CHARS and len(judged) < MAX_STRING_CHARS + _JUDGED_MARGIN:
+        judged = cut_string(judged, limit=max(len(judged) - _JUDGED_MARGIN, 0))
+    return cut_string(judged)
+
+
+def _judged_whole(value: str, *, raw: bool, key: str | None) -> str:
     if not value.isascii():
         value = DISGUISES.sub("", value)  # pass\u200bword: x reads as password: x
     value, public = mask_public(value)  # public keys, certificates, hosts, resource ids: set aside
