@@ -282,7 +282,7 @@ class _InferenceCounts(Collector):
         yield truncated
         for name, attribute, help in (
             ("kubevec_llm_requests", "requests_made", "Requests sent to the LLM describer's API"),
-            ("kubevec_llm_cache_hits", "cache_hits", "Capability texts refined from the LLM answer cache"),
-            ("kubevec_llm_failures", "failures", "LLM refinements that failed (the schema text is kept)"),
+            ("kubevec_llm_cache_hits", "cache_hits", "LLM answers read from its cache instead of asked"),
+            ("kubevec_llm_failures", "failures", "LLM requests that failed (the text is kept without the answer)"),
         ):
             yield CounterMetricFamily(name, help, value=float(getattr(self._llm, attribute, 0)) if self._llm else 0.0)
