@@ -27,10 +27,12 @@ from kubevec.inference.bounds import CUT, MAX_DEPTH, MAX_STRING_CHARS, Budget, c
 from kubevec.inference.redaction.generated import (
     deny_generated,
     looks_chosen_password,
+    looks_machine_generated,
     looks_random,
     made_of_words,
     mask_public,
     names_a_thing,
+    set_aside,
     unmask_public,
 )
 from kubevec.inference.redaction.grammars import redact_config
@@ -55,6 +57,7 @@ from kubevec.inference.redaction.patterns import (
     redact_equals_pairs,
 )
 from kubevec.inference.redaction.prose import keep_safe_label, keep_safe_words
+from kubevec.inference.redaction.public import ENCODED, decoded_words, summarise_certificates
 from kubevec.inference.redaction.vocabulary import (
     DROPPED_ANNOTATIONS,
     ENTROPY_MIN_LENGTH,
@@ -115,10 +118,32 @@ def _judged_then_cut(value: str, *, raw: bool, key: str | None) -> str:
 
 
 def _judged_whole(value: str, *, raw: bool, key: str | None) -> str:
+    summary = summarise_certificates(value)
+    if summary is not None:
+        return _judged_whole(summary, raw=raw, key=key)  # certificates only: kept as what they say (.public)
     if not value.isascii():
         value = DISGUISES.sub("", value)  # pass\u200bword: x reads as password: x
     value, public = mask_public(value)  # public keys, certificates, hosts, resource ids: set aside
+    if len(value) >= 8:
+        value = ENCODED.sub(lambda match: _encoded_words(match, public), value)
     return unmask_public(_judged(value, raw=raw, key=key), public)
+
+
+def _encoded_words(match: re.Match[str], public: list[str]) -> str:
+    """A base64 run the rules would drop, set aside when it decodes to plain words the gate keeps whole."""
+    token = match.group(0)
+    if token.islower() or token.isupper() or not (looks_machine_generated(token) or looks_chosen_password(token)):
+        return token
+    decoded = decoded_words(token)
+    if decoded is None or _judged_whole(decoded, raw=True, key=None) != decoded:
+        return token  # base64 of password=hunter2, of a JWT, of a token: judged as before, and dropped
+    return set_aside(token, public)
+
+
+def _chosen(value: str) -> bool:
+    """Reads as a chosen password (:func:`looks_chosen_password`) and is no base64 of plain words (``=`` and
+    digits make ``dGVhbS1wYXltZW50cw==`` read as one; :func:`redact_text` judges what it decodes to)."""
+    return looks_chosen_password(value) and decoded_words(value) is None
 
 
 def _judged(value: str, *, raw: bool, key: str | None) -> str:
@@ -224,9 +249,7 @@ def _redact_metadata(metadata: Mapping[str, Any]) -> dict[str, Any]:
     annotations = metadata.get("annotations")
     if isinstance(annotations, Mapping):
         out["annotations"] = {
-            str(k): (
-                REDACTED if looks_chosen_password(v) and not says_what_it_is(str(k)) else redact_text(v, key=str(k))
-            )
+            str(k): (REDACTED if _chosen(v) and not says_what_it_is(str(k)) else redact_text(v, key=str(k)))
             if isinstance(v, str)
             else v
             for k, v in annotations.items()
@@ -237,7 +260,7 @@ def _redact_metadata(metadata: Mapping[str, Any]) -> dict[str, Any]:
         out["labels"] = {
             str(k): REDACTED
             if (is_credential_name(str(k).rsplit("/", 1)[-1]) and not says_yes_or_no(str(v)))
-            or (looks_chosen_password(str(v)) and not says_what_it_is(str(k)))
+            or (_chosen(str(v)) and not says_what_it_is(str(k)))
             else redact_text(keep_safe_label(str(v)), key=str(k))
             for k, v in labels.items()
         }
@@ -304,7 +327,7 @@ def scrub(
     if under_credential:
         return REDACTED
     if isinstance(value, str):
-        if key is not None and looks_chosen_password(value) and not says_what_it_is(key):
+        if key is not None and _chosen(value) and not says_what_it_is(key):
             return REDACTED  # a list item of a field whose name says nothing (["Sommer2024"])
         return redact_text(value, key=key)
     return value
@@ -399,6 +422,6 @@ def _scrub_field(key: str, value: Any, *, under_credential: bool, budget: Budget
         and not made_of_words(value)
     ):
         return REDACTED
-    if isinstance(value, str) and looks_chosen_password(value) and not says_what_it_is(key):
+    if isinstance(value, str) and _chosen(value) and not says_what_it_is(key):
         return REDACTED
     return scrub(value, key=key, budget=budget, depth=depth)

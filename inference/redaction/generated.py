@@ -174,14 +174,26 @@ def mask_public(value: str) -> tuple[str, list[str]]:
     if _PUBLIC_NEEDLE.search(value) is None:
         return value, []
     parts: list[str] = []
+    keyed = "-----BEGIN" in value and _OTHER_BLOCK.search(value) is not None
 
     def aside(match: re.Match[str]) -> str:
-        if "hook" in match.group(0).lower():
-            return match.group(0)
-        parts.append(match.group(0))
-        return f"\ue000{len(parts) - 1}\ue001"
+        if "hook" in match.group(0).lower() or (keyed and match.group(0).startswith("-----BEGIN")):
+            return match.group(0)  # a certificate beside a key block goes with it: the file is a key's
+        return set_aside(match.group(0), parts)
 
     return _PUBLIC.sub(aside, value), parts
+
+
+def set_aside(part: str, parts: list[str]) -> str:
+    """The placeholder ``part`` stands as while the rules run; :func:`unmask_public` puts it back."""
+    parts.append(part)
+    return f"\ue000{len(parts) - 1}\ue001"
+
+
+#: A block that is not public (a private key, an encrypted or PGP block).
+_OTHER_BLOCK: Final = re.compile(
+    r"-----BEGIN (?!(?:CERTIFICATE|PUBLIC KEY|X509 CRL|CERTIFICATE REQUEST|TRUSTED CERTIFICATE)-----)[A-Z0-9 ]{1,64}-----"
+)
 
 
 def unmask_public(value: str, parts: list[str]) -> str:

@@ -452,3 +452,16 @@ def _four_letter_groups(parts: list[str], judged: list[str]) -> None:
         ordered.pop()
     for i in ordered:
         judged[spots[i]] = REDACTED
+
+
+def plain_word(word: str) -> bool:
+    """Letters that read as a word on their own, with no sentence around them to vouch for it (text decoded
+    from base64): word-shaped, a vowel, sayable, and not two pairs no word holds (``kqzvxwtrbp`` is none)."""
+    if not word.isalpha() or not word_shaped(word):
+        return False
+    if not word.isascii():
+        return True
+    lower = word.lower()
+    if len(lower) >= 4 and not any(c in _VOWELS for c in lower):
+        return False
+    return _pronounceable(lower) and not (len(lower) >= 6 and len(_rare_pairs(lower)) >= 2)
