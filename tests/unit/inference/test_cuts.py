@@ -37,9 +37,11 @@ from kubevec.controller.runtime.logs import ClipFilter
 from kubevec.controller.runtime.metrics import Metrics
 from kubevec.controller.sync.documents import DocumentBuilder
 from kubevec.inference.bodies import as_body
+from kubevec.inference.bounds import MAX_STRING_CHARS
 from kubevec.inference.capabilities import describe_crd
 from kubevec.inference.change_records import Stored, change_record
 from kubevec.inference.instances import build_instance
+from kubevec.inference.redaction import redact_text
 from kubevec.inference.warnings import Warning
 
 ROOT: Final = Path(__file__).resolve().parents[3]
@@ -65,6 +67,7 @@ MODULES: Final = sorted(
             for name in ("changelog", "documents", "events", "history", "status")
         ),
         ROOT / "controller" / "runtime" / "logs.py",
+        ROOT / "inference" / "redaction" / "gate.py",
     ]
 )
 #: Functions that cut the text they are given.
@@ -286,6 +289,11 @@ def skip_report(value: str, offset: int) -> str:
     return _dumped(*lines)
 
 
+def gate_string(value: str, offset: int) -> str:
+    """The gate's own cut of a string past 32 KiB: judged with what follows the cut, then cut."""
+    return redact_text(_pad(MAX_STRING_CHARS - offset) + value + " " + _pad(40_000))
+
+
 #: Every cut of an object's text in the write path: (module, function) -> its cuts and its case.
 CUTS: Final[dict[tuple[str, str], Site]] = {
     ("inference/instances/summary.py", "short"): Site(cuts=1, build=annotation),
@@ -307,9 +315,12 @@ CUTS: Final[dict[tuple[str, str], Site]] = {
     ("inference/change_records.py", "change_record"): Site(cuts=1, build=record_line),
     ("controller/runtime/logs.py", "ClipFilter.filter"): Site(cuts=1, build=log_line),
     ("controller/sync/documents.py", "DocumentBuilder._report"): Site(cuts=1, build=skip_report),
+    ("inference/redaction/gate.py", "_judged_then_cut"): Site(cuts=3, build=gate_string),
 }
 #: Slices the walk finds that cut no object's text, and why.
 NOT_TEXT: Final[dict[tuple[str, str], tuple[int, str]]] = {
+    ("inference/redaction/gate.py", "_judged"): (1, "a test of a value's first character ({ or [)"),
+    ("inference/redaction/gate.py", "_redact_structured"): (1, "a test of a value's first character ({ or [)"),
     ("inference/change_records.py", "change_record"): (2, "a content hash's first 12 hex digits (the record id)"),
     ("inference/warnings.py", "Warning.digest"): (1, "a hash's first 12 hex digits"),
     ("controller/sync/documents.py", "builder_fingerprint"): (1, "a hash's first 12 hex digits"),
