@@ -1,5 +1,5 @@
-"""The gate on blind placements (``tests/bench/blind/trust_v4.jsonl``): written from object formats alone by
-a session that never saw the gate, frozen by its sha256 before the first run.
+"""The gate on blind placements (``tests/bench/blind/trust_v4.jsonl``, ``trust_v5.jsonl``): each written from
+object formats alone by a session that never saw the gate, frozen by its sha256 before the first run.
 
 Each credential is placed where its case says (a custom resource's spec, an annotation, a label, a status
 message, a container's argument or environment, a probe) and the built document (text and payload) is
@@ -8,7 +8,8 @@ dropped when the document holds a redaction marker (the value was judged a crede
 there whole, and "not shown" when the builder does not show that place at all (an annotation outside the
 allowlist): not the gate's doing.
 
-``python -m tests.bench.blind_gate`` prints leaks and drops by class and by placement.
+``python -m tests.bench.blind_gate [trust_v5]`` prints leaks and drops by class and by placement (every set
+without an argument).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import collections
 import hashlib
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -25,16 +27,18 @@ from kubevec.inference.redaction import REDACTED
 from tests.bench.report import table
 
 BLIND = Path(__file__).resolve().parent / "blind"
-CASES = BLIND / "trust_v4.jsonl"
+#: The frozen sets, oldest first: each was written blind after the gate had learned from the one before.
+SETS = ("trust_v4", "trust_v5")
 
 
-def cases() -> list[dict[str, Any]]:
+def cases(name: str = SETS[0]) -> list[dict[str, Any]]:
     """The frozen cases; refuses to run on a file that is not the one committed with its sha256."""
-    expected = (BLIND / "trust_v4.sha256").read_text().split()[0]
-    actual = hashlib.sha256(CASES.read_bytes()).hexdigest()
+    path = BLIND / f"{name}.jsonl"
+    expected = (BLIND / f"{name}.sha256").read_text().split()[0]
+    actual = hashlib.sha256(path.read_bytes()).hexdigest()
     if actual != expected:
-        raise SystemExit(f"{CASES} changed since it was frozen ({actual} != {expected})")
-    return [json.loads(line) for line in CASES.read_text().splitlines() if line.strip()]
+        raise SystemExit(f"{path} changed since it was frozen ({actual} != {expected})")
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
 def _meta(**more: Any) -> dict[str, Any]:
@@ -87,7 +91,7 @@ def shown(case: dict[str, Any]) -> str:
     return document.text + "\n" + json.dumps(dict(document.metadata), ensure_ascii=False)
 
 
-def measure() -> dict[str, Any]:
+def measure(name: str = SETS[0]) -> dict[str, Any]:
     leaked: collections.Counter[str] = collections.Counter()
     placed_by: collections.Counter[str] = collections.Counter()
     dropped: collections.Counter[str] = collections.Counter()
@@ -95,7 +99,7 @@ def measure() -> dict[str, Any]:
     unseen: collections.Counter[str] = collections.Counter()
     leaks: list[str] = []
     drops: list[str] = []
-    for case in cases():
+    for case in cases(name):
         out = shown(case)
         label = f"{case['class']} ({case['where']})"
         if case["type"] == "secret":
@@ -122,11 +126,11 @@ def measure() -> dict[str, Any]:
     }
 
 
-def run() -> str:
-    found = measure()
+def run(name: str = SETS[0]) -> str:
+    found = measure(name)
     rows = [[label, str(n), str(total)] for label, (n, total) in found["by_class"].items() if n]
     lines = [
-        f"blind placements (sha256-frozen, {CASES.name}): {found['leaked']} of {found['secrets']} credentials leaked; "
+        f"blind placements (sha256-frozen, {name}.jsonl): {found['leaked']} of {found['secrets']} credentials leaked; "
         f"{found['dropped']} of {found['keep']} ordinary values dropped ({found['not_shown']} not shown by the builder)",
         table(["class (placement) with a leak", "leaked", "placed"], rows) if rows else "no class leaked",
         "dropped: " + ("; ".join(found["drops"]) or "none"),
@@ -135,4 +139,5 @@ def run() -> str:
 
 
 if __name__ == "__main__":
-    print(run())
+    for name in sys.argv[1:] or SETS:
+        print(run(name))
