@@ -65,8 +65,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 #: How long start-up waits for the store's hashes before kopf's watches begin.
 PREPARE_WAIT_SECONDS = 10.0
-#: Objects marked to be rebuilt with their template's note, at most (each is unmarked when rebuilt).
-MAX_REFRESH = 100_000
 
 
 class App:
@@ -339,10 +337,7 @@ class App:
 
     def _noted(self, objects: list[Described]) -> None:
         """A template's note came: the objects that wait for it are read again and rebuilt with it."""
-        if len(self.documents.refresh) > MAX_REFRESH:
-            self.documents.refresh.clear()  # objects long gone; the next resync rebuilds what still waits
         for obj in objects:
-            self.documents.refresh.add(obj.uid)
             involved = {"apiVersion": obj.api_version, "kind": obj.kind, "name": obj.name, "namespace": obj.namespace}
             self.events.refetch(uid=obj.uid, involved=involved)
 

@@ -99,11 +99,10 @@ class DocumentBuilder:
         self.built_from = built_from
         #: Each object's latest Warning Event, by uid: fed by the Event watch and each resync's listing.
         self.warnings = Warnings()
-        #: What an LLM says workloads are (``describer.llm.workloads``); None when off.
+        #: What an LLM says workloads are (``describer.llm.workloads``); None when off. A document built
+        #: while its template's note is still to come says so in ``built_from`` (``/pending``), so the
+        #: next event, the refetch when the answer comes, a resync or a restart builds it again.
         self.notes: WorkloadNotes | None = None
-        #: Objects to build again even though the store holds them built from the same version: their
-        #: template's note has just come (the note is not part of ``built_from``: a restart finds it cached).
-        self.refresh: set[str] = set()
         self._version = f"{SCHEMA_VERSION}/{kubevec_version()}/{builder_fingerprint()}"
 
     def instance(
@@ -115,7 +114,7 @@ class DocumentBuilder:
         it is, so one event computes its id once."""
         key = self._instance_key(body, plural=plural, policy=policy, document_id=document_id)
         uid = str(metadata_of(body).get("uid") or "")
-        if key is not None and uid not in self.refresh and self.built_from(INSTANCES, key[0]) == key[1]:
+        if key is not None and self.built_from(INSTANCES, key[0]) == key[1]:
             return Unchanged(INSTANCES, key[0])
         identity = _identity(body, plural=plural)
         warning = self.warnings.latest(uid)
@@ -135,15 +134,13 @@ class DocumentBuilder:
             self._report(identity, exc)
             return None
         self.skipped.pop(identity, None)
-        self.refresh.discard(uid)
+        pending = ""
         if notes is not None and built.template is not None and built.note is None and uid:
-            notes.want(
-                built.template,
-                described=Described(
-                    uid=uid, api_version=built.api_version, kind=built.kind, name=built.name, namespace=built.namespace
-                ),
+            described = Described(
+                uid=uid, api_version=built.api_version, kind=built.kind, name=built.name, namespace=built.namespace
             )
-        return with_built_from(document, key[1]) if key is not None else document
+            pending = "/pending" if notes.want(built.template, described=described) else ""
+        return with_built_from(document, key[1] + pending) if key is not None else document
 
     def _instance_key(
         self, body: Body, *, plural: str, policy: InstancePolicy, document_id: str | None
@@ -161,7 +158,8 @@ class DocumentBuilder:
         digest = hashlib.sha256(repr(policy).encode()).hexdigest()[:12]  # every field of the (frozen) policy
         warning = self.warnings.latest(who.uid)
         said = f"/w{warning.digest}" if warning is not None else ""  # a new warning rebuilds; a repeat does not
-        return document_id, f"{who.uid}/{who.resource_version}/{digest}{said}/{self._version}"
+        noted = "/n" if self.notes is not None else ""  # turning workload notes on builds every object once
+        return document_id, f"{who.uid}/{who.resource_version}/{digest}{said}{noted}/{self._version}"
 
     def capability(self, crd: Mapping[str, Any]) -> Document | Unchanged | None:
         """The CRD's capability document; one CRD version is described once.

@@ -2,10 +2,11 @@
 
 ``KUBEVEC_DESCRIBER__LLM__WORKLOADS``: documents say ``images: ghcr.io/acme/jaeger-query:1.57`` and a
 small embedding model cannot tell that this is a trace UI. Asking an LLM while a document is built
-would hold the sync up behind a rate-limited API, so a workload is first written without the note;
-:class:`WorkloadNotes` asks in the background (one request per distinct template facts, however
-many objects share them) and hands the objects back when the answer is there, to be read again and
-rebuilt with a ``does:`` line. Answers are cached on disk by the describer, so a restart or a new
+would hold the sync up behind a rate-limited API, so a workload is first written without the note
+(its ``built_from`` ends in ``/pending``); :class:`WorkloadNotes` asks in the background (one
+request per distinct template facts, however many objects share them) and hands the objects back
+when the answer is there, to be read again and rebuilt with a ``does:`` line. What a killed
+controller did not rebuild, the next start does: a pending ``built_from`` never matches. Answers are cached on disk by the describer, so a restart or a new
 replica of a template asks nothing: the note is there when the document is first built, and the
 text (hence the vector) is the same as before the restart.
 """
@@ -81,21 +82,25 @@ class WorkloadNotes:
         self._known[facts] = "" if _unknown(cached.software) else cached.software
         return self._known[facts] or None
 
-    def want(self, facts: str, *, described: Described) -> None:
-        """Ask about these facts (once) and rebuild ``described`` when the answer comes."""
+    def want(self, facts: str, *, described: Described) -> bool:
+        """Ask about these facts (once) and rebuild ``described`` when the answer comes.
+
+        False when there is nothing to wait for (the LLM said it cannot tell); True while a note may
+        still come, asked now, waiting in line, or to be asked again after a failure."""
         if facts in self._known:
-            return  # answered "unknown": nothing to add
+            return False  # answered "unknown": nothing to add
         failed_at = self._failed.get(facts)
         if failed_at is not None and self._clock.monotonic() - failed_at < RETRY_AFTER:
-            return
+            return True
         waiting = self._waiting.get(facts)
         if waiting is None:
             if len(self._waiting) >= MAX_WAITING:
-                return
+                return True  # the next build of the object asks
             self._waiting[facts] = waiting = []
             self._queue.put_nowait(facts)
         if len(waiting) < MAX_OBJECTS_PER_TEMPLATE and all(d.uid != described.uid for d in waiting):
             waiting.append(described)
+        return True
 
     @property
     def pending(self) -> int:

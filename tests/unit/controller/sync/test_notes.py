@@ -133,22 +133,37 @@ async def test_an_unknown_answer_or_a_failure_adds_nothing_and_is_not_asked_agai
     assert len(down.questions) == 1
 
 
-def test_a_refreshed_object_is_built_again_though_the_store_holds_it() -> None:
-    """The note is not in ``built_from`` (a restart finds it cached): the object it came for is marked."""
+async def test_a_document_built_before_its_note_is_built_again_until_the_note_is_in(tmp_path: Path) -> None:
+    """Its ``built_from`` says pending: the refetch, a resync or a restart after a kill builds it again;
+    once the note is in, the object is unchanged again. Turning notes on builds every object once."""
     stored: dict[str, str] = {}
+
+    def store(document: Any) -> None:
+        assert isinstance(document, Document)
+        stored[document.id] = str(document.metadata["built_from"])
+
     builder = DocumentBuilder(
         cluster="c",
         metrics=Metrics(),
         built_from=lambda collection, key: stored.get(key) if collection == INSTANCES else None,
     )
-    first = builder.instance(deployment("a", uid="u-a"), plural="deployments", policy=POLICY)
-    assert isinstance(first, Document)
-    stored[first.id] = str(first.metadata["built_from"])
+    store(builder.instance(deployment("a", uid="u-a"), plural="deployments", policy=POLICY))
     assert isinstance(builder.instance(deployment("a", uid="u-a"), plural="deployments", policy=POLICY), Unchanged)
-    builder.refresh.add("u-a")
-    assert isinstance(builder.instance(deployment("a", uid="u-a"), plural="deployments", policy=POLICY), Document)
-    assert "u-a" not in builder.refresh
+
+    llm = ScriptedLLM("Jaeger query: the web UI for searching traces.")
+    builder.notes = WorkloadNotes(describer=describer(tmp_path, llm), on_noted=lambda _: None)
+    first = builder.instance(deployment("a", uid="u-a"), plural="deployments", policy=POLICY)  # notes turned on
+    store(first)
+    assert stored[first.id].endswith("/pending")  # type: ignore[union-attr]
+    again = builder.instance(deployment("a", uid="u-a"), plural="deployments", policy=POLICY)
+    assert isinstance(again, Document)  # still pending: built again (the question is asked once)
+    await _drain(builder.notes)
+    noted = builder.instance(deployment("a", uid="u-a"), plural="deployments", policy=POLICY)
+    store(noted)
+    assert "does:" in noted.text  # type: ignore[union-attr]
+    assert not stored[noted.id].endswith("/pending")  # type: ignore[union-attr]
     assert isinstance(builder.instance(deployment("a", uid="u-a"), plural="deployments", policy=POLICY), Unchanged)
+    assert len(llm.questions) == 1
 
 
 def test_workload_notes_need_the_describer_on() -> None:
