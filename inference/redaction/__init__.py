@@ -85,6 +85,7 @@ from kubevec.inference.redaction.patterns import (
     Replacement,
 )
 from kubevec.inference.redaction.vocabulary import (
+    CREDENTIAL_LAST_PHRASES,
     CREDENTIAL_LAST_WORDS,
     CREDENTIAL_PHRASES,
     CREDENTIAL_RUN_ENDINGS,
@@ -108,6 +109,7 @@ from kubevec.inference.redaction.vocabulary import (
 
 __all__ = [
     "CACHED_LENGTH",
+    "CREDENTIAL_LAST_PHRASES",
     "CREDENTIAL_LAST_WORDS",
     "CREDENTIAL_PHRASES",
     "CREDENTIAL_RUN_ENDINGS",

@@ -57,7 +57,8 @@ from kubevec.inference.redaction.patterns import (
     redact_equals_pairs,
 )
 from kubevec.inference.redaction.prose import keep_safe_label, keep_safe_words
-from kubevec.inference.redaction.public import ENCODED, decoded_words, summarise_certificates
+from kubevec.inference.redaction.public import ENCODED, decoded_words, set_aside_named, summarise_certificates
+from kubevec.inference.redaction.seeds import redact_seed_phrases
 from kubevec.inference.redaction.vocabulary import (
     DROPPED_ANNOTATIONS,
     ENTROPY_MIN_LENGTH,
@@ -120,10 +121,12 @@ def _judged_then_cut(value: str, *, raw: bool, key: str | None) -> str:
 def _judged_whole(value: str, *, raw: bool, key: str | None) -> str:
     summary = summarise_certificates(value)
     if summary is not None:
-        return _judged_whole(summary, raw=raw, key=key)  # certificates only: kept as what they say (.public)
+        return _judged_whole(summary, raw=raw, key=key)  # certificates, public keys: kept as what they say (.public)
     if not value.isascii():
         value = DISGUISES.sub("", value)  # pass\u200bword: x reads as password: x
-    value, public = mask_public(value)  # public keys, certificates, hosts, resource ids: set aside
+    public: list[str] = []
+    value = set_aside_named(value, public, key=key)  # UUIDs a word names, issuer URLs (.public)
+    value, public = mask_public(value, public)  # public keys, certificates, hosts, resource ids: set aside
     if len(value) >= 8:
         value = ENCODED.sub(lambda match: _encoded_words(match, public), value)
     return unmask_public(_judged(value, raw=raw, key=key), public)
@@ -152,6 +155,7 @@ def _judged(value: str, *, raw: bool, key: str | None) -> str:
         value = structured if structured is not None else redact_config(value, judge=_judge_setting)
         value = keep_safe_words(value)  # prose keeps its safe tokens only; the deny rules below are the second line
     value = judge_percent(apply_rules(value, (*VALUE_RULES, *RAW_VALUE_RULES) if raw else VALUE_RULES))
+    value = redact_seed_phrases(value)  # words by nature, so prose keeps them: the word list says what they are
     if "=" in value:
         value = redact_equals_pairs(value)
     if raw and ":" in value:
@@ -420,6 +424,7 @@ def _scrub_field(key: str, value: Any, *, under_credential: bool, budget: Budget
         and looks_random(value)
         and not names_a_thing(value)
         and not made_of_words(value)
+        and summarise_certificates(value) is None  # a public key's base64 under publicKey: public (.public)
     ):
         return REDACTED
     if isinstance(value, str) and _chosen(value) and not says_what_it_is(key):

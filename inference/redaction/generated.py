@@ -56,7 +56,7 @@ _KUBE_NAME: Final = re.compile(r"[a-z0-9]{1,10}(?:-[a-z0-9]{1,10})+")
 #: ULIDs (Crockford base32, 26 characters): ids, kept under identifying names as UUIDs are.
 _ULID: Final = re.compile(r"[0-9A-HJKMNP-TV-Z]{26}")
 #: AWS ARNs: they name a resource in an account; the account id and names are not secrets.
-_ARN: Final = re.compile(
+ARN: Final = re.compile(
     r"arn:aws(?:-cn|-us-gov|-iso[a-z-]*)?:[a-z0-9-]{1,64}:[a-z0-9-]{0,32}:(?:\d{12})?:[\w+=,.@/:*-]{1,1024}"
 )
 #: The key a part stands under inside one run (``app=x,controller-uid=<uuid>``).
@@ -168,12 +168,13 @@ _PUBLIC_NEEDLE: Final = re.compile(
 _MASK: Final = re.compile("\ue000(\\d+)\ue001")
 
 
-def mask_public(value: str) -> tuple[str, list[str]]:
-    """``value`` with each part public by its grammar (:data:`_PUBLIC`) set aside, and the parts: the rules
-    judge the rest, :func:`unmask_public` puts them back. A webhook's host stays: its rule reads the URL whole."""
+def mask_public(value: str, parts: list[str] | None = None) -> tuple[str, list[str]]:
+    """``value`` with each part public by its grammar (:data:`_PUBLIC`) set aside, and the parts (``parts``
+    when given: those set aside before): the rules judge the rest, :func:`unmask_public` puts them back. A
+    webhook's host stays: its rule reads the URL whole."""
+    parts = parts if parts is not None else []
     if _PUBLIC_NEEDLE.search(value) is None:
-        return value, []
-    parts: list[str] = []
+        return value, parts
     keyed = "-----BEGIN" in value and _OTHER_BLOCK.search(value) is not None
 
     def aside(match: re.Match[str]) -> str:
@@ -213,7 +214,7 @@ def _deny_generated_in(value: str, identifying: bool) -> str:
 
     def judge(match: re.Match[str]) -> str:
         token = match.group(0)
-        if token == REDACTED or _DIGEST.fullmatch(token) or _ARN.fullmatch(token):
+        if token == REDACTED or _DIGEST.fullmatch(token) or ARN.fullmatch(token):
             return token  # digests and ARNs name things; they open nothing
         if _STRUCTURED.search(token) is not None:
             return _judge_parts(token, identifying=near_identifying(match))
@@ -266,6 +267,8 @@ QUANTITY: Final = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+|[KMGT
 def _looks_chosen(value: str) -> bool:
     if not _CHOSEN.fullmatch(value) or says_yes_or_no(value) or value.startswith(REDACTED):
         return False
+    if "-" in value and grouped_code(value):
+        return True  # a backup code or licence key as it is printed
     if QUANTITY.fullmatch(value):
         return False  # a Kubernetes quantity (memory=1000Mi, 1500m): its grammar says what it is
     lower = any(c.islower() for c in value)
@@ -282,6 +285,25 @@ def _looks_chosen(value: str) -> bool:
     return re.fullmatch(r"(?:[A-Z][a-z]+|[A-Z]+(?![a-z]))+\d{1,2}", value) is None
 
 
+#: Groups of letters and digits joined by ``-``, as codes are printed for people to type.
+_GROUPS: Final = re.compile(r"[A-Za-z0-9]{4,6}(?:-[A-Za-z0-9]{4,6}){2,9}")
+
+
+@functools.lru_cache(maxsize=16384)
+def grouped_code(value: str) -> bool:
+    """A code printed in groups for people to type (backup and recovery codes, licence and product keys:
+    ``k2pq-9tzm-w4xr``, ``4FQ7X-BN2K9-X7HM3``): three groups or more of one length (4 to 6), letters and
+    digits mixed in at least two of them. Names built of parts have parts of different lengths (a UUID's
+    8-4-4-4-12, ``web-7d9f8c6b5-x2k4p``, ``ip-10-0-1-23``) or parts that are words (``us-east-1a``)."""
+    if _GROUPS.fullmatch(value) is None:
+        return False
+    groups = value.split("-")
+    if len({len(group) for group in groups}) != 1:
+        return False
+    mixed = sum(1 for group in groups if not group.isalpha() and not group.isdigit())
+    return mixed >= 2
+
+
 def made_of_words(value: str) -> bool:
     """``RequireAndVerifyClientCert`` under ``clientAuth``: an enum spelled in words, not a key."""
     return sum(len(run) for run in _WORDY_RUN.findall(value)) >= 0.8 * len(value)
@@ -291,7 +313,7 @@ def names_a_thing(value: str) -> bool:
     """An ARN, a content digest or a Kubernetes qualified name under a ``*Key*``/``*Hash*`` name: it names
     a resource, a taint or a label (a toleration's or a selector's ``key: node.kubernetes.io/not-ready``),
     it opens nothing."""
-    return _ARN.fullmatch(value) is not None or _DIGEST.fullmatch(value) is not None or _qualified_name(value)
+    return ARN.fullmatch(value) is not None or _DIGEST.fullmatch(value) is not None or _qualified_name(value)
 
 
 #: ``prefix/name`` as Kubernetes spells label, annotation, taint and extended-resource keys.

@@ -16,6 +16,7 @@ from typing import Any, Final
 
 from kubevec.core.words import camel_words
 from kubevec.inference.redaction.vocabulary import (
+    CREDENTIAL_LAST_PHRASES,
     CREDENTIAL_LAST_WORDS,
     CREDENTIAL_PHRASES,
     CREDENTIAL_RUN_ENDINGS,
@@ -126,6 +127,10 @@ def _foreign(words: tuple[str, ...]) -> bool:
 _DNS_PREFIX: Final = re.compile(r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)+")
 
 
+#: Phrases that make a name a credential's when it ends with them.
+_ENDING_PHRASES: Final = CREDENTIAL_PHRASES | CREDENTIAL_LAST_PHRASES
+
+
 @functools.lru_cache(maxsize=8192)
 def is_credential_name(name: str) -> bool:
     """Whether a field called ``name`` holds a credential (see the module docstring for the rules).
@@ -141,8 +146,8 @@ def is_credential_name(name: str) -> bool:
     if not words:
         return False
     pairs = set(itertools.pairwise(words))
-    if (words[-2:] if len(words) > 1 else ()) in CREDENTIAL_PHRASES:
-        return True  # ends with the phrase itself: webhookUrl, secretAccessKey
+    if (words[-2:] if len(words) > 1 else ()) in _ENDING_PHRASES:
+        return True  # ends with the phrase itself: webhookUrl, secretAccessKey, break-glass
     if words[-1] in REFERENCE_WORDS:
         return False
     if words[-1] in CREDENTIAL_LAST_WORDS or words == ("auth",):

@@ -229,7 +229,22 @@ _SQL_PASSWORD: Final = re.compile(
     r"(?i)\b((?:identified\s+by|(?:with\s+)?(?:encrypted\s+)?password)\s+)(['\"])([^'\"]{1,256})\2"
 )
 _XML_CREDENTIAL: Final = re.compile(r"<([A-Za-z][\w.:-]{0,63})>([^<]{1,512})</\1>")
-_PGPASS_LINE: Final = re.compile(r"(?m)^([^\s:]{1,253}:(?:\d{1,5}|\*):[^\s:]{1,128}:[^\s:]{1,128}:)(\S{1,256})$")
+#: A .pgpass line (``host:port:database:user:password``) wherever it stands: a line of its own, or quoted in a
+#: sentence (the file's line as a description shows it). Host and user hold a letter (or ``*``), so an IPv6
+#: address or a time with fractions (``10:30:00:125``) is no such line.
+_PGPASS_LINE: Final = re.compile(
+    r"(?<![^\s\"'(\[])([^\s:\"'(\[]{1,253}:(?:\d{1,5}|\*):[^\s:]{1,128}:([^\s:]{1,128}):)([^\s\"')\]]{1,256})"
+)
+_LETTER: Final = re.compile(r"[A-Za-z*]")
+
+
+def _pgpass_line(match: re.Match[str]) -> str:
+    lead, user, _ = match.groups()
+    if _LETTER.search(lead.partition(":")[0]) is None or _LETTER.search(user) is None:
+        return match.group(0)
+    return f"{lead}{REDACTED}"
+
+
 #: ``openssl ... -passin pass:x`` and ``user:pass`` fed to ``chpasswd``; ``htpasswd -b FILE USER PASS``.
 _OPENSSL_PASS: Final = re.compile(r"(?<![\w-])(pass:)([^\s'\"]{1,256})")
 _CHPASSWD: Final = re.compile(r"(['\"]?)([\w.-]{1,64}:)([^\s'\":]{1,256})\1(\s*\|\s*(?:sudo\s+)?chpasswd\b)")
@@ -387,7 +402,7 @@ VALUE_RULES: Final[tuple[tuple[re.Pattern[str], Replacement], ...]] = (
     (_ORACLE_USERINFO, rf"\1{REDACTED}@"),
     (_SQL_PASSWORD, rf"\1\2{REDACTED}\2"),
     (_XML_CREDENTIAL, _xml_credential),
-    (_PGPASS_LINE, rf"\1{REDACTED}"),
+    (_PGPASS_LINE, _pgpass_line),
     (_LOGIN_PAIR, lambda m: m.group(0) if _plain_word(m.group(2)) else f"{m.group(1)}{REDACTED}"),
     (_PROSE_SECRET, _prose_secret),
     (_HOOK_URL, _hook_url),

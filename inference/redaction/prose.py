@@ -32,7 +32,8 @@ import re
 import urllib.parse
 from typing import Final
 
-from kubevec.inference.redaction.generated import QUANTITY
+from kubevec.inference.redaction.generated import ARN, QUANTITY, grouped_code
+from kubevec.inference.redaction.names import says_yes_or_no
 from kubevec.inference.redaction.vocabulary import REDACTED
 
 #: A line is prose when it has at least this many whitespace-separated tokens ...
@@ -73,9 +74,22 @@ _NAMED_ALNUM: Final = re.compile(
 )
 
 
+#: What stands between tokens: whitespace, and in scripts written without spaces (Chinese, Japanese) the
+#: ideographic space, full stop, comma and brackets and the full-width signs (``，：；（）``), which stand where
+#: a space would: ``数据库密码：x`` is three tokens, as ``database password: x`` is.
+_GAP: Final = re.compile(
+    r"[\s\u3000-\u3003\u3008-\u3011\u3014-\u301f\uff01-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65]+"
+)
+_GAPS: Final = re.compile(f"({_GAP.pattern})")
+_SPACES: Final = re.compile(r"(\s+)")
+#: Letters of scripts written without spaces (CJK ideographs, kana, hangul): a run of other characters glued
+#: to them (``パスワードXq7Lm9は``) is a token of its own, judged as one.
+_CASELESS_RUN: Final = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
+
+
 def keep_safe_words(value: str) -> str:
     """``value`` with every line that reads as prose reduced to its safe tokens (see the module docstring)."""
-    if " " not in value:
+    if " " not in value and (value.isascii() or _GAP.search(value) is None):
         return value
     if "\n" not in value:
         return _prose_line(value) if len(value) <= _CACHED_LINE else _judge_line(value)
@@ -117,7 +131,7 @@ def _prose_line(line: str) -> str:
 
 def is_prose(line: str) -> bool:
     """At least :data:`MIN_TOKENS` tokens, :data:`MIN_WORDS` and a third of them words."""
-    tokens = line.split()
+    tokens = line.split() if line.isascii() else [token for token in _GAP.split(line) if token]
     if len(tokens) < MIN_TOKENS:
         return False
     words = sum(1 for token in tokens if token.strip(_EDGE).isalpha())
@@ -127,8 +141,9 @@ def is_prose(line: str) -> bool:
 def _judge_line(line: str) -> str:
     if not is_prose(line):
         return line
-    parts = re.split(r"(\s+)", line)
-    judged = [part if not part or part.isspace() else judge_token(part) for part in parts]
+    parts = (_SPACES if line.isascii() else _GAPS).split(line)
+    # split with its separators kept: tokens at even places, what stands between them at odd ones
+    judged = [judge_token(part) if part and not index % 2 else part for index, part in enumerate(parts)]
     _four_letter_groups(parts, judged)
     return "".join(judged)
 
@@ -141,8 +156,10 @@ def judge_token(token: str) -> str:
         return token
     start = token.index(core)
     head, tail = token[:start], token[start + len(core) :]
-    if _DATETIME.fullmatch(core):
-        return token
+    if core.endswith(REDACTED[:-1]) and tail.startswith(">"):
+        core, tail = core + ">", tail[1:]  # the gate's own marker is not cut by the edges: judged again, it stays
+    if _DATETIME.fullmatch(core) or (core.startswith("arn:") and ARN.fullmatch(core)):
+        return token  # an ARN names a resource in an account (its id parts too); the deny rules still read it
     url = _URL.fullmatch(core) if "://" in core else None
     judged = _judge_url(url) if url is not None else _judge_pieces(core)
     return f"{head}{judged}{tail}"
@@ -184,7 +201,7 @@ def _judge_url(url: re.Match[str]) -> str:
             safe_key = urllib.parse.unquote(key).lower() in SAFE_QUERY_KEYS
             if not safe_piece(urllib.parse.unquote(key).replace(".", "_")):
                 pairs.append(REDACTED)
-            elif equals and (not safe_key or _judge_pieces(value) != value):
+            elif equals and not says_yes_or_no(value) and (not safe_key or _judge_pieces(value) != value):
                 pairs.append(f"{key}={REDACTED}")
             else:
                 pairs.append(pair)
@@ -201,6 +218,8 @@ def safe_piece(piece: str) -> bool:
     core = piece.strip(".-_")
     if not core or core == REDACTED:
         return True
+    if "-" in core and grouped_code(core):
+        return False  # a backup code or licence key printed in groups (k2pq-9tzm-w4xr): each group alone passes
     if core[:1].isdigit() and (
         _NUMBER.fullmatch(core) or QUANTITY.fullmatch(core) or _DURATION.fullmatch(core) or _VERSION.fullmatch(core)
     ):
@@ -216,6 +235,9 @@ def _safe_part(part: str) -> bool:
     if part.isalpha():
         return word_shaped(part)
     if not part.isascii():
+        if _CASELESS_RUN.search(part) is not None:
+            # CJK, kana and hangul are words; what is glued to them is judged on its own (本番DB, パスワードXq7Lm9は)
+            return all(_safe_part(run) for run in _CASELESS_RUN.split(part) if run)
         return not any(c.isascii() and c.isalpha() for c in part) or (
             part.isalnum() and _safe_part("".join(c for c in part if not c.isdigit()))
         )
@@ -434,7 +456,7 @@ def _reads_as_word(group: str) -> bool:
 def _four_letter_groups(parts: list[str], judged: list[str]) -> None:
     """App passwords as Google and Apple print them (``abcd efgh ijkl mnop``): four groups of four
     lowercase letters in a row, at least two of which do not read as words, are dropped together."""
-    spots = [i for i, part in enumerate(parts) if part and not part.isspace()]
+    spots = [i for i, part in enumerate(parts) if part and not i % 2]
     groups = [_GROUP.fullmatch(parts[i].strip(_EDGE)) is not None for i in spots]
     marked: set[int] = set()
     for start in range(len(spots) - 3):

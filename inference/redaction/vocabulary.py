@@ -63,7 +63,7 @@ CREDENTIAL_WORDS: Final = frozenset(
 #: A field name whose *last* word is one of these short forms holds a credential (``dbPass``, ``rootPw``);
 #: elsewhere in a name they mean something else (``passThrough``).
 CREDENTIAL_LAST_WORDS: Final = frozenset(
-    {"pass", "pw", "pword", "pin", "otp", "totp", "hotp", "cred", "creds", "community", "psk"}
+    {"pass", "pw", "pword", "pin", "otp", "totp", "hotp", "cred", "creds", "community", "psk", "mnemonic"}
 )
 #: Run together in one word (``DBPASS``, ``rootpw``, ``PassWord``): a name ending in these holds a credential,
 #: but for the English words that end so.
@@ -107,6 +107,9 @@ CREDENTIAL_PHRASES: Final = frozenset(
         ("backup", "codes"),
     }
 )
+#: A field name that *ends* in these adjacent words holds a credential (``break-glass``, ``seedPhrase``); elsewhere
+#: in a name they say what something else is for (``breakGlassRole``, ``breakGlassSecretName``).
+CREDENTIAL_LAST_PHRASES: Final = frozenset({("break", "glass"), ("seed", "phrase"), ("recovery", "phrase")})
 #: A name that starts with one of these states a fact about a credential (``has-secret``,
 #: ``enableBasicAuth``, ``createToken``): a yes/no value under it is kept, anything else is not.
 PREDICATE_WORDS: Final = frozenset(
