@@ -88,7 +88,18 @@ def shown(case: dict[str, Any]) -> str:
         document = build_instance(body, plural=plural).to_document()
     except (InferenceError, RecursionError):
         return ""
-    return document.text + "\n" + json.dumps(dict(document.metadata), ensure_ascii=False)
+    return "\n".join([document.text, *_strings(dict(document.metadata))])
+
+
+def _strings(value: Any) -> list[str]:
+    """Every string in a payload, as it is (not JSON-escaped: a value holding quotes is found whole)."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for item in value.values() for s in _strings(item)]
+    if isinstance(value, list | tuple):
+        return [s for item in value for s in _strings(item)]
+    return [str(value)] if value is not None else []
 
 
 def measure(name: str = SETS[0]) -> dict[str, Any]:
