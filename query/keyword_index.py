@@ -24,6 +24,7 @@ import logging
 import os
 import shutil
 import tempfile
+import threading
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -287,24 +288,36 @@ class KeywordIndex:
 
 
 class Rewriting:
-    """A build in progress: holds the writer (and so the lock) until :meth:`commit` or :meth:`abandon`."""
+    """A build in progress: holds the writer (and so the lock) until :meth:`commit` or :meth:`abandon`.
+
+    Each step runs in a worker thread, one at a time: a build cancelled while a page is being added
+    (a reader that stops) rolls back once that page is in, not beside it (tantivy's writer refuses
+    two callers at once: "Already borrowed")."""
 
     def __init__(self, index: KeywordIndex) -> None:
         self._index = index
+        self._steps = threading.Lock()
         self._context = index._writer()
         self._writer: Any = self._context.__enter__()
         self._writer.delete_all_documents()
 
     def add(self, pairs: Iterable[tuple[str, str]]) -> None:
-        for document_id, text in pairs:
-            self._writer.add_document(_document(document_id, text))
+        with self._steps:
+            if self._writer is None:
+                return  # abandoned meanwhile
+            for document_id, text in pairs:
+                self._writer.add_document(_document(document_id, text))
 
     def commit(self, state: State) -> None:
-        self._writer = None
-        self._context.__exit__(None, None, None)
-        self._index._committed(state)
+        with self._steps:
+            self._writer = None
+            self._context.__exit__(None, None, None)
+            self._index._committed(state)
 
     def abandon(self, error: BaseException) -> None:
         """Roll back: the index stays as it was (and the lock is let go with the writer)."""
-        self._writer = None
-        self._context.__exit__(type(error), error, error.__traceback__)
+        with self._steps:
+            if self._writer is None:
+                return
+            self._writer = None
+            self._context.__exit__(type(error), error, error.__traceback__)

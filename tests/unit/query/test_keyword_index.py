@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import math
 import re
+import threading
+from typing import Any
 
+import pytest
+
+from kubevec.query import keyword_index
 from kubevec.query.keyword_index import K1, B, KeywordIndex, State
 
 STOPWORDS = {"the", "a", "of", "and", "to", "in", "is", "it"}
@@ -66,3 +71,33 @@ def test_equal_scores_come_in_the_order_of_their_ids() -> None:
     built = index()
     built.apply(upserted=[("tie-b", CORPUS["tie-b"])], removed=[], state=State(stamp="t"))  # now in a later segment
     assert [i for i, _ in built.search("omega", k=10)] == ["tie-a", "tie-b"]
+
+
+def test_a_build_abandoned_while_a_page_is_added_rolls_back_after_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A reader that stops cancels its build mid-page: the rollback waits for the page, never runs beside it."""
+    built = index()
+    rewriting = built.rewriting()
+    inside, release = threading.Event(), threading.Event()
+    real = keyword_index._document
+
+    def slow(document_id: str, text: str) -> Any:
+        inside.set()
+        release.wait(5)
+        return real(document_id, text)
+
+    monkeypatch.setattr(keyword_index, "_document", slow)
+    adding = threading.Thread(target=rewriting.add, args=([("new", "zebra")],))
+    adding.start()
+    assert inside.wait(5)
+    abandoning = threading.Thread(target=rewriting.abandon, args=(RuntimeError("cancelled"),))
+    abandoning.start()
+    abandoning.join(0.3)
+    assert abandoning.is_alive()  # waits for the page
+    release.set()
+    adding.join(5)
+    abandoning.join(5)
+    assert not abandoning.is_alive()
+    rewriting.add([("later", "zebra")])  # after the rollback: nothing, no error
+    built.reread()
+    assert sorted(i for i, _ in built.search("omega", k=10)) == ["tie-a", "tie-b"]  # as it was
+    assert built.search("zebra", k=10) == []
