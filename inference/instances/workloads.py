@@ -1,8 +1,8 @@
 """Whatever runs containers (Pods, Deployments, StatefulSets, DaemonSets, ReplicaSets, Jobs, CronJobs).
 
 One pod template, read the same way for every such kind: images and the software they are,
-ports, replicas, schedule, each container's resources, probes and security switches, placement
-and the volumes that name no object. ``env``, ``command`` and ``args`` are not shown (see
+ports, replicas, schedule, each container's resources, mounts, probes and security switches,
+placement (and the pod's own hostname) and the volumes that name no object. ``env``, ``command`` and ``args`` are not shown (see
 docs/security.md): env variables by name, the ConfigMap or Secret *key* a variable is taken from, and
 the network addresses in values and arguments (:mod:`kubevec.inference.addresses`), by scheme, host
 and port, with the variable that holds each. :func:`workload_metadata` is what agents list and count such objects by.
@@ -139,6 +139,8 @@ def _container(container: Mapping[str, Any], *, image: bool = False) -> str:
         parts.append("env " + " ".join(names[:MAX_ENV_NAMES]) + (f" (+{more} more)" if more > 0 else ""))
     if keys := _key_refs(container):
         parts.append("env " + keys)
+    if mounts := _mounts(container.get("volumeMounts")):
+        parts.append("mounts " + mounts)
     for field, word in _PROBES:
         probe = container.get(field)
         if isinstance(probe, Mapping):
@@ -147,6 +149,24 @@ def _container(container: Mapping[str, Any], *, image: bool = False) -> str:
     if isinstance(security, Mapping):
         parts += _security(security)
     return "; ".join(parts)
+
+
+#: Mounts said per container, at most.
+_MAX_MOUNTS: Final = 8
+
+
+def _mounts(value: Any) -> str:
+    """``/data/db (geo), /etc/app (config, read-only)``: where a container keeps or reads its files, by
+    path and volume name ("where does the database store its data", "mount path of the config")."""
+    out = []
+    for mount in value[:_MAX_MOUNTS] if isinstance(value, list) else []:
+        if not isinstance(mount, Mapping) or not isinstance(mount.get("mountPath"), str):
+            continue
+        notes = [str(mount["name"])] if mount.get("name") else []
+        if mount.get("readOnly") is True:
+            notes.append("read-only")
+        out.append(f"{mount['mountPath']}" + (f" ({', '.join(notes)})" if notes else ""))
+    return ", ".join(out)
 
 
 def _security(security: Mapping[str, Any]) -> list[str]:
@@ -222,6 +242,9 @@ def _placement(pod: Mapping[str, Any]) -> list[str]:
     for flag in ("hostNetwork", "hostPID", "hostIPC"):
         if pod.get(flag) is True:
             out.append(f"{flag}: true")
+    for field in ("hostname", "subdomain"):  # the name the pod answers to in DNS
+        if isinstance(pod.get(field), str) and pod[field]:
+            out.append(f"{field}: {pod[field]}")
     if pod.get("priorityClassName"):
         out.append(f"priorityClass: {pod['priorityClassName']}")
     if pod.get("nodeName"):
