@@ -20,7 +20,10 @@ instance search are re-scored by what the question says outright:
   cluster's capability records say (``kind_vocabulary.py``: words, run-together names, short names);
 - **references**: a candidate that references what the question names (the binding of the account
   it names) gains :data:`REFERENCE`; one that the object the question names references or selects
-  (the Pods of the Service asked about, which say why it has no endpoints) :data:`NEIGHBOUR`;
+  (the Pods of the Service asked about, which say why it has no endpoints) :data:`NEIGHBOUR`. A
+  question that asks for what points at the object it names ("which services call books", "what
+  uses app-config") turns that round: what references it gains :data:`CALLER`, as much as a name,
+  and the named object keeps only :data:`CALLED`;
 - **health**: a question about trouble ("crashing", "failing", "not ready", "can't", "OOM") lifts
   degraded objects, more when their reasons or message meet its words ("out of memory": ``OOMKilled``);
 - **noise**: kinds nobody asks about unless they name them (IPAddress, ControllerRevision,
@@ -122,6 +125,20 @@ NAME_ABBREVIATIONS: Final = {
     "message": "msg",
     "management": "mgmt",
 }
+#: "which services call the books API", "who talks to redis", "what uses the app-config map": the question
+#: asks for what points at the object it names (the subject of a relation verb whose object is named),
+#: not for that object; "which database does the orders service use" asks the other way (an auxiliary
+#: before the verb puts the named object first).
+_ASKS_FOR_CALLERS: Final = re.compile(
+    r"^\W*(?:which|what|who|list|show|find)\b(?:(?!\b(?:does|do|did|is|are|was|were|will|can)\b)[^?])*?"
+    r"\b(?:calls?|calling|talks? to|talking to|uses?|using|depends? on|connects? to|sends? \w* ?to|reads? from|"
+    r"writes? to|queries|hits|mounts?|references?)\b",
+    re.IGNORECASE,
+)
+#: What a candidate that points at the object named gains when the question asks for what points at
+#: it, and what the named object keeps of its name's gain (it narrows the question, it is not the answer).
+CALLER: Final = EXACT_NAME
+CALLED: Final = NAMESPACE
 #: Question words for the words of Kubernetes' reasons.
 _SYNONYMS: Final = {"memory": "oom", "crashing": "crash", "crashes": "crash", "pulling": "pull", "pulled": "pull"}
 
@@ -140,6 +157,8 @@ class Intent:
     words: tuple[str, ...]
     phrases: frozenset[str]
     trouble: bool
+    #: The question asks for what points at the object it names (``_ASKS_FOR_CALLERS``).
+    callers: bool = False
     #: Names of the candidates: a kind's word inside one of them ("node exporter") does not name the kind.
     names: frozenset[str] = frozenset()
     #: Namespaces of the candidates: a question naming one ("sock shop payment service") scopes, so an
@@ -192,7 +211,15 @@ class Intent:
                     phrases.add("".join(run))
         scopes = frozenset(m.group(1) or m.group(2) for m in _IN_NAMESPACE.finditer(question.lower()))
         trouble = TROUBLE.search(question) is not None
-        return cls(words=words, phrases=frozenset(phrases), trouble=trouble, scopes=scopes, vocabulary=vocabulary)
+        callers = _ASKS_FOR_CALLERS.search(question) is not None
+        return cls(
+            words=words,
+            phrases=frozenset(phrases),
+            trouble=trouble,
+            callers=callers,
+            scopes=scopes,
+            vocabulary=vocabulary,
+        )
 
     def names_kind(self, kind: str) -> float:
         """1 when the question names ``kind`` (longest phrase wins), :data:`CLUSTER_TWIN` for its Cluster twin, else 0."""
@@ -239,6 +266,9 @@ class Intent:
         named = self._name(name, kind=kind, owner=fields.OWNER.of(metadata))
         if named == EXACT_NAME and name in self.namespaces and name in self.phrases and not kind_named:
             named = NAMESPACE  # the question's scope, not its subject (unless it names the kind too)
+        referencing = any(_ref_named(ref, self.phrases) for ref in fields.REFS.of(metadata)[:64])
+        if self.callers and named and not referencing:
+            named = min(named, CALLED)  # "who calls books": books is what they call, not who
         score = KIND * kind_named + named
         namespace = fields.NAMESPACE.of(metadata).lower()
         if not self.phrases.isdisjoint(places(metadata)):
@@ -250,8 +280,8 @@ class Intent:
             for key, _, value in (pair.partition("=") for pair in fields.LABELS.of(metadata))
         ):
             score += LABEL
-        if any(_ref_named(ref, self.phrases) for ref in fields.REFS.of(metadata)[:64]):
-            score += REFERENCE
+        if referencing:
+            score += CALLER if self.callers else REFERENCE
         if self._neighbour(metadata, kind=kind, name=name, namespace=namespace) and not self.names_exactly(metadata):
             score += NEIGHBOUR
         if self.trouble:

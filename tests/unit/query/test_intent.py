@@ -403,3 +403,31 @@ async def test_objects_a_question_names_are_found_by_the_keyword_index_not_a_sto
     )
     assert answer[0].metadata["name"] == "keeper"
     assert [f for f in scans if "name" in repr(f)]
+
+
+@pytest.mark.parametrize(
+    ("question", "callers"),
+    [
+        ("which booksapp components call the books API", True),
+        ("who talks to redis", True),
+        ("what uses the app-config configmap", True),
+        ("show deployments using redis", True),
+        ("which database does the orders service use", False),
+        ("which service does the frontend call", False),
+        ("what does the frontend call", False),
+        ("pods that use a lot of memory", False),
+    ],
+)
+def test_a_question_may_ask_for_what_points_at_what_it_names(question: str, callers: bool) -> None:
+    assert read(question).callers == callers
+
+
+def test_what_calls_the_named_object_outranks_it_when_the_question_asks_for_callers() -> None:
+    books = {"kind": "Deployment", "name": "books", "namespace": "booksapp"}
+    webapp = {"kind": "Deployment", "name": "webapp", "namespace": "booksapp", "refs": ["Service/booksapp/books"]}
+    names = frozenset({"books", "webapp"})
+    asked = read("which components call the books API").among(names)
+    assert asked.boost(webapp) > asked.boost(books)
+    # asked the other way, the named object is the subject and what it calls a neighbour
+    other = read("what does the books service call").among(names)
+    assert other.boost(books) > other.boost(webapp)
