@@ -266,7 +266,9 @@ class Intent:
         named = self._name(name, kind=kind, owner=fields.OWNER.of(metadata))
         if named == EXACT_NAME and name in self.namespaces and name in self.phrases and not kind_named:
             named = NAMESPACE  # the question's scope, not its subject (unless it names the kind too)
-        referencing = any(_ref_named(ref, self.phrases) for ref in fields.REFS.of(metadata)[:64])
+        named_refs = [ref for ref in fields.REFS.of(metadata)[:64] if _ref_named(ref, self.phrases)]
+        # asked for what points at a named object, its own namesakes (its account) are no calls
+        referencing = any(not self.callers or ref.rpartition("/")[2].lower() != name for ref in named_refs)
         if self.callers and named and not referencing:
             named = min(named, CALLED)  # "who calls books": books is what they call, not who
         score = KIND * kind_named + named

@@ -1,7 +1,7 @@
 """Whatever runs containers (Pods, Deployments, StatefulSets, DaemonSets, ReplicaSets, Jobs, CronJobs).
 
 One pod template, read the same way for every such kind: images and the software they are,
-ports, replicas, schedule, each container's resources, mounts, probes and security switches,
+ports, replicas, schedule, update strategy, each container's resources, mounts, probes and security switches,
 placement (and the pod's own hostname) and the volumes that name no object. ``env``, ``command`` and ``args`` are not shown (see
 docs/security.md): env variables by name, the ConfigMap or Secret *key* a variable is taken from, and
 the network addresses in values and arguments (:mod:`kubevec.inference.addresses`), by scheme, host
@@ -54,6 +54,10 @@ def _workload(source: Redacted, _: InstancePolicy) -> list[str]:
             out.append(f"replicas: {spec['replicas']}")
         if obj.get("kind") == "CronJob" and spec.get("schedule"):
             out.append(f"schedule: {spec['schedule']}")
+        for field in ("strategy", "updateStrategy"):  # Deployments; StatefulSets and DaemonSets
+            how = spec.get(field)
+            if isinstance(how, Mapping) and isinstance(how.get("type"), str):
+                out.append(f"strategy: {how['type']}")
     if pod.get("serviceAccountName"):
         out.append(f"serviceAccount: {pod['serviceAccountName']}")
     for container in containers[:MAX_LIST_ITEMS]:

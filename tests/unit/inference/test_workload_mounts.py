@@ -39,3 +39,18 @@ def test_the_pods_hostname_and_subdomain_are_said() -> None:
     assert "hostname: geo-db" in text
     assert "subdomain: mongo" in text
     assert "hostname" not in database()
+
+
+def test_the_update_strategy_is_said() -> None:
+    obj = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "geo", "namespace": "hotel", "uid": "u-2"},
+        "spec": {"strategy": {"type": "Recreate"}, "template": {"spec": {"containers": [{"name": "geo"}]}}},
+    }
+    assert "strategy: Recreate" in build_instance(as_body(obj), plural="deployments").text
+    obj["kind"], obj["spec"] = (
+        "StatefulSet",
+        {"updateStrategy": {"type": "OnDelete"}, "template": obj["spec"]["template"]},
+    )
+    assert "strategy: OnDelete" in build_instance(as_body(obj), plural="statefulsets").text
