@@ -23,7 +23,7 @@ instance search are re-scored by what the question says outright:
   (the Pods of the Service asked about, which say why it has no endpoints) :data:`NEIGHBOUR`. A
   question that asks for what points at the object it names ("which services call books", "what
   uses app-config") turns that round: what references it gains :data:`CALLER`, as much as a name,
-  and the named object keeps only :data:`CALLED`;
+  and the named object none of its name's gain (:data:`CALLED`);
 - **health**: a question about trouble ("crashing", "failing", "not ready", "can't", "OOM") lifts
   degraded objects, more when their reasons or message meet its words ("out of memory": ``OOMKilled``);
 - **noise**: kinds nobody asks about unless they name them (IPAddress, ControllerRevision,
@@ -136,9 +136,10 @@ _ASKS_FOR_CALLERS: Final = re.compile(
     re.IGNORECASE,
 )
 #: What a candidate that points at the object named gains when the question asks for what points at
-#: it, and what the named object keeps of its name's gain (it narrows the question, it is not the answer).
+#: it (as much as a name), and what the named object keeps of its name's gain: nothing, it is what the
+#: answer points at, not the answer (it keeps what its place and kind gain).
 CALLER: Final = EXACT_NAME
-CALLED: Final = NAMESPACE
+CALLED: Final = 0.0
 #: Question words for the words of Kubernetes' reasons.
 _SYNONYMS: Final = {"memory": "oom", "crashing": "crash", "crashes": "crash", "pulling": "pull", "pulled": "pull"}
 
@@ -270,7 +271,7 @@ class Intent:
         # asked for what points at a named object, its own namesakes (its account) are no calls
         referencing = any(not self.callers or ref.rpartition("/")[2].lower() != name for ref in named_refs)
         if self.callers and named and not referencing:
-            named = min(named, CALLED)  # "who calls books": books is what they call, not who
+            named = CALLED  # "who calls books": books is what they call, not who
         score = KIND * kind_named + named
         namespace = fields.NAMESPACE.of(metadata).lower()
         if not self.phrases.isdisjoint(places(metadata)):
