@@ -268,8 +268,11 @@ class Intent:
         if named == EXACT_NAME and name in self.namespaces and name in self.phrases and not kind_named:
             named = NAMESPACE  # the question's scope, not its subject (unless it names the kind too)
         named_refs = [ref for ref in fields.REFS.of(metadata)[:64] if _ref_named(ref, self.phrases)]
-        # asked for what points at a named object, its own namesakes (its account) are no calls
-        referencing = any(not self.callers or ref.rpartition("/")[2].lower() != name for ref in named_refs)
+        # asked for what points at a named object, its own namesakes (its account; a Pod's, by its base name)
+        # are no calls
+        owner = fields.OWNER.of(metadata)
+        own = base_name(owner.rpartition("/")[2].lower()) if kind == "Pod" and owner else base_name(name)
+        referencing = any(not self.callers or ref.rpartition("/")[2].lower() not in (name, own) for ref in named_refs)
         if self.callers and named and not referencing:
             named = CALLED  # "who calls books": books is what they call, not who
         score = KIND * kind_named + named

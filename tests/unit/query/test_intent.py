@@ -426,8 +426,16 @@ def test_what_calls_the_named_object_outranks_it_when_the_question_asks_for_call
     books = {"kind": "Deployment", "name": "books", "namespace": "booksapp", "refs": ["ServiceAccount/booksapp/books"]}
     webapp = {"kind": "Deployment", "name": "webapp", "namespace": "booksapp", "refs": ["Service/booksapp/books"]}
     names = frozenset({"books", "webapp"})
+    pod = {
+        "kind": "Pod",
+        "name": "books-6d5b86fdb9-qczqt",
+        "namespace": "booksapp",
+        "owner": "ReplicaSet/books-6d5b86fdb9",
+    }
+    pod["refs"] = ["ServiceAccount/booksapp/books"]
     asked = read("which components call the books API").among(names)
     assert asked.boost(webapp) > asked.boost(books)  # books's own account, named like it, is no call
+    assert asked.boost(webapp) > asked.boost(pod)  # nor its Pod's
     # asked the other way, the named object is the subject and what it calls a neighbour
     other = read("what does the books service call").among(names)
     assert other.boost(books) > other.boost(webapp)
