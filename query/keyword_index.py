@@ -44,10 +44,6 @@ WRITER_HEAP: Final = 32_000_000
 K1: Final = 1.5
 #: BM25's length normalisation (tantivy's and bm25s's alike).
 B: Final = 0.75
-#: Candidates in tantivy's own order scored again with :data:`K1`, per result asked: k1 reorders
-#: neighbours, it does not lift a document from past the k asked (the same on the capability bench at 1,
-#: 2 and 10, and each explanation costs ~25 us: a search asks for 160 at most).
-RESCORED: Final = 1
 
 
 @functools.cache
@@ -150,16 +146,6 @@ def name_of(document_id: str) -> str:
     return document_id.rsplit("/", 1)[-1]
 
 
-@functools.cache
-def _counter() -> Any:
-    return _analyzer()
-
-
-def _document(document_id: str, text: str) -> Any:
-    length = len(_counter().analyze(text))
-    return _tantivy().Document(id=document_id, body=text, name=name_of(document_id), length=length)
-
-
 class WriterBusy(Exception):
     """Another process holds the index's writer lock; it is bringing the index up to date."""
 
@@ -205,8 +191,15 @@ class KeywordIndex:
         self._index.reload()
         self._searcher = self._index.searcher()
 
+    def document(self, document_id: str, text: str) -> Any:
+        """What the index holds of a record: its words, its name, and its exact length in words."""
+        length = len(self._analyzer.analyze(text))
+        return _tantivy().Document(id=document_id, body=text, name=name_of(document_id), length=length)
+
     def search(self, text: str, *, k: int) -> list[tuple[str, float]]:
-        """The best ``k`` ``(id, BM25 score)`` for ``text``, best first."""
+        """The best ``k`` ``(id, BM25 score)`` for ``text``, best first: tantivy's best ``k`` scored again
+        with :data:`K1` (k1 reorders neighbours, it does not lift a document from past the ``k`` asked: the
+        capability bench is the same with 2 or 10 times as many; an explanation costs ~25 us)."""
         tantivy = _tantivy()
         words = list(self._analyzer.analyze(text))  # a word asked twice counts twice, as bm25s counted it
         if not words or k <= 0:
@@ -214,7 +207,7 @@ class KeywordIndex:
         query = tantivy.Query.boolean_query(
             [(tantivy.Occur.Should, tantivy.Query.term_query(self._index.schema, "body", word)) for word in words]
         )
-        found = self._searcher.search(query, k * RESCORED)
+        found = self._searcher.search(query, k)
         scored = []
         for score, address in found.hits:
             stored = self._searcher.doc(address)
@@ -259,7 +252,7 @@ class KeywordIndex:
             for document_id in {*removed, *(i for i, _ in upserted)}:
                 writer.delete_documents_by_term("id", document_id)
             for document_id, text in upserted:
-                writer.add_document(_document(document_id, text))
+                writer.add_document(self.document(document_id, text))
         self._committed(state)
 
     @contextlib.contextmanager
@@ -306,7 +299,7 @@ class Rewriting:
             if self._writer is None:
                 return  # abandoned meanwhile
             for document_id, text in pairs:
-                self._writer.add_document(_document(document_id, text))
+                self._writer.add_document(self._index.document(document_id, text))
 
     def commit(self, state: State) -> None:
         with self._steps:

@@ -70,7 +70,6 @@ class WorkloadNotes:
         self._waiting: dict[str, list[Described]] = {}
         self._queue: asyncio.Queue[str] = asyncio.Queue()
         self._failed: LRU[str, float] = LRU(MAX_WAITING)
-        self.asked = 0
 
     def get(self, facts: str) -> str | None:
         """The note for these facts if the LLM was asked already (memory, then the disk cache)."""
@@ -122,7 +121,6 @@ class WorkloadNotes:
                     f"{type(exc).__name__}: {exc}"[:300],
                 )
                 continue
-            self.asked += 1
             self._known[facts] = "" if _unknown(note.software) else note.software
             objects = self._waiting.pop(facts, [])
             if self._known[facts] and objects:

@@ -1,11 +1,12 @@
 """Whatever runs containers (Pods, Deployments, StatefulSets, DaemonSets, ReplicaSets, Jobs, CronJobs).
 
 One pod template, read the same way for every such kind: images and the software they are,
-ports, replicas, schedule, update strategy, each container's resources, mounts, probes and security switches,
-placement (and the pod's own hostname) and the volumes that name no object. ``env``, ``command`` and ``args`` are not shown (see
-docs/security.md): env variables by name, the ConfigMap or Secret *key* a variable is taken from, and
-the network addresses in values and arguments (:mod:`kubevec.inference.addresses`), by scheme, host
-and port, with the variable that holds each. :func:`workload_metadata` is what agents list and count such objects by.
+ports, replicas, schedule, update strategy, each container's resources, mounts, probes and
+security switches, placement (and the pod's own hostname) and the volumes that name no object.
+``env``, ``command`` and ``args`` are not shown (see docs/security.md): env variables by name, the
+ConfigMap or Secret *key* a variable is taken from, and the network addresses in values and
+arguments (:mod:`kubevec.inference.addresses`), by scheme, host and port, with the variable that
+holds each. :func:`workload_metadata` is what agents list and count such objects by.
 """
 
 from __future__ import annotations

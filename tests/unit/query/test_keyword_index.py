@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 
-from kubevec.query import keyword_index
 from kubevec.query.keyword_index import K1, B, KeywordIndex, State
 
 STOPWORDS = {"the", "a", "of", "and", "to", "in", "is", "it"}
@@ -78,14 +77,14 @@ def test_a_build_abandoned_while_a_page_is_added_rolls_back_after_it(monkeypatch
     built = index()
     rewriting = built.rewriting()
     inside, release = threading.Event(), threading.Event()
-    real = keyword_index._document
+    real = built.document
 
     def slow(document_id: str, text: str) -> Any:
         inside.set()
         release.wait(5)
         return real(document_id, text)
 
-    monkeypatch.setattr(keyword_index, "_document", slow)
+    monkeypatch.setattr(built, "document", slow)
     adding = threading.Thread(target=rewriting.add, args=([("new", "zebra")],))
     adding.start()
     assert inside.wait(5)
