@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import sys
 
-from tests.bench import access, answers, churn, cli, embedder, fleet, gate, history, retrieval, stores
+from tests.bench import access, answers, churn, cli, embedder, fleet, gate, held_out, history, retrieval, stores
 
 
 def main() -> None:
@@ -27,6 +27,10 @@ def main() -> None:
         ("Query latency", lambda: asyncio.run(retrieval.latency())),
         ("One-shot CLI search", cli.run),
         ("Answers on public applications: Online Boutique + kube-prometheus on the real control plane", answers.run),
+        *(
+            (f"Answers on held-out applications ({folder.name}, see its SOURCES.md)", lambda f=folder: held_out.run(f))
+            for folder in sorted(held_out.HERE.glob("apps-heldout*"))
+        ),
         (
             "MCP access: 50 namespaces x 20 resource types, 1 and 200 new ServiceAccounts (real control plane)",
             access.run,

@@ -260,7 +260,19 @@ async def ask_all(store: Path, *, show: bool, asked: list[dict[str, Any]] | None
             keys = [key_of(r.metadata) for r in answer]
             rank = first_hit(keys, question["expect"])
             found = facts_found(question["facts"], [(r.text, r.metadata) for r in answer])
-            rows.append({"id": question["id"], "rank": rank, "facts": found, "of": len(question["facts"])})
+            rows.append(
+                {
+                    "id": question["id"],
+                    "rank": rank,
+                    "facts": found,
+                    "of": len(question["facts"]),
+                    "class": question.get("class", ""),
+                    "namespace": question["expect"][0].split("/")[1] if question["expect"] else "",
+                    # Agent tasks want every expected object among the ten, not one of them first.
+                    "seen": sum(1 for p in question["expect"] if any(fnmatch.fnmatchcase(k, p) for k in keys)),
+                    "wanted": len(question["expect"]),
+                }
+            )
             if show:
                 print(f"{question['id']} rank={rank} facts={found}/{len(question['facts'])} {question['question']!r}")
                 for key in keys[:5]:
