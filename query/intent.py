@@ -47,8 +47,9 @@ from typing import Any, Final
 
 from kubevec.core import fields
 from kubevec.core.words import camel_words
-from kubevec.inference.software import repository
+from kubevec.inference.software import describe, repository
 from kubevec.query.kind_vocabulary import EMPTY, KindVocabulary
+from kubevec.query.stems import stem, stems
 
 EXACT_NAME: Final = 0.8
 BASE_NAME: Final = 0.6
@@ -125,6 +126,7 @@ NAME_ABBREVIATIONS: Final = {
     "message": "msg",
     "management": "mgmt",
 }
+_SPELLED_OUT: Final = {short: word for word, short in NAME_ABBREVIATIONS.items()}
 #: "which services call the books API", "who talks to redis", "what uses the app-config map": the question
 #: asks for what points at the object it names (the subject of a relation verb whose object is named),
 #: not for that object; "which database does the orders service use" asks the other way (an auxiliary
@@ -160,6 +162,11 @@ class Intent:
     trouble: bool
     #: The question asks for what points at the object it names (``_ASKS_FOR_CALLERS``).
     callers: bool = False
+    #: Abbreviations of the question's words ("database" -> ``db``): they name a part of a name
+    #: (``catalogue-db``), never a whole one (a ``db`` of another application is not "the geo database").
+    abbreviated: frozenset[str] = frozenset()
+    #: Stems of the question's words, to meet what a candidate's software is ("cache": memcached caches).
+    stems: frozenset[str] = frozenset()
     #: Names of the candidates: a kind's word inside one of them ("node exporter") does not name the kind.
     names: frozenset[str] = frozenset()
     #: Namespaces of the candidates: a question naming one ("sock shop payment service") scopes, so an
@@ -203,7 +210,12 @@ class Intent:
         words = tuple(w for w in words if w)
         phrases = {w for w in words if w not in _STOP}
         phrases.update(part for w in words for part in re.split(r"[-.:/]", w) if len(part) > 2 and part not in _STOP)
+        phrases.update(w.replace("-", "") for w in words if "-" in w)  # "front-end" names ``frontend``
         phrases.update(form for w in tuple(phrases) for form in _name_forms(w))
+        abbreviated = frozenset(
+            short for w in tuple(phrases) if (short := NAME_ABBREVIATIONS.get(w)) and short not in words
+        )
+        phrases -= abbreviated
         for size in range(2, MAX_RUN + 1):
             for start in range(len(words) - size + 1):
                 run = words[start : start + size]
@@ -218,6 +230,8 @@ class Intent:
             phrases=frozenset(phrases),
             trouble=trouble,
             callers=callers,
+            abbreviated=abbreviated,
+            stems=stems(" ".join(_SPELLED_OUT.get(w, w) for w in words if w not in _STOP)),
             scopes=scopes,
             vocabulary=vocabulary,
         )
@@ -264,7 +278,7 @@ class Intent:
         kind = fields.KIND.of(metadata)
         name = fields.NAME.of(metadata).lower()
         kind_named = 0.0 if kind == "Namespace" and name in self.scopes else self.names_kind(kind)
-        named = self._name(name, kind=kind, owner=fields.OWNER.of(metadata))
+        named = self._name(name, kind=kind, owner=fields.OWNER.of(metadata), images=fields.IMAGES.of(metadata))
         if named == EXACT_NAME and name in self.namespaces and name in self.phrases and not kind_named:
             named = NAMESPACE  # the question's scope, not its subject (unless it names the kind too)
         named_refs = [ref for ref in fields.REFS.of(metadata)[:64] if _ref_named(ref, self.phrases)]
@@ -325,7 +339,13 @@ class Intent:
         # inside a reason's word: "scheduled" in Unschedulable, "image" in ImagePullBackOff
         return any(len(stem) == 5 and stem in word for stem in asked for word in said)
 
-    def _name(self, name: str, *, kind: str, owner: str) -> float:
+    def _name(self, name: str, *, kind: str, owner: str, images: list[str]) -> float:
+        """How well the question names ``name``: whole, by its generated name's base, or by its parts.
+
+        A part is named by a word of the question, by an abbreviation ("database": ``catalogue-db``), or,
+        when it is the name of the software the object runs, by what the question says that software is
+        ("the geo database": ``mongodb-geo`` runs MongoDB, a database). Those last two only complete a
+        name the question's own words have begun: alone they name every database."""
         if not name:
             return 0.0
         if name in self.phrases:
@@ -334,10 +354,40 @@ class Intent:
         if base != name and base in self.phrases:
             return BASE_NAME
         parts = [p for p in re.split(r"[-.:]", base) if p]
-        covered = sum(1 for p in parts if p in self.phrases)
+        said = sum(1 for p in parts if p in self.phrases)
+        if not said:
+            return 0.0
+        what = self._software_said(images)
+        covered = said + sum(1 for p in parts if p not in self.phrases and (p in self.abbreviated or p in what))
         if len(parts) > 1 and covered == len(parts):
             return EXACT_NAME  # every word of the name, not side by side ("rules for node exporter")
-        return PARTIAL_NAME * covered / len(parts) if parts and covered else 0.0
+        return PARTIAL_NAME * covered / len(parts)
+
+    def _software_said(self, images: list[str]) -> frozenset[str]:
+        """The names of the software among ``images`` that the question says something of: its name
+        (``mongo``, also as ``mongodb``) when the question's stems meet its catalogue line or its name."""
+        found: set[str] = set()
+        asked = self.stems - {stem(kind_word) for kind in self.kinds for kind_word in camel_words(kind)}
+        for image in images[:8]:
+            name, line = software_line(image)
+            if name and not asked.isdisjoint(line):
+                found.update(line_names(name, line))
+        return frozenset(found)
+
+
+@functools.cache
+def software_line(image: str) -> tuple[str, frozenset[str]]:
+    """An image's repository name and the stems of what it is (its catalogue line and its own name);
+    ``("", ∅)`` for software nobody describes."""
+    name = repository(image)
+    line = describe(image)
+    return (name, stems(f"{name} {line}")) if line else ("", frozenset())
+
+
+def line_names(name: str, line: frozenset[str]) -> frozenset[str]:
+    """How an object's name may spell its software: the repository's name, and the words of its
+    catalogue line that begin with it or it with them (``mongo`` and ``mongodb``)."""
+    return frozenset({name} | {w for w in line if len(w) >= 4 and (w.startswith(name) or name.startswith(w))})
 
 
 def places(metadata: Mapping[str, Any]) -> frozenset[str]:
@@ -358,10 +408,7 @@ def _name_forms(word: str) -> tuple[str, ...]:
         forms.append(word[:-3] + "y")
     elif len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")) and word.isalpha():
         forms.append(word[:-1])
-    for form in (word, *forms):
-        if form in NAME_ABBREVIATIONS:
-            forms.append(NAME_ABBREVIATIONS[form])
-    return tuple(forms)
+    return tuple(forms + [NAME_ABBREVIATIONS[f] for f in (word, *forms) if f in NAME_ABBREVIATIONS])
 
 
 def base_name(name: str) -> str:

@@ -272,7 +272,7 @@ def test_a_namespace_the_question_names_is_its_scope_not_its_subject() -> None:
 def test_names_are_read_in_the_forms_names_take(question: str, name: str, covered: bool) -> None:
     intent = read(question)
     parts = name.split("-")
-    assert all(p in intent.phrases for p in parts) == covered
+    assert all(p in intent.phrases | intent.abbreviated for p in parts) == covered
 
 
 @pytest.mark.parametrize(
@@ -439,3 +439,44 @@ def test_what_calls_the_named_object_outranks_it_when_the_question_asks_for_call
     # asked the other way, the named object is the subject and what it calls a neighbour
     other = read("what does the books service call").among(names)
     assert other.boost(books) > other.boost(webapp)
+
+
+def test_an_abbreviation_names_a_part_of_a_name_never_a_whole_one() -> None:
+    # "database" spells ``db`` inside ``catalogue-db``, but another application's ``db`` is not "the profile database"
+    intent = read("hostname of the profile database pod")
+    other = {"kind": "Deployment", "name": "db", "namespace": "voting", "images": ["postgres:15-alpine"]}
+    assert intent.boost(other) == 0.0
+    catalogue = read("which database backs the catalogue")
+    assert catalogue.boost({"kind": "Deployment", "name": "catalogue-db", "namespace": "shop"}) > 0.5
+
+
+@pytest.mark.parametrize(
+    ("question", "name", "image"),
+    [
+        ("mount path of the geo database data", "mongodb-geo", "mongo:4.4.6"),
+        ("which cache sits in front of hotel rates", "memcached-rate", "memcached:1.6.7"),
+        ("what stores the shopping cart data", "cart-redis", "bitnami/redis:6.2"),
+        ("the orders db", "orders-postgres", "postgres:16"),
+    ],
+)
+def test_a_name_part_that_is_the_software_it_runs_is_named_by_what_that_software_is(
+    question: str, name: str, image: str
+) -> None:
+    intent = read(question)
+    runs = {"kind": "Deployment", "name": name, "namespace": "shop", "images": [image]}
+    unknown = {"kind": "Deployment", "name": name, "namespace": "shop", "images": ["example.com/shop/thing:1"]}
+    assert intent.boost(runs) >= 0.8  # the whole name: one word asked, the other what its software is
+    assert intent.boost(unknown) < intent.boost(runs)
+
+
+def test_what_software_is_only_completes_a_name_the_question_began() -> None:
+    # "which database" alone names every database a little at most, never one fully
+    intent = read("which database is used")
+    assert intent.boost({"kind": "Deployment", "name": "mongodb-geo", "images": ["mongo:4.4.6"]}) == 0.0
+    # nor does a word that names the kind ("service") say what the software is
+    service = read("port of the geo service")
+    assert service.boost({"kind": "Deployment", "name": "consul-geo", "images": ["hashicorp/consul:1.15"]}) < 0.8
+
+
+def test_a_hyphenated_word_also_names_the_name_it_runs_together() -> None:
+    assert read("rs of the front-end").boost({"kind": "Deployment", "name": "frontend", "namespace": "shop"}) >= 0.8
