@@ -42,6 +42,18 @@ def describe(image: str) -> str | None:
     return catalogue.lookup(image) or SOFTWARE.get(repository(image))
 
 
-def described(images: Iterable[str]) -> list[str]:
-    """What the well-known images among ``images`` are, each once, in their order."""
-    return list(dict.fromkeys(found for image in images if (found := describe(image))))
+def described(images: Iterable[str], *, names: Iterable[str] = ()) -> list[str]:
+    """What the well-known images among ``images`` are, each once, in their order.
+
+    When no image is known, the workload's own names may say it (``names``: its name, its
+    ``app.kubernetes.io/name`` label): a Deployment ``jaeger`` runs ``jaegertracing/all-in-one``, a
+    path no source keys, but ``jaeger`` is a well-known name. Only a whole catalogue name counts."""
+    found = list(dict.fromkeys(line for image in images if (line := describe(image))))
+    if found:
+        return found
+    table = catalogue.images()
+    for name in names:
+        key = name.strip().lower()
+        if line := (table.get(key) if "/" not in key else None) or SOFTWARE.get(key):
+            return [line]
+    return []

@@ -40,7 +40,10 @@ def _workload(source: Redacted, _: InstancePolicy) -> list[str]:
     images = [str(c.get("image")) for c in containers if c.get("image")]
     if images:
         out.append("images: " + ", ".join(images[:MAX_LIST_ITEMS]))
-        if known := software.described(images[:MAX_LIST_ITEMS]):
+        metadata: Mapping[str, Any] = m if isinstance(m := obj.get("metadata"), Mapping) else {}
+        labels: Mapping[str, Any] = v if isinstance(v := metadata.get("labels"), Mapping) else {}
+        names = [str(metadata.get("name") or ""), *(str(labels.get(k) or "") for k in NAME_LABELS)]
+        if known := software.described(images[:MAX_LIST_ITEMS], names=[n for n in names if n]):
             out.append("software: " + " ".join(known))  # sentences (the catalogue's and the hand list's)
     ports = [
         f"{p.get('containerPort')}/{p.get('protocol', 'TCP')}"
@@ -78,6 +81,8 @@ def _workload(source: Redacted, _: InstancePolicy) -> list[str]:
 
 
 #: A container's securityContext switches worth saying when they are on.
+#: Labels that name the software a workload runs (the recommended one, and the common ``app``).
+NAME_LABELS: Final = ("app.kubernetes.io/name", "app")
 _SECURITY_FLAGS: Final = ("privileged", "allowPrivilegeEscalation", "runAsNonRoot", "readOnlyRootFilesystem")
 #: Capabilities listed per container and verb (the kernel has about 40).
 _MAX_CAPABILITIES: Final = 12

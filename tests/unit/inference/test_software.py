@@ -95,3 +95,23 @@ def test_recommended_labels_and_description_annotations_are_read_once_beside_the
     ):
         assert text.count(said) == 1, said
     assert text.count(f"software: {software.describe('jaegertracing/jaeger:2.0')}") == 1
+
+
+def test_an_unknown_image_is_described_by_the_workloads_well_known_name() -> None:
+    # jaegertracing/all-in-one is keyed by no source; a Deployment named jaeger (or labelled so) runs Jaeger
+    deployment = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "tracing", "namespace": "shop", "labels": {"app.kubernetes.io/name": "jaeger"}},
+        "spec": {"template": {"spec": {"containers": [{"name": "j", "image": "jaegertracing/all-in-one:1.57"}]}}},
+    }
+    text = build_instance(deployment, plural="deployments").to_document().text
+    assert f"software: {catalogue.lookup('jaeger')}" in text
+    # a known image speaks for itself; a name says nothing when the image is known
+    deployment["spec"]["template"]["spec"]["containers"][0]["image"] = "redis:7"
+    text = build_instance(deployment, plural="deployments").to_document().text
+    assert f"software: {catalogue.lookup('redis')}" in text
+    assert str(catalogue.lookup("jaeger")) not in text
+    # an ordinary name is no software
+    assert software.described(["shop/cart:1"], names=["cart", "frontend"]) == []
+    assert software.described(["shop/x:1"], names=["grafana/loki"]) == []
