@@ -50,6 +50,7 @@ from kubevec.core.words import camel_words
 from kubevec.inference.software import describe, repository
 from kubevec.query.kind_vocabulary import EMPTY, KindVocabulary
 from kubevec.query.stems import stem, stems
+from kubevec.query.typos import corrections
 
 EXACT_NAME: Final = 0.8
 BASE_NAME: Final = 0.6
@@ -137,11 +138,23 @@ _ASKS_FOR_CALLERS: Final = re.compile(
     r"writes? to|queries|hits|mounts?|references?)\b",
     re.IGNORECASE,
 )
+#: "which database does the order service use", "what does the books service call", "the configmap
+#: mounted by the users database": the question asks for what the object it names points at (the
+#: object of a relation verb after an auxiliary, or the subject of a passive "by"), not for that object.
+_ASKS_FOR_CALLEES: Final = re.compile(
+    r"^\W*(?:which|what|list|show|find)\b[^?]*?\b(?:does|do|did|will|can)\b[^?]*?"
+    r"\b(?:call|talk to|use|depend on|connect to|send \w* ?to|read from|read|write to|query|hit|mount|reference|need)"
+    r"\b|\b(?:used|called|mounted|read|referenced|needed|queried) by\b",
+    re.IGNORECASE,
+)
 #: What a candidate that points at the object named gains when the question asks for what points at
 #: it (as much as a name), and what the named object keeps of its name's gain: nothing, it is what the
 #: answer points at, not the answer (it keeps what its place and kind gain).
 CALLER: Final = EXACT_NAME
 CALLED: Final = 0.0
+#: What the object the question names points at gains when the question asks for that (as much as a
+#: name), and the named object keeps of its name's gain: nothing, it is what points, not the answer.
+CALLEE: Final = EXACT_NAME
 #: Question words for the words of Kubernetes' reasons.
 _SYNONYMS: Final = {"memory": "oom", "crashing": "crash", "crashes": "crash", "pulling": "pull", "pulled": "pull"}
 
@@ -160,8 +173,12 @@ class Intent:
     words: tuple[str, ...]
     phrases: frozenset[str]
     trouble: bool
+    #: The question as asked (read again with its misspelt names corrected: see :meth:`among`).
+    question: str = ""
     #: The question asks for what points at the object it names (``_ASKS_FOR_CALLERS``).
     callers: bool = False
+    #: The question asks for what the object it names points at (``_ASKS_FOR_CALLEES``).
+    callees: bool = False
     #: Abbreviations of the question's words ("database" -> ``db``): they name a part of a name
     #: (``catalogue-db``), never a whole one (a ``db`` of another application is not "the geo database").
     abbreviated: frozenset[str] = frozenset()
@@ -183,8 +200,16 @@ class Intent:
     vocabulary: KindVocabulary = EMPTY
 
     def among(self, names: frozenset[str], *, namespaces: frozenset[str] = frozenset()) -> Intent:
-        """This question read against the candidates' names and namespaces (see :attr:`names`)."""
-        return dataclasses.replace(self, names=names, namespaces=namespaces)
+        """This question read against the candidates' names and namespaces (see :attr:`names`), its
+        misspelt names read as the names they miss (:mod:`kubevec.query.typos`)."""
+        known = {part for name in names for part in re.split(r"[-.:]", name)} | names | namespaces
+        known.update(word for phrase in self.vocabulary.phrases for word in phrase)
+        fixed = corrections(self.words, known=known)
+        read = self
+        if fixed and self.question:
+            asked = re.sub(r"[a-z0-9]+", lambda m: fixed.get(m.group(0), m.group(0)), self.question.lower())
+            read = Intent.of(asked, vocabulary=self.vocabulary)
+        return dataclasses.replace(read, names=names, namespaces=namespaces)
 
     def around(self, candidates: list[Mapping[str, Any]]) -> Intent:
         """This question with what the candidates it names exactly point at (see :attr:`neighbours`)."""
@@ -200,9 +225,16 @@ class Intent:
         return dataclasses.replace(self, neighbours=frozenset(neighbours), selections=tuple(selections[:16]))
 
     def names_exactly(self, metadata: Mapping[str, Any]) -> bool:
-        """The question names this object (its whole name, not as the namespace it scopes itself to)."""
+        """The question names this object's whole name (as one phrase or word by word: "the recommendation
+        mongodb" names ``mongodb-recommendation``), not as the namespace it scopes itself to."""
         name = fields.NAME.of(metadata).lower()
-        return bool(name) and name in self.phrases and name not in self.namespaces and name not in self.scopes
+        if not name or name in self.namespaces or name in self.scopes:
+            return False
+        kind, owner, images = fields.KIND.of(metadata), fields.OWNER.of(metadata), fields.IMAGES.of(metadata)
+        where = places(metadata)
+        return (
+            name in self.phrases or self._name(name, kind=kind, owner=owner, images=images, where=where) >= EXACT_NAME
+        )
 
     @classmethod
     def of(cls, question: str, *, vocabulary: KindVocabulary = EMPTY) -> Intent:
@@ -224,12 +256,15 @@ class Intent:
                     phrases.add("".join(run))
         scopes = frozenset(m.group(1) or m.group(2) for m in _IN_NAMESPACE.finditer(question.lower()))
         trouble = TROUBLE.search(question) is not None
-        callers = _ASKS_FOR_CALLERS.search(question) is not None
+        callees = _ASKS_FOR_CALLEES.search(question) is not None
+        callers = not callees and _ASKS_FOR_CALLERS.search(question) is not None
         return cls(
+            question=question,
             words=words,
             phrases=frozenset(phrases),
             trouble=trouble,
             callers=callers,
+            callees=callees,
             abbreviated=abbreviated,
             stems=stems(" ".join(_SPELLED_OUT.get(w, w) for w in words if w not in _STOP)),
             scopes=scopes,
@@ -278,7 +313,9 @@ class Intent:
         kind = fields.KIND.of(metadata)
         name = fields.NAME.of(metadata).lower()
         kind_named = 0.0 if kind == "Namespace" and name in self.scopes else self.names_kind(kind)
-        named = self._name(name, kind=kind, owner=fields.OWNER.of(metadata), images=fields.IMAGES.of(metadata))
+        named = self._name(
+            name, kind=kind, owner=fields.OWNER.of(metadata), images=fields.IMAGES.of(metadata), where=places(metadata)
+        )
         if named == EXACT_NAME and name in self.namespaces and name in self.phrases and not kind_named:
             named = NAMESPACE  # the question's scope, not its subject (unless it names the kind too)
         named_refs = [ref for ref in fields.REFS.of(metadata)[:64] if _ref_named(ref, self.phrases)]
@@ -289,9 +326,15 @@ class Intent:
         referencing = any(not self.callers or ref.rpartition("/")[2].lower() not in (name, own) for ref in named_refs)
         if self.callers and named and not referencing:
             named = CALLED  # "who calls books": books is what they call, not who
-        score = KIND * kind_named + named
         namespace = fields.NAMESPACE.of(metadata).lower()
-        if not self.phrases.isdisjoint(places(metadata)):
+        neighbour = self._neighbour(metadata, kind=kind, name=name, namespace=namespace)
+        if named and self.elsewhere(metadata):
+            named = 0.0  # "which service books a room in the hotel app": not the books app's books
+        callees = self.callees and bool(self.neighbours or self.selections)  # it points at something
+        if callees and named:
+            named = CALLED  # "which database does orders use": orders is what uses it, not the answer
+        score = KIND * kind_named + named
+        if any(p in self.phrases or p.replace("-", "") in self.phrases for p in places(metadata)):
             score += NAMESPACE
         if any(repository(image) in self.phrases for image in fields.IMAGES.of(metadata)):
             score += IMAGE
@@ -302,7 +345,9 @@ class Intent:
             score += LABEL
         if referencing:
             score += CALLER if self.callers else REFERENCE
-        if self._neighbour(metadata, kind=kind, name=name, namespace=namespace) and not self.names_exactly(metadata):
+        if neighbour and callees:
+            score += CALLEE
+        elif neighbour and name not in self.phrases:  # one the question spells out gains as named already
             score += NEIGHBOUR
         if self.trouble:
             health = fields.HEALTH.of(metadata)
@@ -315,6 +360,20 @@ class Intent:
             elif kind == "ServiceAccount" and name == "default":
                 score += DEFAULT_ACCOUNT
         return score
+
+    @functools.cached_property
+    def places_named(self) -> frozenset[str]:
+        """The places (namespaces, applications) the question names, when none is also an object's name
+        (``default`` names the default ServiceAccounts as well as the namespace)."""
+        said = self.phrases | self.scopes
+        return frozenset(p for p in self.namespaces - self.names if p in said or p.replace("-", "") in said)
+
+    def elsewhere(self, metadata: Mapping[str, Any]) -> bool:
+        """The question names places and this namespaced object is in none of them: its name is not the
+        one the question means (a namespace filter, softly: it keeps what its words and kind gain)."""
+        return bool(self.places_named and fields.NAMESPACE.of(metadata)) and self.places_named.isdisjoint(
+            places(metadata)
+        )
 
     def _neighbour(self, metadata: Mapping[str, Any], *, kind: str, name: str, namespace: str) -> bool:
         if not (self.neighbours or self.selections):
@@ -339,13 +398,16 @@ class Intent:
         # inside a reason's word: "scheduled" in Unschedulable, "image" in ImagePullBackOff
         return any(len(stem) == 5 and stem in word for stem in asked for word in said)
 
-    def _name(self, name: str, *, kind: str, owner: str, images: list[str]) -> float:
+    def _name(
+        self, name: str, *, kind: str, owner: str, images: list[str], where: frozenset[str] = frozenset()
+    ) -> float:
         """How well the question names ``name``: whole, by its generated name's base, or by its parts.
 
-        A part is named by a word of the question, by an abbreviation ("database": ``catalogue-db``), or,
-        when it is the name of the software the object runs, by what the question says that software is
-        ("the geo database": ``mongodb-geo`` runs MongoDB, a database). Those last two only complete a
-        name the question's own words have begun: alone they name every database."""
+        A part is named by a word of the question, by an abbreviation ("database": ``catalogue-db``), by
+        the object's place (``where``: "the frontend" in namespace sourcegraph is ``sourcegraph-frontend``),
+        or, when it is the name of the software the object runs, by what the question says that software
+        is ("the geo database": ``mongodb-geo`` runs MongoDB, a database). Those only complete a name the
+        question's own words have begun: alone they name every database."""
         if not name:
             return 0.0
         if name in self.phrases:
@@ -353,12 +415,14 @@ class Intent:
         base = base_name(owner.rpartition("/")[2].lower()) if kind == "Pod" and owner else base_name(name)
         if base != name and base in self.phrases:
             return BASE_NAME
+        if name.replace("-", "") in self.phrases:
+            return EXACT_NAME  # "trainticket", "nodeexporter": a name run together
         parts = [p for p in re.split(r"[-.:]", base) if p]
         said = sum(1 for p in parts if p in self.phrases)
         if not said:
             return 0.0
-        what = self._software_said(images)
-        covered = said + sum(1 for p in parts if p not in self.phrases and (p in self.abbreviated or p in what))
+        implied = self._software_said(images) | self.abbreviated | {w for place in where for w in place.split("-")}
+        covered = said + sum(1 for p in parts if p not in self.phrases and p in implied)
         if len(parts) > 1 and covered == len(parts):
             return EXACT_NAME  # every word of the name, not side by side ("rules for node exporter")
         return PARTIAL_NAME * covered / len(parts)

@@ -36,6 +36,7 @@ SYNONYMS: Final[Mapping[tuple[str, ...], str]] = {
     ("autoscaler",): "HorizontalPodAutoscaler",
     ("disruption", "budget"): "PodDisruptionBudget",
     ("volume", "claim"): "PersistentVolumeClaim",
+    ("claim",): "PersistentVolumeClaim",
     ("container",): "Pod",
 }
 

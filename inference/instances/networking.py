@@ -14,11 +14,21 @@ from kubevec.inference.addresses import is_ip
 from kubevec.inference.instances.summary import MAX_LIST_ITEMS, InstancePolicy, Summariser, label_selector
 from kubevec.inference.redaction import Redacted
 
+#: What a Service's type means for who can reach it, in the words questions use ("which services expose
+#: the shop outside the cluster"): a model cannot tell that from ``type: NodePort``.
+REACH: Final = {
+    "ClusterIP": "reachable inside the cluster only",
+    "NodePort": "exposed outside the cluster on a port of every node",
+    "LoadBalancer": "exposed outside the cluster through an external load balancer",
+    "ExternalName": "an alias for a name outside the cluster",
+}
+
 
 def _service(source: Redacted, _: InstancePolicy) -> list[str]:
     obj = source.obj
     spec = obj.get("spec") or {}
-    out = [f"type: {spec.get('type', 'ClusterIP')}"]
+    kind = str(spec.get("type") or "ClusterIP")
+    out = [f"type: {kind}" + (f" ({REACH[kind]})" if kind in REACH else "")]
     ports = [
         f"{p.get('port')}/{p.get('protocol', 'TCP')}" + (f" ({p['name']})" if p.get("name") else "")
         for p in spec.get("ports") or []

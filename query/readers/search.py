@@ -257,7 +257,10 @@ class Searcher:
                 if vectors.get(i)
             ]
         intent = intent.among(
-            frozenset(fields.NAME.of(hit.metadata).lower() for hit, _ in scored),
+            # a Namespace's name is a place (see ``Intent.places_named``), not the name of an object in one
+            frozenset(
+                fields.NAME.of(hit.metadata).lower() for hit, _ in scored if fields.KIND.of(hit.metadata) != "Namespace"
+            ),
             namespaces=frozenset(place for hit, _ in scored for place in places(hit.metadata)),
         ).around([hit.metadata for hit, _ in scored])
         boosted = sorted(

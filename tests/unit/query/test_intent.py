@@ -480,3 +480,42 @@ def test_what_software_is_only_completes_a_name_the_question_began() -> None:
 
 def test_a_hyphenated_word_also_names_the_name_it_runs_together() -> None:
     assert read("rs of the front-end").boost({"kind": "Deployment", "name": "frontend", "namespace": "shop"}) >= 0.8
+
+
+def test_a_place_the_question_names_scopes_the_names_it_says() -> None:
+    # "books" is a word of the question, and the booksapp's books Deployment's name; the question is in the hotel
+    intent = read("which service books a room in the hotel app").among(
+        frozenset({"books", "reservation", "frontend"}), namespaces=frozenset({"hotel", "booksapp"})
+    )
+    elsewhere = {"kind": "Deployment", "name": "books", "namespace": "booksapp"}
+    inside = {"kind": "Deployment", "name": "books", "namespace": "hotel"}
+    assert intent.boost(elsewhere) == 0.0
+    assert intent.boost(inside) >= 0.8
+    # a place that is also an object's name (the default ServiceAccounts) scopes nothing
+    default = read("the default account of books").among(
+        frozenset({"books", "default"}), namespaces=frozenset({"default", "booksapp"})
+    )
+    assert default.boost(elsewhere) >= 0.8
+
+
+def test_a_name_part_that_is_the_objects_place_is_implied() -> None:
+    # "the frontend" of the sourcegraph namespace is sourcegraph-frontend; elsewhere the part is missing
+    intent = read("which database does the frontend use")
+    inside = {"kind": "Deployment", "name": "sourcegraph-frontend", "namespace": "sourcegraph"}
+    elsewhere = {"kind": "Deployment", "name": "sourcegraph-frontend", "namespace": "tools"}
+    assert intent.boost(inside) >= 0.8
+    assert intent.boost(elsewhere) < 0.8
+    assert intent.names_exactly(inside)
+
+
+def test_a_name_or_place_run_together_is_named() -> None:
+    intent = read("trainticket tracing ui").among(
+        frozenset({"ui", "jaeger"}), namespaces=frozenset({"train-ticket", "retail-store"})
+    )
+    assert intent.places_named == {"train-ticket"}
+    assert intent.boost({"kind": "Deployment", "name": "ui", "namespace": "retail-store"}) == 0.0
+    assert read("the nodeexporter").boost({"kind": "DaemonSet", "name": "node-exporter", "namespace": "m"}) >= 0.8
+
+
+def test_a_claim_is_a_volume_claim() -> None:
+    assert read("which claim is stuck pending").kinds == {"PersistentVolumeClaim"}

@@ -1,0 +1,35 @@
+"""Misspelt names are read as the names they miss, never an English word, never when two names are as near."""
+
+from __future__ import annotations
+
+import pytest
+
+from kubevec.query.intent import Intent
+from kubevec.query.typos import corrections, distance
+from tests.doubles.kinds import vocabulary
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "edits"),
+    [("catalg", "catalog", 1), ("servcie", "service", 1), ("payemnt", "payment", 1), ("cart", "card", 1),
+     ("recomendaton", "recommendation", 2), ("orders", "orders", 0), ("redis", "mysql", 5)],
+)  # fmt: skip
+def test_edits_count_a_swap_of_neighbours_as_one(a: str, b: str, edits: int) -> None:
+    assert distance(a, b, limit=2) == min(edits, 3)
+
+
+def test_misspelt_names_are_read_as_the_name_they_miss() -> None:
+    known = ["catalog", "service", "theme", "store", "recommendation", "payment", "mongo", "carts", "carta"]
+    fixed = corrections(["catalg", "servcie", "these", "stored", "recomendaton", "mongodb", "cartx"], known=known)
+    # English words stay ("these" is not "theme", "stored" is not "store"), as does a word two names are
+    # as near to ("cartx": carts or carta), and a longer name is no misspelling of a shorter one (mongodb)
+    assert fixed == {"catalg": "catalog", "servcie": "service", "recomendaton": "recommendation"}
+
+
+def test_a_question_with_misspelt_names_names_them_among_the_candidates() -> None:
+    intent = Intent.of("catalg servcie port", vocabulary=vocabulary())
+    service = {"kind": "Service", "name": "catalog", "namespace": "shop"}
+    assert intent.boost(service) == 0.0
+    among = intent.among(frozenset({"catalog", "cart", "frontend"}), namespaces=frozenset({"shop"}))
+    assert among.boost(service) >= 1.6  # its name and its kind
+    assert among.boost({"kind": "Deployment", "name": "cart", "namespace": "shop"}) == 0.0
