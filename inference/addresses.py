@@ -43,6 +43,10 @@ _ADDRESS_WORDS: Final = frozenset(
 )
 
 
+#: Address words that may end a run-together last word (``PGHOST``): long enough to be no other word's end.
+_RUN_TOGETHER: Final = ("HOST", "HOSTNAME", "ADDR", "ADDRESS", "URL", "URI", "ENDPOINT")
+
+
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class Address:
     """One address a container names, and the Service it would be if the cluster has it."""
@@ -93,8 +97,9 @@ def value_addresses(value: str, *, via: str) -> list[Address]:
 
 
 def _named_like_address(name: str) -> bool:
+    """The last word says address, also run into a prefix (``PGHOST``, ``REDISADDR``, ``DBURL``)."""
     words = [w for w in re.split(r"[^A-Za-z0-9]+", name.upper()) if w]
-    return bool(words) and words[-1] in _ADDRESS_WORDS
+    return bool(words) and (words[-1] in _ADDRESS_WORDS or words[-1].endswith(_RUN_TOGETHER))
 
 
 def _address(*, scheme: str | None, host: str, port: str | None, via: str) -> Address | None:

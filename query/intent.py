@@ -218,7 +218,9 @@ class Intent:
         for metadata in candidates:
             if not self.names_exactly(metadata):
                 continue
-            neighbours.update(fields.REFS.of(metadata)[:64])
+            refs, relations = fields.REFS.of(metadata)[:64], fields.REF_RELATIONS.of(metadata)
+            # an owner is no neighbour: a Pod's ReplicaSet is its family, not what it uses or points at
+            neighbours.update(ref for at, ref in enumerate(refs) if at >= len(relations) or relations[at] != "owned-by")
             selector = fields.SELECTOR.of(metadata)
             if selector and all("=" in pair for pair in selector):
                 selections.append((fields.NAMESPACE.of(metadata), frozenset(selector)))
@@ -331,6 +333,7 @@ class Intent:
         if named and self.elsewhere(metadata):
             named = 0.0  # "which service books a room in the hotel app": not the books app's books
         callees = self.callees and bool(self.neighbours or self.selections)  # it points at something
+        was_named = named > 0
         if callees and named:
             named = CALLED  # "which database does orders use": orders is what uses it, not the answer
         score = KIND * kind_named + named
@@ -345,7 +348,7 @@ class Intent:
             score += LABEL
         if referencing:
             score += CALLER if self.callers else REFERENCE
-        if neighbour and callees:
+        if neighbour and callees and not was_named:  # the named family points at each other: no answer
             score += CALLEE
         elif neighbour and name not in self.phrases:  # one the question spells out gains as named already
             score += NEIGHBOUR

@@ -12,7 +12,7 @@ several-word phrase, its short names or its run-together name; by one word alone
 word may be a product's name as well: Prometheus, Alertmanager, Application), and the ranking reads
 such a word at half weight (``SINGLE_WORD_KIND`` in ``intent.py``).
 
-:data:`SYNONYMS` are English words for a kind that no API spells (``autoscaler``, ``container``):
+:data:`SYNONYMS` are English words for a kind that no API spells (``autoscaler``, ``claim``):
 language, not cluster state, used only for kinds the cluster has.
 """
 
@@ -37,7 +37,6 @@ SYNONYMS: Final[Mapping[tuple[str, ...], str]] = {
     ("disruption", "budget"): "PodDisruptionBudget",
     ("volume", "claim"): "PersistentVolumeClaim",
     ("claim",): "PersistentVolumeClaim",
-    ("container",): "Pod",
 }
 
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
-from typing import Final
+from collections.abc import Mapping
+from typing import Any, Final
 
 from kubevec.backends import Hit, Record
 from kubevec.backends.filters import Contains, Eq, Filter, In, all_of, matches, words
@@ -16,6 +17,7 @@ from kubevec.core import fields
 from kubevec.core.errors import InvalidFilter, SearchError
 from kubevec.inference.documents import CAPABILITIES, INSTANCES, is_kubernetes_name
 from kubevec.inference.fleet import project
+from kubevec.inference.identity import object_key
 from kubevec.query.answers import Answer, Result, cosine, make_result
 from kubevec.query.cursors import any_word, make_cursor, read_cursor
 from kubevec.query.folding import fold
@@ -244,25 +246,23 @@ class Searcher:
                     extra[record.id] = record
                 if len(extra) >= 2 * MAX_NAMED:
                     break
-        scored = list(ranked)
-        if extra:
-            unread = [i for i, record in extra.items() if not record.vector]
-            vectors = {i: record.vector for i, record in extra.items() if record.vector}
-            if unread:
-                found = await self.sources.store.get(name, unread, include_vectors=True)
-                vectors.update((record.id, record.vector) for record in found)
-            scored += [
-                (Hit(id=i, score=max(0.0, cosine(vector, vectors[i])), text=r.text, metadata=r.metadata), 0.0)
-                for i, r in extra.items()
-                if vectors.get(i)
-            ]
-        intent = intent.among(
+        scored = list(ranked) + await self._scored(name, vector=vector, records=extra)
+        read = intent.among(
             # a Namespace's name is a place (see ``Intent.places_named``), not the name of an object in one
             frozenset(
                 fields.NAME.of(hit.metadata).lower() for hit, _ in scored if fields.KIND.of(hit.metadata) != "Namespace"
             ),
             namespaces=frozenset(place for hit, _ in scored for place in places(hit.metadata)),
         ).around([hit.metadata for hit, _ in scored])
+        if read.callees and read.neighbours:
+            # "which database does the frontend use": what it points at is the answer; fetch what neither found
+            have = {hit.id for hit, _ in scored}
+            missing = sorted(read.neighbours - {_key(hit.metadata) for hit, _ in scored})[:MAX_NAMED]
+            names = tuple(sorted({key.rpartition("/")[2] for key in missing}))
+            found = await self._by_names(name, names, conditions=conditions) if names else []
+            pointed = {r.id: r for r in found if r.id not in have and _key(r.metadata) in read.neighbours}
+            scored += await self._scored(name, vector=vector, records=pointed)
+        intent = read
         boosted = sorted(
             fold(
                 [(hit, base + intent.boost(hit.metadata)) for hit, base in scored],
@@ -273,6 +273,38 @@ class Searcher:
         )
         top = max((score for _, score in boosted), default=0.0)
         return [(hit, max(0.0, score / top) if top > 0 else 0.0) for hit, score in boosted]
+
+    async def _by_names(self, name: str, names: tuple[str, ...], *, conditions: Filter | None) -> list[Record]:
+        """Records named so, under the view's conditions (the keyword index knows names when there are none)."""
+        if conditions is None:
+            ids = await self.sources.lexical.named(name, names, with_metadata=False, limit=2 * MAX_NAMED)
+            if ids is not None:
+                return await self.sources.store.get(name, ids, include_vectors=True)
+        found = []
+        async for record in self.sources.store.iter_records(
+            name, filter=all_of(conditions, In("name", names)), page_size=MAX_NAMED
+        ):
+            found.append(record)
+            if len(found) >= 2 * MAX_NAMED:
+                break
+        return found
+
+    async def _scored(
+        self, name: str, *, vector: list[float], records: Mapping[str, Record]
+    ) -> list[tuple[Hit, float]]:
+        """Records neither ranking found, as candidates with their cosine similarity and no rank score."""
+        if not records:
+            return []
+        unread = [i for i, record in records.items() if not record.vector]
+        vectors = {i: record.vector for i, record in records.items() if record.vector}
+        if unread:
+            found = await self.sources.store.get(name, unread, include_vectors=True)
+            vectors.update((record.id, record.vector) for record in found)
+        return [
+            (Hit(id=i, score=max(0.0, cosine(vector, vectors[i])), text=r.text, metadata=r.metadata), 0.0)
+            for i, r in records.items()
+            if vectors.get(i)
+        ]
 
     async def _from_words(self, name: str, *, request: SearchRequest, query: str, conditions: Filter | None) -> Answer:
         """BM25 over the question's words, under the same view and filters, when no vector can be had."""
@@ -330,3 +362,9 @@ class Searcher:
         assert self.sources.reranker is not None
         order = await self.sources.reranker.rerank(query, [hit.text for hit, _ in ranked], top_k=k)
         return [(ranked[index][0], min(1.0, max(0.0, relevance))) for index, relevance in order]
+
+
+def _key(metadata: Mapping[str, Any]) -> str:
+    """``Kind/namespace/name``, as references name an object."""
+    namespace = fields.NAMESPACE.of(metadata)
+    return object_key(kind=fields.KIND.of(metadata), namespace=namespace or None, name=fields.NAME.of(metadata))

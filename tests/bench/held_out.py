@@ -28,7 +28,7 @@ from typing import Any
 
 import yaml
 
-from tests.bench.answers import CLUSTER, CONTROLLERS, _eventually, _kubectl_json, ask_all, missed, scores
+from tests.bench.answers import AS_DEPLOYED, CLUSTER, CONTROLLERS, _eventually, _kubectl_json, ask_all, missed, scores
 from tests.bench.report import table
 from tests.controlplane.cluster import ControlPlane, running
 from tests.e2e.controller_harness import Controller
@@ -91,12 +91,12 @@ def run(blind: Path = BLIND) -> str:
     ):
         populate(plane, blind)
         store = Path(tmp) / "store"
-        controller = Controller(plane, store, Path(tmp) / "controller.log", KUBEVEC_CLUSTER_NAME=CLUSTER)
+        controller = Controller(plane, store, Path(tmp) / "controller.log", **AS_DEPLOYED)
         started = time.monotonic()
         controller.start()
         try:
             controller.wait_ready(timeout=600)
-            wait_converged(kubeconfig=plane.kubeconfig, cluster=CLUSTER, store_path=store, timeout=300)
+            wait_converged(kubeconfig=plane.kubeconfig, cluster=CLUSTER, store_path=store, timeout=300, builtins=True)
         finally:
             controller.stop()
         synced = time.monotonic() - started

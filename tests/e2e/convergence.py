@@ -125,12 +125,20 @@ def drift(want: Hashes, have: Hashes) -> Drift:
     return Drift(tuple(missing), tuple(orphaned), tuple(stale))
 
 
-def measure(*, kubeconfig: Path, cluster: str, open_store: Callable[[], VectorStore], prefix: str = "") -> Drift:
+def measure(
+    *, kubeconfig: Path, cluster: str, open_store: Callable[[], VectorStore], prefix: str = "", builtins: bool = False
+) -> Drift:
+    """``builtins``: the controller describes built-in kinds too; their records are not judged (only CRDs')."""
+
     async def run() -> Drift:
         store = open_store()
         try:
             want = await expected(kubeconfig=kubeconfig, cluster=cluster)
-            return drift(want, await actual(store, cluster=cluster, prefix=prefix))
+            have = await actual(store, cluster=cluster, prefix=prefix)
+            if builtins:
+                crds = want[CAPABILITIES]
+                have[CAPABILITIES] = {r: h for r, h in have[CAPABILITIES].items() if r in crds}
+            return drift(want, have)
         finally:
             await store.close()
 
@@ -145,6 +153,7 @@ def wait_converged(
     store_path: Path | None = None,
     open_store: Callable[[], VectorStore] | None = None,
     prefix: str = "",
+    builtins: bool = False,
 ) -> tuple[Drift, float]:
     """Poll until the store holds exactly what the cluster implies; (final drift, seconds taken).
 
@@ -155,7 +164,7 @@ def wait_converged(
     last = Drift((), (), ())
     while time.monotonic() - started < timeout:
         try:
-            last = measure(kubeconfig=kubeconfig, cluster=cluster, open_store=opener, prefix=prefix)
+            last = measure(kubeconfig=kubeconfig, cluster=cluster, open_store=opener, prefix=prefix, builtins=builtins)
         except Exception as exc:  # the store may be mid-write or the cluster mid-restart
             last = Drift((f"<checker failed: {type(exc).__name__}: {exc}>",), (), ())
         if last.converged:

@@ -49,6 +49,10 @@ def test_a_bare_host_is_an_address_only_under_a_variable_named_like_one() -> Non
     assert value_addresses("frontend", via="OTEL_SERVICE_NAME") == []
     assert value_addresses("backend", via="MODE") == []
     assert value_addresses("mysql", via=ARGS) == []  # a word in args is no host
+    # the address word run into a prefix, as libpq and many images name theirs
+    assert _one("codeintel-db", via="CODEINTEL_PGHOST")[0] == "codeintel-db"
+    assert _one("cache", via="REDISADDR")[0] == "cache"
+    assert value_addresses("ghosted", via="POSTS") == []
 
 
 @pytest.mark.parametrize(

@@ -519,3 +519,48 @@ def test_a_name_or_place_run_together_is_named() -> None:
 
 def test_a_claim_is_a_volume_claim() -> None:
     assert read("which claim is stuck pending").kinds == {"PersistentVolumeClaim"}
+
+
+def test_a_container_is_in_every_workload_not_a_pod_kind() -> None:
+    # "which container image serves the voting page": a Deployment's template holds the container as a Pod does
+    assert read("which container image serves the voting page").kinds == frozenset()
+    assert read("container name of the reservation cache").kinds == frozenset()
+
+
+def _app_objects(filler: int) -> list[tuple[str, dict[str, Any]]]:
+    """A frontend that calls codeintel-db through PGHOST, its family, and ``filler`` look-alike Services."""
+    labels = {"app": "frontend"}
+    template = {
+        "metadata": {"labels": labels},
+        "spec": {
+            "serviceAccountName": "sourcegraph-frontend",
+            "containers": [{"name": "f", "image": "sg/frontend:1", "env": [{"name": "CODEINTEL_PGHOST", "value": "codeintel-db"}]}],
+        },
+    }  # fmt: skip
+    ns = {"namespace": "sourcegraph"}
+    out: list[tuple[str, dict[str, Any]]] = [
+        ("deployments", {"apiVersion": "apps/v1", "kind": "Deployment",
+                         "metadata": {"name": "sourcegraph-frontend", **ns}, "spec": {"template": template}}),
+        ("services", {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "sourcegraph-frontend", **ns},
+                      "spec": {"selector": labels, "ports": [{"port": 80}]}}),
+        ("serviceaccounts", {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "sourcegraph-frontend", **ns}}),
+        ("services", {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "codeintel-db", **ns},
+                      "spec": {"selector": {"app": "codeintel-db"}, "ports": [{"port": 5432}]}}),
+    ]  # fmt: skip
+    out += [
+        ("services", {"apiVersion": "v1", "kind": "Service", "metadata": {"name": f"frontend-data-{i}", **ns},
+                      "spec": {"selector": {"app": f"d{i}"}, "ports": [{"port": 5432}]}})
+        for i in range(filler)
+    ]  # fmt: skip
+    return out
+
+
+async def test_a_question_for_what_the_named_object_uses_ranks_that_first_even_unfound() -> None:
+    # with 300 look-alike Services the dense ranking's 100 candidates may miss codeintel-db: it is fetched
+    service = await service_of(_app_objects(300))
+    found = await keys(service, "which database does the frontend use", k=3)
+    assert found[0] == "Service/sourcegraph/codeintel-db"
+    # the frontend's own family (its Service, its account) points at each other: none of them is the answer
+    assert "Service/sourcegraph/sourcegraph-frontend" not in found[:1]
+    # asked the other way round, the frontend itself comes first
+    assert (await keys(service, "the frontend deployment", k=1)) == ["Deployment/sourcegraph/sourcegraph-frontend"]
