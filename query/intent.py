@@ -63,6 +63,10 @@ KIND: Final = 0.8
 CLUSTER_TWIN: Final = 0.6
 #: A custom kind of one word (``Prometheus``) named by that word: it may be the product, not the kind.
 SINGLE_WORD_KIND: Final = 0.5
+#: Kinds whose name is an everyday word for something else: "the payments service" is the program as
+#: much as its Service object. Named in lower case they count as :data:`SINGLE_WORD_KIND`; spelt as the
+#: kind ("which Service selects ...") in full.
+EVERYDAY_KINDS: Final = frozenset({"Service"})
 DEGRADED: Final = 0.6
 #: A troubled candidate whose reasons or message meet the question's words.
 REASON: Final = 0.3
@@ -233,7 +237,7 @@ class Intent:
         if not name or name in self.namespaces or name in self.scopes:
             return False
         kind, owner, images = fields.KIND.of(metadata), fields.OWNER.of(metadata), fields.IMAGES.of(metadata)
-        where = places(metadata)
+        where = namespace_of(metadata)
         return (
             name in self.phrases or self._name(name, kind=kind, owner=owner, images=images, where=where) >= EXACT_NAME
         )
@@ -277,6 +281,8 @@ class Intent:
         """1 when the question names ``kind`` (longest phrase wins), :data:`CLUSTER_TWIN` for its Cluster twin, else 0."""
         named = self.kinds
         if kind in named:
+            if kind in EVERYDAY_KINDS and self._says_only_the_everyday_word(kind):
+                return SINGLE_WORD_KIND  # "which service handles payments": the program as much as its Service
             return 1.0
         if kind.startswith("Cluster") and kind.removeprefix("Cluster") in named:
             return CLUSTER_TWIN
@@ -286,6 +292,14 @@ class Intent:
             # product's name as well (Prometheus, Alertmanager, Application), so it counts half.
             return 1.0 if len(phrase) > 1 else SINGLE_WORD_KIND
         return 0.0
+
+    def _says_only_the_everyday_word(self, kind: str) -> bool:
+        """The kind is named by its everyday word in lower case or first in the question, not spelt as the
+        kind ("which Service selects ...") nor by a short name (``svc``)."""
+        word = kind.lower()
+        if not any(w in (word, word + "s") for w in self.words):
+            return False  # a short name
+        return not re.search(rf"(?<!^)(?<![.?!] )\b{kind}s?\b", self.question.strip())
 
     @functools.cached_property
     def kinds(self) -> frozenset[str]:
@@ -316,11 +330,17 @@ class Intent:
         name = fields.NAME.of(metadata).lower()
         kind_named = 0.0 if kind == "Namespace" and name in self.scopes else self.names_kind(kind)
         named = self._name(
-            name, kind=kind, owner=fields.OWNER.of(metadata), images=fields.IMAGES.of(metadata), where=places(metadata)
+            name,
+            kind=kind,
+            owner=fields.OWNER.of(metadata),
+            images=fields.IMAGES.of(metadata),
+            where=namespace_of(metadata),
         )
         if named == EXACT_NAME and name in self.namespaces and name in self.phrases and not kind_named:
             named = NAMESPACE  # the question's scope, not its subject (unless it names the kind too)
-        named_refs = [ref for ref in fields.REFS.of(metadata)[:64] if _ref_named(ref, self.phrases)]
+        # the place the question names is where, not what: a reference or label value of that name says nothing
+        said = self.phrases - self.places_named - self.scopes
+        named_refs = [ref for ref in fields.REFS.of(metadata)[:64] if _ref_named(ref, said)]
         # asked for what points at a named object, its own namesakes (its account; a Pod's, by its base name)
         # are no calls
         owner = fields.OWNER.of(metadata)
@@ -342,7 +362,7 @@ class Intent:
         if any(repository(image) in self.phrases for image in fields.IMAGES.of(metadata)):
             score += IMAGE
         if any(
-            len(v := value.lower()) >= 3 and v in self.phrases and key not in APPLICATION_KEYS
+            len(v := value.lower()) >= 3 and v in said and key not in APPLICATION_KEYS
             for key, _, value in (pair.partition("=") for pair in fields.LABELS.of(metadata))
         ):
             score += LABEL
@@ -407,7 +427,7 @@ class Intent:
         """How well the question names ``name``: whole, by its generated name's base, or by its parts.
 
         A part is named by a word of the question, by an abbreviation ("database": ``catalogue-db``), by
-        the object's place (``where``: "the frontend" in namespace sourcegraph is ``sourcegraph-frontend``),
+        the object's namespace (``where``: "the frontend" in namespace sourcegraph is ``sourcegraph-frontend``),
         or, when it is the name of the software the object runs, by what the question says that software
         is ("the geo database": ``mongodb-geo`` runs MongoDB, a database). Those only complete a name the
         question's own words have begun: alone they name every database."""
@@ -455,6 +475,11 @@ def line_names(name: str, line: frozenset[str]) -> frozenset[str]:
     """How an object's name may spell its software: the repository's name, and the words of its
     catalogue line that begin with it or it with them (``mongo`` and ``mongodb``)."""
     return frozenset({name} | {w for w in line if len(w) >= 4 and (w.startswith(name) or name.startswith(w))})
+
+
+def namespace_of(metadata: Mapping[str, Any]) -> frozenset[str]:
+    """The object's namespace, as a place that may complete its name ("the frontend" of sourcegraph)."""
+    return frozenset({fields.NAMESPACE.of(metadata).lower()} - {""})
 
 
 def places(metadata: Mapping[str, Any]) -> frozenset[str]:
