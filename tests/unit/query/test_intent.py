@@ -564,3 +564,23 @@ async def test_a_question_for_what_the_named_object_uses_ranks_that_first_even_u
     assert "Service/sourcegraph/sourcegraph-frontend" not in found[:1]
     # asked the other way round, the frontend itself comes first
     assert (await keys(service, "the frontend deployment", k=1)) == ["Deployment/sourcegraph/sourcegraph-frontend"]
+
+
+def test_the_place_the_question_names_is_where_not_what() -> None:
+    # a claim of storage class "sourcegraph" and a label deploy=sourcegraph say nothing of "metrics in sourcegraph"
+    intent = read("which component collects metrics in the sourcegraph namespace").among(
+        frozenset({"pgsql", "prometheus"}), namespaces=frozenset({"sourcegraph"})
+    )
+    claim = {"kind": "PersistentVolumeClaim", "name": "pgsql", "namespace": "sourcegraph",
+             "labels": ["deploy=sourcegraph"], "refs": ["StorageClass/_cluster/sourcegraph"]}  # fmt: skip
+    plain = {"kind": "PersistentVolumeClaim", "name": "pgsql", "namespace": "sourcegraph"}
+    assert intent.boost(claim) == intent.boost(plain)
+
+
+@pytest.mark.parametrize(
+    ("question", "weight"),
+    [("which service handles payments", 0.5), ("Service sea-lion", 0.5), ("Which Service selects the db pods?", 1.0),
+     ("list Services in prod", 1.0), ("the payments svc", 1.0)],
+)  # fmt: skip
+def test_service_in_lower_case_is_the_program_as_much_as_the_kind(question: str, weight: float) -> None:
+    assert read(question).names_kind("Service") == weight
