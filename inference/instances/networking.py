@@ -16,8 +16,9 @@ from kubevec.inference.redaction import Redacted
 
 #: What a Service's type means for who can reach it, in the words questions use ("which services expose
 #: the shop outside the cluster"): a model cannot tell that from ``type: NodePort``.
+#: A ClusterIP Service (the default) says nothing more: "inside the cluster only" reads, to a small model,
+#: much like "outside the cluster".
 REACH: Final = {
-    "ClusterIP": "reachable inside the cluster only",
     "NodePort": "exposed outside the cluster on a port of every node",
     "LoadBalancer": "exposed outside the cluster through an external load balancer",
     "ExternalName": "an alias for a name outside the cluster",

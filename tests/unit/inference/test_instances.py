@@ -564,9 +564,10 @@ def test_probes_are_stored_as_kind_path_and_port_or_the_program_they_run() -> No
 @pytest.mark.parametrize(
     ("kind", "words"),
     [("NodePort", "exposed outside the cluster"), ("LoadBalancer", "exposed outside the cluster"),
-     ("ClusterIP", "inside the cluster only"), (None, "inside the cluster only")],
+     ("ClusterIP", ""), (None, "")],
 )  # fmt: skip
 def test_a_service_says_who_can_reach_it_in_words(kind: str | None, words: str) -> None:
     spec: dict[str, Any] = {"ports": [{"port": 80}]} | ({"type": kind} if kind else {})
     service = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", "namespace": "s"}, "spec": spec}
-    assert words in build_instance(service, plural="services").to_document().text
+    text = build_instance(service, plural="services").to_document().text
+    assert (words in text) if words else ("outside" not in text and "inside" not in text)
