@@ -63,6 +63,29 @@ KIND: Final = 0.8
 CLUSTER_TWIN: Final = 0.6
 #: A custom kind of one word (``Prometheus``) named by that word: it may be the product, not the kind.
 SINGLE_WORD_KIND: Final = 0.5
+#: A kind the question names after the kind it asks for ("which Service ... the orders pods").
+CONTEXT_KIND: Final = 0.5
+#: Words before the kind a question asks for ("which", "list the", "what are all the").
+_ASKING: Final = frozenset(
+    {
+        "which",
+        "what",
+        "list",
+        "show",
+        "find",
+        "get",
+        "the",
+        "all",
+        "every",
+        "are",
+        "is",
+        "how",
+        "many",
+        "me",
+        "of",
+        "my",
+    }
+)
 #: Kinds whose name is an everyday word for something else: "the payments service" is the program as
 #: much as its Service object. Named in lower case they count as :data:`SINGLE_WORD_KIND`; spelt as the
 #: kind ("which Service selects ...") in full.
@@ -186,6 +209,9 @@ class Intent:
     #: Abbreviations of the question's words ("database" -> ``db``): they name a part of a name
     #: (``catalogue-db``), never a whole one (a ``db`` of another application is not "the geo database").
     abbreviated: frozenset[str] = frozenset()
+    #: Words said only inside a longer name the question names whole ("jaeger-collector"): they name no
+    #: object whole (``jaeger``), though they still name parts of names (``jaeger-collector-rules``).
+    shadowed: frozenset[str] = frozenset()
     #: Stems of the question's words, to meet what a candidate's software is ("cache": memcached caches).
     stems: frozenset[str] = frozenset()
     #: Names of the candidates: a kind's word inside one of them ("node exporter") does not name the kind.
@@ -213,7 +239,9 @@ class Intent:
         if fixed and self.question:
             asked = re.sub(r"[a-z0-9]+", lambda m: fixed.get(m.group(0), m.group(0)), self.question.lower())
             read = Intent.of(asked, vocabulary=self.vocabulary)
-        return dataclasses.replace(read, names=names, namespaces=namespaces)
+        inside = _inside_names(read.words, names=names)
+        shadowed = frozenset(form for word in inside for form in (word, *_name_forms(word)))
+        return dataclasses.replace(read, shadowed=shadowed, names=names, namespaces=namespaces)
 
     def around(self, candidates: list[Mapping[str, Any]]) -> Intent:
         """This question with what the candidates it names exactly point at (see :attr:`neighbours`)."""
@@ -238,9 +266,7 @@ class Intent:
             return False
         kind, owner, images = fields.KIND.of(metadata), fields.OWNER.of(metadata), fields.IMAGES.of(metadata)
         where = namespace_of(metadata)
-        return (
-            name in self.phrases or self._name(name, kind=kind, owner=owner, images=images, where=where) >= EXACT_NAME
-        )
+        return self._name(name, kind=kind, owner=owner, images=images, where=where) >= EXACT_NAME
 
     @classmethod
     def of(cls, question: str, *, vocabulary: KindVocabulary = EMPTY) -> Intent:
@@ -280,6 +306,8 @@ class Intent:
     def names_kind(self, kind: str) -> float:
         """1 when the question names ``kind`` (longest phrase wins), :data:`CLUSTER_TWIN` for its Cluster twin, else 0."""
         named = self.kinds
+        if kind in named and self.asked_kind not in (None, kind):
+            return CONTEXT_KIND  # "which Service routes traffic to the orders pods": Pods say where
         if kind in named:
             if kind in EVERYDAY_KINDS and self._says_only_the_everyday_word(kind):
                 return SINGLE_WORD_KIND  # "which service handles payments": the program as much as its Service
@@ -292,6 +320,16 @@ class Intent:
             # product's name as well (Prometheus, Alertmanager, Application), so it counts half.
             return 1.0 if len(phrase) > 1 else SINGLE_WORD_KIND
         return 0.0
+
+    @functools.cached_property
+    def asked_kind(self) -> str | None:
+        """The kind the question asks for, when it names one first ("which Service routes traffic to the
+        orders pods", "list the StatefulSets"): the kinds named after it say where to look, not what."""
+        places = _kind_places(self.words, names=self.names, vocabulary=self.vocabulary)
+        if len(places) < 2:
+            return None
+        at, kind = places[0]
+        return kind if all(w in _ASKING for w in self.words[:at]) else None
 
     def _says_only_the_everyday_word(self, kind: str) -> bool:
         """The kind is named by its everyday word in lower case or first in the question, not spelt as the
@@ -433,12 +471,12 @@ class Intent:
         question's own words have begun: alone they name every database."""
         if not name:
             return 0.0
-        if name in self.phrases:
+        if name in self.phrases and name not in self.shadowed:
             return EXACT_NAME
         base = base_name(owner.rpartition("/")[2].lower()) if kind == "Pod" and owner else base_name(name)
         if base != name and base in self.phrases:
             return BASE_NAME
-        if name.replace("-", "") in self.phrases:
+        if "-" in name and name.replace("-", "") in self.phrases:
             return EXACT_NAME  # "trainticket", "nodeexporter": a name run together
         parts = [p for p in re.split(r"[-.:]", base) if p]
         said = sum(1 for p in parts if p in self.phrases)
@@ -511,9 +549,32 @@ def base_name(name: str) -> str:
     return "-".join(parts)
 
 
+def _inside_names(words: tuple[str, ...], *, names: frozenset[str]) -> set[str]:
+    """Words the question says only inside a longer name it names whole ("what kind of object is
+    jaeger-collector", "the node exporter"): the longest name wins, so ``jaeger`` alone is not named."""
+    covered = [False] * len(words)
+    for size in range(2, MAX_RUN + 1):
+        for start in range(len(words) - size + 1):
+            if "-".join(words[start : start + size]) in names:
+                covered[start : start + size] = [True] * size
+    inside: set[str] = set()
+    for at, word in enumerate(words):
+        parts = [p for p in re.split(r"[-.:/]", word) if p]
+        if len(parts) > 1 and word in names:
+            inside.update(parts)
+        if covered[at]:
+            inside.add(word)
+    return inside - {word for at, word in enumerate(words) if not covered[at]}
+
+
 def _kinds_named(words: tuple[str, ...], *, names: frozenset[str], vocabulary: KindVocabulary) -> frozenset[str]:
     """Kinds a question names: the longest phrase at each place wins ("service account" is not "Service"),
     and a word run that spells one of ``names`` is a name, not a kind ("node exporter")."""
+    return frozenset(kind for _, kind in _kind_places(words, names=names, vocabulary=vocabulary))
+
+
+def _kind_places(words: tuple[str, ...], *, names: frozenset[str], vocabulary: KindVocabulary) -> list[tuple[int, str]]:
+    """``(where, kind)`` for each kind the question names (see :func:`_kinds_named`), in question order."""
     spans: list[tuple[int, int, str]] = [
         (start, start + size, "")
         for size in range(2, MAX_RUN + 1)
@@ -527,13 +588,13 @@ def _kinds_named(words: tuple[str, ...], *, names: frozenset[str], vocabulary: K
                 spans.append((start, start + size, kind))
     spans.sort(key=lambda s: (-(s[1] - s[0]), s[0]))
     taken: set[int] = set()
-    kinds = set()
+    found = []
     for start, end, kind in spans:
         if taken.isdisjoint(range(start, end)):
             taken.update(range(start, end))
             if kind:
-                kinds.add(kind)
-    return frozenset(kinds)
+                found.append((start, kind))
+    return sorted(found)
 
 
 def _says(words: tuple[str, ...], phrase: tuple[str, ...]) -> bool:

@@ -584,3 +584,26 @@ def test_the_place_the_question_names_is_where_not_what() -> None:
 )  # fmt: skip
 def test_service_in_lower_case_is_the_program_as_much_as_the_kind(question: str, weight: float) -> None:
     assert read(question).names_kind("Service") == weight
+
+
+def test_the_longest_name_the_question_says_wins() -> None:
+    names = frozenset({"jaeger", "jaeger-collector", "node", "node-exporter", "node-exporter-rules"})
+    collector = read("what kind of object is jaeger-collector").among(names)
+    assert collector.boost({"kind": "Service", "name": "jaeger-collector", "namespace": "t"}) >= 0.8
+    assert collector.boost({"kind": "Deployment", "name": "jaeger", "namespace": "t"}) < 0.8
+    exporter = read("alerting rules for node exporter on node worker-1").among(names)
+    assert exporter.boost({"kind": "Node", "name": "node"}) >= 0.8  # "node" is said alone too
+    assert exporter.boost({"kind": "PrometheusRule", "name": "node-exporter-rules", "namespace": "m"}) >= 0.8
+
+
+@pytest.mark.parametrize(
+    ("question", "asked", "context"),
+    [("Which Service routes traffic to the orders pods?", "Service", "Pod"),
+     ("which pods does the db Service select", "Pod", "Service"),
+     ("what storage class do the volume claims use", "StorageClass", "PersistentVolumeClaim"),
+     ("pods of the frontend deployment", "Pod", "Deployment")],
+)  # fmt: skip
+def test_the_kind_asked_for_first_counts_the_others_say_where(question: str, asked: str, context: str) -> None:
+    intent = read(question)
+    assert intent.names_kind(asked) == 1.0
+    assert intent.names_kind(context) == 0.5
