@@ -20,6 +20,25 @@ from kubevec.inference.addresses import Address, container_addresses, is_ip
 from kubevec.inference.instances.summary import MAX_LIST_ITEMS, InstancePolicy, Summariser
 from kubevec.inference.redaction import Redacted
 
+_MAX_PATH: Final = 200
+
+
+def _scraped(obj: Mapping[str, Any]) -> str:
+    """``metrics: scraped by Prometheus at :8080/actuator/prometheus``, from the ``prometheus.io/*``
+    annotations of the pod template (a Pod's own): the common convention that says a workload exposes
+    metrics and where ("which workloads expose Prometheus metrics")."""
+    spec = obj.get("spec") if isinstance(obj.get("spec"), Mapping) else {}
+    template = spec.get("template") if obj.get("kind") != "Pod" and isinstance(spec, Mapping) else obj
+    metadata = template.get("metadata") if isinstance(template, Mapping) else None
+    notes = metadata.get("annotations") if isinstance(metadata, Mapping) else None
+    if not isinstance(notes, Mapping) or str(notes.get("prometheus.io/scrape", "")).lower() != "true":
+        return ""
+    port, path = notes.get("prometheus.io/port"), str(notes.get("prometheus.io/path") or "/metrics")
+    if len(path) > _MAX_PATH or " " in path:
+        path = "/metrics"  # no path is that long: it says nothing (and is never cut)
+    where = (f":{port}" if isinstance(port, (str, int)) and str(port).isdigit() else "") + path
+    return f"metrics: scraped by Prometheus at {where}"
+
 
 def _pod_spec(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     spec = obj.get("spec") or {}
@@ -64,6 +83,8 @@ def _workload(source: Redacted, _: InstancePolicy) -> list[str]:
                 out.append(f"strategy: {how['type']}")
     if pod.get("serviceAccountName"):
         out.append(f"serviceAccount: {pod['serviceAccountName']}")
+    if scraped := _scraped(obj):
+        out.append(scraped)
     for container in containers[:MAX_LIST_ITEMS]:
         described = _container(container)
         if described:

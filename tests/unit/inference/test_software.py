@@ -115,3 +115,22 @@ def test_an_unknown_image_is_described_by_the_workloads_well_known_name() -> Non
     # an ordinary name is no software
     assert software.described(["shop/cart:1"], names=["cart", "frontend"]) == []
     assert software.described(["shop/x:1"], names=["grafana/loki"]) == []
+
+
+def test_a_workload_scraped_by_prometheus_says_where() -> None:
+    notes = {"prometheus.io/scrape": "true", "prometheus.io/port": "8080", "prometheus.io/path": "/actuator/prometheus"}
+    deployment = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "carts", "namespace": "shop"},
+        "spec": {
+            "template": {"metadata": {"annotations": notes}, "spec": {"containers": [{"name": "c", "image": "x:1"}]}}
+        },
+    }
+    text = build_instance(deployment, plural="deployments").to_document().text
+    assert "metrics: scraped by Prometheus at :8080/actuator/prometheus" in text
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "shop", "annotations": notes},
+           "spec": {"containers": [{"name": "c", "image": "x:1"}]}}  # fmt: skip
+    assert "scraped by Prometheus at :8080/actuator/prometheus" in build_instance(pod, plural="pods").to_document().text
+    notes["prometheus.io/scrape"] = "false"
+    assert "metrics:" not in build_instance(deployment, plural="deployments").to_document().text
