@@ -10,6 +10,7 @@ from kubevec.backends import VectorStore
 from kubevec.core.errors import CollectionNotFound
 from kubevec.inference.collections import CAPABILITIES
 from kubevec.query.collections import ActiveCollections
+from kubevec.query.hubs import Centres
 from kubevec.query.kind_vocabulary import EMPTY, KindVocabulary
 from kubevec.query.lexical import LexicalIndex
 from kubevec.query.query_vectors import QueryVectors
@@ -38,6 +39,8 @@ class Sources:
     #: Whether change summaries were embedded (``KUBEVEC_HISTORY__EMBED``): else found by words.
     history_embedded: bool = True
 
+    #: Each collection's mean vector, to centre instance similarities on (``kubevec.query.hubs``).
+    centres: Centres = dataclasses.field(default_factory=Centres, repr=False)
     #: The kind vocabulary and what it was read at: (collection name, its write stamp, when).
     _kinds: tuple[str, str | None, float, KindVocabulary] | None = dataclasses.field(default=None, repr=False)
 

@@ -21,6 +21,7 @@ from kubevec.inference.identity import object_key
 from kubevec.query.answers import Answer, Result, cosine, make_result
 from kubevec.query.cursors import any_word, make_cursor, read_cursor
 from kubevec.query.folding import fold
+from kubevec.query.hubs import centred
 from kubevec.query.intent import Intent, places
 from kubevec.query.ranking import fuse, mmr
 from kubevec.query.request import SearchRequest
@@ -169,6 +170,10 @@ class Searcher:
         dense = await self.sources.store.search(
             name, vector=vector, k=pool, filter=conditions, text_contains=request.keyword
         )
+        if request.collection == INSTANCES and len(dense) > 1:
+            mean = await self.sources.centres.of(self.sources.store, name)
+            if mean is not None:  # hubs (near every question) rank by what they share with this one only
+                dense = await centred(self.sources.store, name, hits=dense, mean=mean)
         ranked = [(h, h.score) for h in dense]  # (hit with its similarity as score, the order's score)
         kind = "cosine"
         if request.hybrid:

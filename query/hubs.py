@@ -1,0 +1,75 @@
+"""Hubs: documents near every question, and the centring that stops them winning questions not about them.
+
+A small embedding model puts short, generic documents (a Namespace, an autoscaler whose only words are
+"no metrics", a default account) near the middle of its space, so they come close to every question and
+rank high for questions about something else. Centring the similarity on the collection's mean vector
+``m`` (Suzuki et al., "Centering similarity measures to reduce hubs", EMNLP 2013) removes that: a
+document ``d`` is ranked for a question ``q`` by ``<q - m, d - m>``, which, ``q`` and ``m`` fixed, orders as
+``<q, d> - <d, m>``. One measured statistic, no weight: a document as near the middle as to the question
+gains nothing from the question.
+
+The mean is estimated from up to :data:`SAMPLE` vectors of the collection and read again when the
+collection was written (its write stamp) and :data:`FRESH_SECONDS` have passed: it moves slowly.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Sequence
+from typing import Final
+
+import numpy as np
+
+from kubevec.backends import Hit, VectorStore
+
+SAMPLE: Final = 2000
+FRESH_SECONDS: Final = 60.0
+
+
+@dataclasses.dataclass
+class Centre:
+    """The mean vector of one collection, as last estimated."""
+
+    stamp: str | None = None
+    read_at: float = 0.0
+    mean: np.ndarray | None = None
+
+
+@dataclasses.dataclass
+class Centres:
+    """Each collection's mean vector, estimated on first use and kept while it is fresh."""
+
+    _by_name: dict[str, Centre] = dataclasses.field(default_factory=dict)
+
+    async def of(self, store: VectorStore, name: str) -> np.ndarray | None:
+        centre = self._by_name.setdefault(name, Centre())
+        now = time.monotonic()
+        if centre.mean is not None and now - centre.read_at < FRESH_SECONDS:
+            return centre.mean
+        stamp = await store.stamp(name)
+        if centre.mean is not None and stamp is not None and stamp == centre.stamp:
+            centre.read_at = now
+            return centre.mean
+        ids: list[str] = []
+        async for found in store.iter_ids(name):
+            ids.append(found[0])
+            if len(ids) >= SAMPLE:
+                break
+        vectors = [r.vector for r in await store.get(name, ids, include_vectors=True) if r.vector]
+        centre.mean = np.mean(np.asarray(vectors, dtype=np.float32), axis=0) if vectors else None
+        centre.stamp, centre.read_at = stamp, now
+        return centre.mean
+
+
+async def centred(store: VectorStore, name: str, *, hits: Sequence[Hit], mean: np.ndarray) -> list[Hit]:
+    """``hits`` (scored by cosine similarity) in centred order; each keeps its own similarity as score."""
+    vectors = {r.id: r.vector for r in await store.get(name, [h.id for h in hits], include_vectors=True)}
+
+    def key(pair: tuple[int, Hit]) -> tuple[float, int]:
+        at, hit = pair
+        vector = vectors.get(hit.id)
+        nearness = float(np.dot(np.asarray(vector, dtype=np.float32), mean)) if vector else 0.0
+        return (-(hit.score - nearness), at)
+
+    return [hit for _, hit in sorted(enumerate(hits), key=key)]
