@@ -275,6 +275,7 @@ class Intent:
         phrases = {w for w in words if w not in _STOP}
         phrases.update(part for w in words for part in re.split(r"[-.:/]", w) if len(part) > 2 and part not in _STOP)
         phrases.update(w.replace("-", "") for w in words if "-" in w)  # "front-end" names ``frontend``
+        phrases.update(_initials(w) for w in words if len(_initials(w)) >= 3)  # "point-of-sales" names ``pos``
         phrases.update(form for w in tuple(phrases) for form in _name_forms(w))
         abbreviated = frozenset(
             short for w in tuple(phrases) if (short := NAME_ABBREVIATIONS.get(w)) and short not in words
@@ -388,8 +389,8 @@ class Intent:
             named = CALLED  # "who calls books": books is what they call, not who
         namespace = fields.NAMESPACE.of(metadata).lower()
         neighbour = self._neighbour(metadata, kind=kind, name=name, namespace=namespace)
-        if named and self.elsewhere(metadata):
-            named = 0.0  # "which service books a room in the hotel app": not the books app's books
+        if self.elsewhere(metadata):  # what the question names, it names in the place it names
+            named = kind_named = 0.0  # "which service books a room in the hotel app": not the books app's books
         callees = self.callees and bool(self.neighbours or self.selections)  # it points at something
         was_named = named > 0
         if callees and named:
@@ -547,6 +548,12 @@ def base_name(name: str) -> str:
     while len(parts) > 1 and _GENERATED.match(parts[-1]):
         parts.pop()
     return "-".join(parts)
+
+
+def _initials(word: str) -> str:
+    """A compound's initials: ``point-of-sales`` -> ``pos`` (``""`` for a plain word)."""
+    parts = [p for p in word.split("-") if p]
+    return "".join(p[0] for p in parts) if len(parts) > 1 else ""
 
 
 def _inside_names(words: tuple[str, ...], *, names: frozenset[str]) -> set[str]:

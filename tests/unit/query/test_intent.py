@@ -607,3 +607,17 @@ def test_the_kind_asked_for_first_counts_the_others_say_where(question: str, ask
     intent = read(question)
     assert intent.names_kind(asked) == 1.0
     assert intent.names_kind(context) == 0.5
+
+
+def test_a_named_place_scopes_the_kinds_the_question_names_too() -> None:
+    intent = read("which deployment runs with nodeSelector linux in monitoring").among(
+        frozenset({"grafana", "front-end"}), namespaces=frozenset({"monitoring", "sock-shop"})
+    )
+    inside = {"kind": "Deployment", "name": "grafana", "namespace": "monitoring"}
+    elsewhere = {"kind": "Deployment", "name": "front-end", "namespace": "sock-shop"}
+    assert intent.boost(inside) >= intent.boost(elsewhere) + 0.8
+
+
+def test_a_compound_names_the_name_of_its_initials() -> None:
+    assert read("what image does the point-of-sales app run").boost({"kind": "Deployment", "name": "pos"}) >= 0.8
+    assert read("the front-end").boost({"kind": "Deployment", "name": "fe"}) == 0.0  # two letters say nothing
