@@ -50,7 +50,7 @@ from kubevec.core.words import camel_words
 from kubevec.inference.software import describe, repository
 from kubevec.query.kind_vocabulary import EMPTY, KindVocabulary
 from kubevec.query.stems import stem, stems
-from kubevec.query.typos import corrections
+from kubevec.query.typos import corrections, dictionary
 
 EXACT_NAME: Final = 0.8
 BASE_NAME: Final = 0.6
@@ -161,8 +161,9 @@ _SPELLED_OUT: Final = {short: word for word, short in NAME_ABBREVIATIONS.items()
 #: before the verb puts the named object first).
 _ASKS_FOR_CALLERS: Final = re.compile(
     r"^\W*(?:which|what|who|list|show|find)\b(?:(?!\b(?:does|do|did|is|are|was|were|will|can)\b)[^?])*?"
-    r"\b(?:calls?|calling|talks? to|talking to|uses?|using|depends? on|connects? to|sends? \w* ?to|reads? from|"
-    r"writes? to|queries|hits|mounts?|references?)\b",
+    r"\b(?:calls?|calling|talks? to|talking to|uses?|using|depends? on|connects? to|reads? from|writes? to|queries|"
+    r"hits|mounts?|references?|points? (?:at|to)|(?:sends?|forwards?|push(?:es)?|reports?|exports?|routes?) "
+    r"(?:\w+ ){0,2}to)\b",
     re.IGNORECASE,
 )
 #: "which database does the order service use", "what does the books service call", "the configmap
@@ -170,7 +171,8 @@ _ASKS_FOR_CALLERS: Final = re.compile(
 #: object of a relation verb after an auxiliary, or the subject of a passive "by"), not for that object.
 _ASKS_FOR_CALLEES: Final = re.compile(
     r"^\W*(?:which|what|list|show|find)\b[^?]*?\b(?:does|do|did|will|can)\b[^?]*?"
-    r"\b(?:call|talk to|use|depend on|connect to|send \w* ?to|read from|read|write to|query|hit|mount|reference|need)"
+    r"\b(?:call|talk to|use|depend on|connect to|read from|read|write to|query|hit|mount|reference|need|point at|"
+    r"(?:send|forward|push|report|export|route) (?:\w+ ){0,2}to)"
     r"\b|\b(?:used|called|mounted|read|referenced|needed|queried) by\b",
     re.IGNORECASE,
 )
@@ -235,9 +237,21 @@ class Intent:
         known = {part for name in names for part in re.split(r"[-.:]", name)} | names | namespaces
         known.update(word for phrase in self.vocabulary.phrases for word in phrase)
         fixed = corrections(self.words, known=known)
+        # a name misspelt across a space ("rabit mq": rabbitmq), one word of it no English word
+        english = dictionary()
+        pairs = {
+            f"{a}{b}": (a, b)
+            for a, b in zip(self.words, self.words[1:])
+            if (a not in english or b not in english) and not {a, b} & (_STOP | known)
+        }
+        joined = corrections(list(pairs), known=known)
         read = self
-        if fixed and self.question:
-            asked = re.sub(r"[a-z0-9]+", lambda m: fixed.get(m.group(0), m.group(0)), self.question.lower())
+        if (fixed or joined) and self.question:
+            asked = self.question.lower()
+            for run, name in joined.items():
+                first, second = pairs[run]
+                asked = re.sub(rf"\b{re.escape(first)}\s+{re.escape(second)}\b", name, asked)
+            asked = re.sub(r"[a-z0-9]+", lambda m: fixed.get(m.group(0), m.group(0)), asked)
             read = Intent.of(asked, vocabulary=self.vocabulary)
         inside = _inside_names(read.words, names=names)
         shadowed = frozenset(form for word in inside for form in (word, *_name_forms(word)))

@@ -37,6 +37,8 @@ SYNONYMS: Final[Mapping[tuple[str, ...], str]] = {
     ("disruption", "budget"): "PodDisruptionBudget",
     ("volume", "claim"): "PersistentVolumeClaim",
     ("claim",): "PersistentVolumeClaim",
+    ("every", "node"): "DaemonSet",  # what a DaemonSet is: one Pod on each node
+    ("each", "node"): "DaemonSet",
 }
 
 

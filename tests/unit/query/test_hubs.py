@@ -17,7 +17,9 @@ def unit(*values: float) -> list[float]:
 async def store_of(vectors: dict[str, list[float]]) -> MemoryStore:
     store = MemoryStore()
     await store.ensure_collection("instances", dimension=3, embedder="test")
-    await store.upsert("instances", [Record(id=i, vector=v, text=i, metadata={"content_hash": i}) for i, v in vectors.items()])
+    await store.upsert(
+        "instances", [Record(id=i, vector=v, text=i, metadata={"content_hash": i}) for i, v in vectors.items()]
+    )
     return store
 
 

@@ -621,3 +621,17 @@ def test_a_named_place_scopes_the_kinds_the_question_names_too() -> None:
 def test_a_compound_names_the_name_of_its_initials() -> None:
     assert read("what image does the point-of-sales app run").boost({"kind": "Deployment", "name": "pos"}) >= 0.8
     assert read("the front-end").boost({"kind": "Deployment", "name": "fe"}) == 0.0  # two letters say nothing
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["What runs on every node to forward telemetry to the OpenTelemetry collector?",
+     "Which Services point at the jaeger all-in-one pods?", "what pushes metrics to the gateway"],
+)  # fmt: skip
+def test_sending_forwarding_and_pointing_ask_for_what_points_at_the_named(question: str) -> None:
+    assert read(question).callers
+
+
+def test_what_runs_on_every_node_is_a_daemon_set() -> None:
+    assert "DaemonSet" in read("what runs on every node to collect logs").kinds
+    assert "DaemonSet" in read("the agent on each node").kinds

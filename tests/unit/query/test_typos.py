@@ -34,3 +34,15 @@ def test_a_question_with_misspelt_names_names_them_among_the_candidates() -> Non
     # its name and its kind ("service" in lower case names the kind at half weight: see EVERYDAY_KINDS)
     assert among.boost(service) > among.boost({"kind": "Deployment", "name": "catalog", "namespace": "shop"}) >= 0.8
     assert among.boost({"kind": "Deployment", "name": "cart", "namespace": "shop"}) == 0.0
+
+
+def test_a_name_misspelt_across_a_space_is_read_whole() -> None:
+    intent = Intent.of("rabit mq for orders", vocabulary=vocabulary())
+    among = intent.among(frozenset({"orders-rabbitmq", "orders"}), namespaces=frozenset({"shop"}))
+    assert "rabbitmq" in among.words
+    assert among.boost({"kind": "StatefulSet", "name": "orders-rabbitmq", "namespace": "shop"}) >= 0.8
+    # words that are names, kinds or small words are never joined ("in namespace" is no misspelt "namespace")
+    scoped = Intent.of("pods in namespace shop", vocabulary=vocabulary()).among(
+        frozenset({"checkout"}), namespaces=frozenset({"shop"})
+    )
+    assert scoped.words == ("pods", "in", "namespace", "shop")
