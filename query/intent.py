@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import itertools
 import re
 from collections.abc import Mapping
 from typing import Any, Final
@@ -241,7 +242,7 @@ class Intent:
         english = dictionary()
         pairs = {
             f"{a}{b}": (a, b)
-            for a, b in zip(self.words, self.words[1:])
+            for a, b in itertools.pairwise(self.words)
             if (a not in english or b not in english) and not {a, b} & (_STOP | known)
         }
         joined = corrections(list(pairs), known=known)
