@@ -126,7 +126,8 @@ TROUBLE: Final = re.compile(
     r"\b(crash\w*|fail\w*|broken|error\w*|unhealthy|not ready|isn'?t ready|oom\w*|out of memory|can'?t|cannot|"
     r"won'?t|unable|stuck|backoff|back-off|restart\w*|evict\w*|killed|down|degraded|refus\w*|denied|forbidden|"
     r"exceed\w*|wrong|problem\w*|issue\w*|pull|pending|unschedul\w*|unavailable|time[sd]? ?out|"
-    r"no endpoints?|not (?:working|running|starting|responding|scheduled)|(?:does|is)n'?t (?:work|running)\w*)\b",
+    r"no endpoints?|not (?:working|running|starting|responding|scheduled)|(?:does|is)n'?t (?:work|running)\w*|"
+    r"not found|(?:does|do|did)(?: not|n'?t) exist|missing)\b",
     re.IGNORECASE,
 )
 #: "in the prod namespace", "in namespace prod", "in the 'prod' namespace": a namespace as the question's place.
@@ -490,7 +491,7 @@ class Intent:
         if name in self.phrases and name not in self.shadowed:
             return EXACT_NAME
         base = base_name(owner.rpartition("/")[2].lower()) if kind == "Pod" and owner else base_name(name)
-        if base != name and base in self.phrases:
+        if base != name and base in self.phrases and base not in self.shadowed:
             return BASE_NAME
         if "-" in name and name.replace("-", "") in self.phrases:
             return EXACT_NAME  # "trainticket", "nodeexporter": a name run together

@@ -283,6 +283,8 @@ def test_names_are_read_in_the_forms_names_take(question: str, name: str, covere
         ("the checkout page is not working", True),
         ("which pods are unschedulable", True),
         ("requests to payments time out", True),
+        ("which image tag does not exist in the registry", True),
+        ("image not found", True),
         ("what port does the payments service listen on", False),
         ("which deployment runs the storefront", False),
     ],
@@ -591,6 +593,8 @@ def test_the_longest_name_the_question_says_wins() -> None:
     collector = read("what kind of object is jaeger-collector").among(names)
     assert collector.boost({"kind": "Service", "name": "jaeger-collector", "namespace": "t"}) >= 0.8
     assert collector.boost({"kind": "Deployment", "name": "jaeger", "namespace": "t"}) < 0.8
+    pod = {"kind": "Pod", "name": "jaeger-685c765567-khqmc", "namespace": "t", "owner": "ReplicaSet/jaeger-685c765567"}
+    assert collector.boost(pod) < 0.6  # nor is jaeger the base of its Pods' names
     exporter = read("alerting rules for node exporter on node worker-1").among(names)
     assert exporter.boost({"kind": "Node", "name": "node"}) >= 0.8  # "node" is said alone too
     assert exporter.boost({"kind": "PrometheusRule", "name": "node-exporter-rules", "namespace": "m"}) >= 0.8
