@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final, TypeVar
 
 from kubevec.core import fields
-from kubevec.query.intent import base_name
+from kubevec.query.spelling import base_name
 
 T = TypeVar("T")
 

@@ -48,8 +48,24 @@ from typing import Any, Final
 
 from kubevec.core import fields
 from kubevec.core.words import camel_words
-from kubevec.inference.software import describe, repository
+from kubevec.inference.software import repository
 from kubevec.query.kind_vocabulary import EMPTY, KindVocabulary
+from kubevec.query.spelling import (
+    APPLICATION_KEYS,
+    MAX_RUN,
+    NAME_ABBREVIATIONS,
+    base_name,
+    initials,
+    inside_names,
+    kind_places,
+    kinds_named,
+    line_names,
+    name_forms,
+    namespace_of,
+    places,
+    says,
+    software_line,
+)
 from kubevec.query.stems import stem, stems
 from kubevec.query.typos import corrections, dictionary
 
@@ -135,27 +151,12 @@ _IN_NAMESPACE = re.compile(
     r"\bin (?:the )?namespace ['\"`]?([a-z0-9][a-z0-9-]*)|\bin (?:the )?['\"`]?([a-z0-9][a-z0-9-]*)['\"`]? namespace\b"
 )
 _WORD = re.compile(r"[a-z0-9][a-z0-9_.:/-]*[a-z0-9]|[a-z0-9]")
-_GENERATED = re.compile(r"^(?=[a-z0-9]*[0-9])[a-z0-9]{4,10}$")
 #: Words too common in questions to name anything on their own.
 _STOP: Final = frozenset(
     {"the", "a", "an", "of", "for", "in", "on", "to", "is", "are", "which", "what", "who", "how", "does", "do",
      "that", "it", "its", "by", "and", "or", "with", "any", "all", "my", "me", "there", "this", "run", "runs",
      "use", "uses", "used", "where", "why", "from", "into", "at", "be", "can", "has", "have", "many", "much"}
 )  # fmt: skip
-MAX_RUN: Final = 4
-#: Labels that say which application an object is part of: a question naming it scopes itself as by a namespace.
-APPLICATION_KEYS: Final = frozenset({"app.kubernetes.io/part-of", "app.kubernetes.io/instance"})
-#: How names abbreviate the words questions spell out (``catalogue-db`` is the catalogue's database).
-NAME_ABBREVIATIONS: Final = {
-    "database": "db",
-    "service": "svc",
-    "configuration": "config",
-    "application": "app",
-    "authentication": "auth",
-    "kubernetes": "k8s",
-    "message": "msg",
-    "management": "mgmt",
-}
 _SPELLED_OUT: Final = {short: word for word, short in NAME_ABBREVIATIONS.items()}
 #: "which services call the books API", "who talks to redis", "what uses the app-config map": the question
 #: asks for what points at the object it names (the subject of a relation verb whose object is named),
@@ -255,8 +256,8 @@ class Intent:
                 asked = re.sub(rf"\b{re.escape(first)}\s+{re.escape(second)}\b", name, asked)
             asked = re.sub(r"[a-z0-9]+", lambda m: fixed.get(m.group(0), m.group(0)), asked)
             read = Intent.of(asked, vocabulary=self.vocabulary)
-        inside = _inside_names(read.words, names=names)
-        shadowed = frozenset(form for word in inside for form in (word, *_name_forms(word)))
+        inside = inside_names(read.words, names=names)
+        shadowed = frozenset(form for word in inside for form in (word, *name_forms(word)))
         return dataclasses.replace(read, shadowed=shadowed, names=names, namespaces=namespaces)
 
     def around(self, candidates: list[Mapping[str, Any]]) -> Intent:
@@ -291,8 +292,8 @@ class Intent:
         phrases = {w for w in words if w not in _STOP}
         phrases.update(part for w in words for part in re.split(r"[-.:/]", w) if len(part) > 2 and part not in _STOP)
         phrases.update(w.replace("-", "") for w in words if "-" in w)  # "front-end" names ``frontend``
-        phrases.update(_initials(w) for w in words if len(_initials(w)) >= 3)  # "point-of-sales" names ``pos``
-        phrases.update(form for w in tuple(phrases) for form in _name_forms(w))
+        phrases.update(initials(w) for w in words if len(initials(w)) >= 3)  # "point-of-sales" names ``pos``
+        phrases.update(form for w in tuple(phrases) for form in name_forms(w))
         abbreviated = frozenset(
             short for w in tuple(phrases) if (short := NAME_ABBREVIATIONS.get(w)) and short not in words
         )
@@ -332,7 +333,7 @@ class Intent:
         if kind.startswith("Cluster") and kind.removeprefix("Cluster") in named:
             return CLUSTER_TWIN
         phrase = tuple(w.lower() for w in camel_words(kind))
-        if kind not in self.vocabulary.known and _says(self.words, phrase):
+        if kind not in self.vocabulary.known and says(self.words, phrase):
             # A custom kind the question spells out ("database", "pipeline run"); one word may be a
             # product's name as well (Prometheus, Alertmanager, Application), so it counts half.
             return 1.0 if len(phrase) > 1 else SINGLE_WORD_KIND
@@ -342,7 +343,7 @@ class Intent:
     def asked_kind(self) -> str | None:
         """The kind the question asks for, when it names one first ("which Service routes traffic to the
         orders pods", "list the StatefulSets"): the kinds named after it say where to look, not what."""
-        places = _kind_places(self.words, names=self.names, vocabulary=self.vocabulary)
+        places = kind_places(self.words, names=self.names, vocabulary=self.vocabulary)
         if len(places) < 2:
             return None
         at, kind = places[0]
@@ -358,7 +359,7 @@ class Intent:
 
     @functools.cached_property
     def kinds(self) -> frozenset[str]:
-        kinds = _kinds_named(self.words, names=self.names, vocabulary=self.vocabulary)
+        kinds = kinds_named(self.words, names=self.names, vocabulary=self.vocabulary)
         if "Namespace" in kinds and not self._asks_for_namespaces():
             kinds -= {"Namespace"}
         return kinds
@@ -515,122 +516,3 @@ class Intent:
             if name and not asked.isdisjoint(line):
                 found.update(line_names(name, line))
         return frozenset(found)
-
-
-@functools.cache
-def software_line(image: str) -> tuple[str, frozenset[str]]:
-    """An image's repository name and the stems of what it is (its catalogue line and its own name);
-    ``("", ∅)`` for software nobody describes."""
-    name = repository(image)
-    line = describe(image)
-    return (name, stems(f"{name} {line}")) if line else ("", frozenset())
-
-
-def line_names(name: str, line: frozenset[str]) -> frozenset[str]:
-    """How an object's name may spell its software: the repository's name, and the words of its
-    catalogue line that begin with it or it with them (``mongo`` and ``mongodb``)."""
-    return frozenset({name} | {w for w in line if len(w) >= 4 and (w.startswith(name) or name.startswith(w))})
-
-
-def namespace_of(metadata: Mapping[str, Any]) -> frozenset[str]:
-    """The object's namespace, as a place that may complete its name ("the frontend" of sourcegraph)."""
-    return frozenset({fields.NAMESPACE.of(metadata).lower()} - {""})
-
-
-def places(metadata: Mapping[str, Any]) -> frozenset[str]:
-    """Where an object lives, as a question scopes itself: its namespace and the application its
-    recommended labels say it is part of (``app.kubernetes.io/part-of``, ``.../instance``)."""
-    found = {fields.NAMESPACE.of(metadata).lower()}
-    for key, _, value in (pair.partition("=") for pair in fields.LABELS.of(metadata)):
-        if key in APPLICATION_KEYS and len(value) >= 3:
-            found.add(value.lower())
-    return frozenset(found - {""})
-
-
-def _name_forms(word: str) -> tuple[str, ...]:
-    """Other ways a name spells ``word``: its singular ("sessions" -> ``session-db``) and abbreviation
-    ("database" -> ``catalogue-db``)."""
-    forms = []
-    if len(word) > 4 and word.endswith("ies"):
-        forms.append(word[:-3] + "y")
-    elif len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")) and word.isalpha():
-        forms.append(word[:-1])
-    return tuple(forms + [NAME_ABBREVIATIONS[f] for f in (word, *forms) if f in NAME_ABBREVIATIONS])
-
-
-def base_name(name: str) -> str:
-    """A generated name without its generated tail: ``web-5cb4d8b4b4`` -> ``web``, ``web-5cb4d8b4b4-x2k9p`` -> ``web``."""
-    parts = name.split("-")
-    while len(parts) > 1 and _GENERATED.match(parts[-1]):
-        parts.pop()
-    return "-".join(parts)
-
-
-def _initials(word: str) -> str:
-    """A compound's initials: ``point-of-sales`` -> ``pos`` (``""`` for a plain word)."""
-    parts = [p for p in word.split("-") if p]
-    return "".join(p[0] for p in parts) if len(parts) > 1 else ""
-
-
-def _inside_names(words: tuple[str, ...], *, names: frozenset[str]) -> set[str]:
-    """Words the question says only inside a longer name it names whole ("what kind of object is
-    jaeger-collector", "the node exporter"): the longest name wins, so ``jaeger`` alone is not named."""
-    covered = [False] * len(words)
-    for size in range(2, MAX_RUN + 1):
-        for start in range(len(words) - size + 1):
-            if "-".join(words[start : start + size]) in names:
-                covered[start : start + size] = [True] * size
-    inside: set[str] = set()
-    for at, word in enumerate(words):
-        parts = [p for p in re.split(r"[-.:/]", word) if p]
-        if len(parts) > 1 and word in names:
-            inside.update(parts)
-        if covered[at]:
-            inside.add(word)
-    return inside - {word for at, word in enumerate(words) if not covered[at]}
-
-
-def _kinds_named(words: tuple[str, ...], *, names: frozenset[str], vocabulary: KindVocabulary) -> frozenset[str]:
-    """Kinds a question names: the longest phrase at each place wins ("service account" is not "Service"),
-    and a word run that spells one of ``names`` is a name, not a kind ("node exporter")."""
-    return frozenset(kind for _, kind in _kind_places(words, names=names, vocabulary=vocabulary))
-
-
-def _kind_places(words: tuple[str, ...], *, names: frozenset[str], vocabulary: KindVocabulary) -> list[tuple[int, str]]:
-    """``(where, kind)`` for each kind the question names (see :func:`_kinds_named`), in question order."""
-    spans: list[tuple[int, int, str]] = [
-        (start, start + size, "")
-        for size in range(2, MAX_RUN + 1)
-        for start in range(len(words) - size + 1)
-        if "-".join(words[start : start + size]) in names
-    ]
-    for phrase, kind in vocabulary.phrases.items():
-        size = len(phrase)
-        for start in range(len(words) - size + 1):
-            if all(_same_word(words[start + i], phrase[i], last=i == size - 1) for i in range(size)):
-                spans.append((start, start + size, kind))
-    spans.sort(key=lambda s: (-(s[1] - s[0]), s[0]))
-    taken: set[int] = set()
-    found = []
-    for start, end, kind in spans:
-        if taken.isdisjoint(range(start, end)):
-            taken.update(range(start, end))
-            if kind:
-                found.append((start, kind))
-    return sorted(found)
-
-
-def _says(words: tuple[str, ...], phrase: tuple[str, ...]) -> bool:
-    size = len(phrase)
-    return size > 0 and any(
-        all(_same_word(words[start + i], phrase[i], last=i == size - 1) for i in range(size))
-        for start in range(len(words) - size + 1)
-    )
-
-
-def _same_word(word: str, wanted: str, *, last: bool) -> bool:
-    if word == wanted:
-        return True
-    if not last:
-        return False
-    return word in (wanted + "s", wanted + "es") or (wanted.endswith("y") and word == wanted[:-1] + "ies")

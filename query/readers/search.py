@@ -22,11 +22,12 @@ from kubevec.query.answers import Answer, Result, cosine, make_result
 from kubevec.query.cursors import any_word, make_cursor, read_cursor
 from kubevec.query.folding import fold
 from kubevec.query.hubs import centred
-from kubevec.query.intent import Intent, places
+from kubevec.query.intent import Intent
 from kubevec.query.ranking import fuse, mmr
 from kubevec.query.request import SearchRequest
 from kubevec.query.scope import admit, within_clusters
 from kubevec.query.sources import Sources
+from kubevec.query.spelling import places
 from kubevec.query.views import View
 
 #: Objects a question names (and degraded ones, for a question about trouble) added to the candidates, at most.

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from kubevec.query.folding import OWNED, fold, heads
-from kubevec.query.intent import places
 from kubevec.query.search import SearchService
+from kubevec.query.spelling import places
 from tests.unit.query.test_intent import keys, read, service_of
 
 POD_SPEC = {"serviceAccountName": "checkout", "containers": [{"name": "c", "image": "shop/checkout:1"}]}

@@ -10,9 +10,10 @@ from kubevec.backends import Record
 from kubevec.backends.memory import MemoryStore
 from kubevec.inference.capabilities import describe_builtin, describe_crd
 from kubevec.inference.instances import build_instance
-from kubevec.query.intent import Intent, base_name
+from kubevec.query.intent import Intent
 from kubevec.query.request import SearchRequest
 from kubevec.query.search import SearchService
+from kubevec.query.spelling import base_name
 from tests.doubles.embedders import CountingEmbedder
 from tests.doubles.kinds import BUILTIN, vocabulary
 

@@ -1,0 +1,154 @@
+"""How questions spell names and kinds: forms of a word, a generated name's base, a compound's initials,
+the longest name said, the kind phrases a question holds, and the software an image is, in stems.
+
+Read by :mod:`kubevec.query.intent`; kept apart so each stays small enough to read in one sitting.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Mapping
+from typing import Any, Final
+
+from kubevec.core import fields
+from kubevec.inference.software import describe, repository
+from kubevec.query.kind_vocabulary import KindVocabulary
+from kubevec.query.stems import stems
+
+#: A generated name segment (a ReplicaSet's hash, a Pod's suffix): letters and digits, at least one digit.
+GENERATED: Final = re.compile(r"^(?=[a-z0-9]*[0-9])[a-z0-9]{4,10}$")
+#: The longest run of question words read as one name ("kube state metrics exporter").
+MAX_RUN: Final = 4
+#: Labels that say which application an object is part of: a question naming it scopes itself as by a namespace.
+APPLICATION_KEYS: Final = frozenset({"app.kubernetes.io/part-of", "app.kubernetes.io/instance"})
+#: How names abbreviate the words questions spell out (``catalogue-db`` is the catalogue's database).
+NAME_ABBREVIATIONS: Final = {
+    "database": "db",
+    "service": "svc",
+    "configuration": "config",
+    "application": "app",
+    "authentication": "auth",
+    "kubernetes": "k8s",
+    "message": "msg",
+    "management": "mgmt",
+}
+
+
+@functools.cache
+def software_line(image: str) -> tuple[str, frozenset[str]]:
+    """An image's repository name and the stems of what it is (its catalogue line and its own name);
+    ``("", ∅)`` for software nobody describes."""
+    name = repository(image)
+    line = describe(image)
+    return (name, stems(f"{name} {line}")) if line else ("", frozenset())
+
+
+def line_names(name: str, line: frozenset[str]) -> frozenset[str]:
+    """How an object's name may spell its software: the repository's name, and the words of its
+    catalogue line that begin with it or it with them (``mongo`` and ``mongodb``)."""
+    return frozenset({name} | {w for w in line if len(w) >= 4 and (w.startswith(name) or name.startswith(w))})
+
+
+def namespace_of(metadata: Mapping[str, Any]) -> frozenset[str]:
+    """The object's namespace, as a place that may complete its name ("the frontend" of sourcegraph)."""
+    return frozenset({fields.NAMESPACE.of(metadata).lower()} - {""})
+
+
+def places(metadata: Mapping[str, Any]) -> frozenset[str]:
+    """Where an object lives, as a question scopes itself: its namespace and the application its
+    recommended labels say it is part of (``app.kubernetes.io/part-of``, ``.../instance``)."""
+    found = {fields.NAMESPACE.of(metadata).lower()}
+    for key, _, value in (pair.partition("=") for pair in fields.LABELS.of(metadata)):
+        if key in APPLICATION_KEYS and len(value) >= 3:
+            found.add(value.lower())
+    return frozenset(found - {""})
+
+
+def name_forms(word: str) -> tuple[str, ...]:
+    """Other ways a name spells ``word``: its singular ("sessions" -> ``session-db``) and abbreviation
+    ("database" -> ``catalogue-db``)."""
+    forms = []
+    if len(word) > 4 and word.endswith("ies"):
+        forms.append(word[:-3] + "y")
+    elif len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")) and word.isalpha():
+        forms.append(word[:-1])
+    return tuple(forms + [NAME_ABBREVIATIONS[f] for f in (word, *forms) if f in NAME_ABBREVIATIONS])
+
+
+def base_name(name: str) -> str:
+    """A generated name without its generated tail: ``web-5cb4d8b4b4`` -> ``web``, ``web-5cb4d8b4b4-x2k9p`` -> ``web``."""
+    parts = name.split("-")
+    while len(parts) > 1 and GENERATED.match(parts[-1]):
+        parts.pop()
+    return "-".join(parts)
+
+
+def initials(word: str) -> str:
+    """A compound's initials: ``point-of-sales`` -> ``pos`` (``""`` for a plain word)."""
+    parts = [p for p in word.split("-") if p]
+    return "".join(p[0] for p in parts) if len(parts) > 1 else ""
+
+
+def inside_names(words: tuple[str, ...], *, names: frozenset[str]) -> set[str]:
+    """Words the question says only inside a longer name it names whole ("what kind of object is
+    jaeger-collector", "the node exporter"): the longest name wins, so ``jaeger`` alone is not named."""
+    covered = [False] * len(words)
+    for size in range(2, MAX_RUN + 1):
+        for start in range(len(words) - size + 1):
+            if "-".join(words[start : start + size]) in names:
+                covered[start : start + size] = [True] * size
+    inside: set[str] = set()
+    for at, word in enumerate(words):
+        parts = [p for p in re.split(r"[-.:/]", word) if p]
+        if len(parts) > 1 and word in names:
+            inside.update(parts)
+        if covered[at]:
+            inside.add(word)
+    return inside - {word for at, word in enumerate(words) if not covered[at]}
+
+
+def kinds_named(words: tuple[str, ...], *, names: frozenset[str], vocabulary: KindVocabulary) -> frozenset[str]:
+    """Kinds a question names: the longest phrase at each place wins ("service account" is not "Service"),
+    and a word run that spells one of ``names`` is a name, not a kind ("node exporter")."""
+    return frozenset(kind for _, kind in kind_places(words, names=names, vocabulary=vocabulary))
+
+
+def kind_places(words: tuple[str, ...], *, names: frozenset[str], vocabulary: KindVocabulary) -> list[tuple[int, str]]:
+    """``(where, kind)`` for each kind the question names (see :func:`kinds_named`), in question order."""
+    spans: list[tuple[int, int, str]] = [
+        (start, start + size, "")
+        for size in range(2, MAX_RUN + 1)
+        for start in range(len(words) - size + 1)
+        if "-".join(words[start : start + size]) in names
+    ]
+    for phrase, kind in vocabulary.phrases.items():
+        size = len(phrase)
+        for start in range(len(words) - size + 1):
+            if all(same_word(words[start + i], phrase[i], last=i == size - 1) for i in range(size)):
+                spans.append((start, start + size, kind))
+    spans.sort(key=lambda s: (-(s[1] - s[0]), s[0]))
+    taken: set[int] = set()
+    found = []
+    for start, end, kind in spans:
+        if taken.isdisjoint(range(start, end)):
+            taken.update(range(start, end))
+            if kind:
+                found.append((start, kind))
+    return sorted(found)
+
+
+def says(words: tuple[str, ...], phrase: tuple[str, ...]) -> bool:
+    size = len(phrase)
+    return size > 0 and any(
+        all(same_word(words[start + i], phrase[i], last=i == size - 1) for i in range(size))
+        for start in range(len(words) - size + 1)
+    )
+
+
+def same_word(word: str, wanted: str, *, last: bool) -> bool:
+    if word == wanted:
+        return True
+    if not last:
+        return False
+    return word in (wanted + "s", wanted + "es") or (wanted.endswith("y") and word == wanted[:-1] + "ies")
