@@ -7,9 +7,14 @@ changed file. (An earlier held-out set, Bookinfo and Bank of Anthos, is gone: th
 applications the project's own yardstick measures on, so they may not sit in this repository.) The same yardstick as
 ``tests.bench.answers`` (one ``kubevec search``-like call per question, k=10): hit@1, hit@5, MRR, facts.
 
-A second set, ``tests/bench/apps-heldout2``, was written the same way later (three other applications):
-``python -m tests.bench.held_out apps-heldout2``. Sets rotate: once a set's first-sight score is reported
-and its misses are read to find what fails, it becomes a set to tune on, and the newer one is measured.
+Later sets were written the same way: ``apps-heldout2`` (two applications), ``apps-heldout3`` and
+``apps-heldout4`` (three each, with incidents: ``incidents.yaml`` applied after the applications and
+``status.yaml``, the status a kubelet or controller would write, patched through the status subresource;
+and agent tasks, ``"class": "agent"``, scored by whether every expected object is among the ten).
+``python -m tests.bench.held_out apps-heldout3``; ``make bench`` runs every set. Sets rotate: once a set's
+first-sight score is reported and its misses are read to find what fails, it becomes a set to tune on,
+and the newer one is measured. The controller runs as deployed (built-in kinds described, see
+``answers.AS_DEPLOYED``): the kinds a question names are read from those records.
 
 ``python -m tests.bench.held_out [folder]`` (``KUBEVEC_BENCH_ANSWERS_SHOW=1`` prints each question's top 5).
 """
