@@ -124,7 +124,7 @@ def report(rows: list[dict[str, Any]], *, synced: float) -> str:
         groups = sorted({r[field] for r in asked})
         if len(groups) > 1:
             parts.append(table([f"by {label}", "questions", "hit@1", "hit@5", "MRR@10", "fact recall"], [
-                [group, str(len(chosen)), *(f"{v:.2f}" for v in scores(chosen))]
+                [group or "(cluster-scoped)", str(len(chosen)), *(f"{v:.2f}" for v in scores(chosen))]
                 for group in groups if (chosen := [r for r in asked if r[field] == group])
             ]))  # fmt: skip
     parts.append(f"not in the top 5: {', '.join(missed(asked)) or '-'}")
