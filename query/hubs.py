@@ -24,6 +24,8 @@ import numpy as np
 from kubevec.backends import Hit, VectorStore
 
 SAMPLE: Final = 2000
+#: Decimals a centred score keeps: differences below this are the store's float noise, not meaning.
+ROUNDING: Final = 6
 FRESH_SECONDS: Final = 60.0
 
 
@@ -56,8 +58,10 @@ class Centres:
             ids.append(found[0])
             if len(ids) >= SAMPLE:
                 break
-        vectors = [r.vector for r in await store.get(name, ids, include_vectors=True) if r.vector]
-        centre.mean = np.mean(np.asarray(vectors, dtype=np.float32), axis=0) if vectors else None
+        # in id order and in float64, so the same records give the same mean in every process: centred
+        # scores feed a rank fusion, where a last-digit difference between two near scores moves places
+        vectors = [r.vector for r in await store.get(name, sorted(ids), include_vectors=True) if r.vector]
+        centre.mean = np.mean(np.asarray(vectors, dtype=np.float64), axis=0) if vectors else None
         centre.stamp, centre.read_at = stamp, now
         return centre.mean
 
@@ -69,7 +73,7 @@ async def centred(store: VectorStore, name: str, *, hits: Sequence[Hit], mean: n
     def key(pair: tuple[int, Hit]) -> tuple[float, int]:
         at, hit = pair
         vector = vectors.get(hit.id)
-        nearness = float(np.dot(np.asarray(vector, dtype=np.float32), mean)) if vector else 0.0
-        return (-(hit.score - nearness), at)
+        nearness = float(np.dot(np.asarray(vector, dtype=np.float64), mean)) if vector else 0.0
+        return (-round(hit.score - nearness, ROUNDING), at)  # a store's float noise never reorders
 
     return [hit for _, hit in sorted(enumerate(hits), key=key)]

@@ -191,6 +191,13 @@ CALLEE: Final = EXACT_NAME
 _SYNONYMS: Final = {"memory": "oom", "crashing": "crash", "crashes": "crash", "pulling": "pull", "pulled": "pull"}
 
 
+def _as_cased(fixed: str | None, word: str) -> str:
+    """``word``'s correction (if any), capitalised as ``word`` was: "Servcie" is "Service", the kind."""
+    if fixed is None:
+        return word
+    return fixed[:1].upper() + fixed[1:] if word[:1].isupper() else fixed
+
+
 def _ref_named(ref: str, phrases: frozenset[str]) -> bool:
     """A reference's target (``ClusterRole/_cluster/system:auth-delegator``) is named by the question,
     whole or by the last segment of a ``:`` name."""
@@ -250,11 +257,11 @@ class Intent:
         joined = corrections(list(pairs), known=known)
         read = self
         if (fixed or joined) and self.question:
-            asked = self.question.lower()
+            asked = self.question  # as asked: a kind spelt as the kind ("Service") still says so
             for run, name in joined.items():
                 first, second = pairs[run]
-                asked = re.sub(rf"\b{re.escape(first)}\s+{re.escape(second)}\b", name, asked)
-            asked = re.sub(r"[a-z0-9]+", lambda m: fixed.get(m.group(0), m.group(0)), asked)
+                asked = re.sub(rf"\b{re.escape(first)}\s+{re.escape(second)}\b", name, asked, flags=re.IGNORECASE)
+            asked = re.sub(r"[A-Za-z0-9]+", lambda m: _as_cased(fixed.get(m.group(0).lower()), m.group(0)), asked)
             read = Intent.of(asked, vocabulary=self.vocabulary)
         inside = inside_names(read.words, names=names)
         shadowed = frozenset(form for word in inside for form in (word, *name_forms(word)))
@@ -448,8 +455,8 @@ class Intent:
         return frozenset(p for p in self.namespaces - self.names if p in said or p.replace("-", "") in said)
 
     def elsewhere(self, metadata: Mapping[str, Any]) -> bool:
-        """The question names places and this namespaced object is in none of them: its name is not the
-        one the question means (a namespace filter, softly: it keeps what its words and kind gain)."""
+        """The question names places and this namespaced object is in none of them: neither its name nor its
+        kind is what the question means (a namespace filter, softly: it keeps what its words gain)."""
         return bool(self.places_named and fields.NAMESPACE.of(metadata)) and self.places_named.isdisjoint(
             places(metadata)
         )

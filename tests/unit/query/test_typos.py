@@ -46,3 +46,11 @@ def test_a_name_misspelt_across_a_space_is_read_whole() -> None:
         frozenset({"checkout"}), namespaces=frozenset({"shop"})
     )
     assert scoped.words == ("pods", "in", "namespace", "shop")
+
+
+def test_a_corrected_word_keeps_its_case() -> None:
+    # "Servcie" spelt as the kind is the Service kind in full, as "Service" would be
+    intent = Intent.of("Which Servcie selects the catalg pods?", vocabulary=vocabulary())
+    among = intent.among(frozenset({"catalog"}), namespaces=frozenset({"shop"}))
+    assert among.question == "Which Service selects the catalog pods?"
+    assert among.names_kind("Service") == 1.0
