@@ -23,6 +23,7 @@ import numpy as np
 
 from kubevec.backends import Hit, VectorStore
 
+#: Vectors read to estimate a collection's mean (a mean settles long before 2,000).
 SAMPLE: Final = 2000
 #: Decimals a centred score keeps: differences below this are the store's float noise, not meaning.
 ROUNDING: Final = 6

@@ -507,19 +507,25 @@ class Intent:
         said = sum(1 for p in parts if p in self.phrases)
         if not said:
             return 0.0
-        implied = self._software_said(images) | self.abbreviated | {w for place in where for w in place.split("-")}
-        covered = said + sum(1 for p in parts if p not in self.phrases and p in implied)
+        covered = said
+        if said < len(parts):  # what completes the name, read only when a part is left
+            implied = self._software_said(images) | self.abbreviated | {w for place in where for w in place.split("-")}
+            covered += sum(1 for p in parts if p not in self.phrases and p in implied)
         if len(parts) > 1 and covered == len(parts):
             return EXACT_NAME  # every word of the name, not side by side ("rules for node exporter")
         return PARTIAL_NAME * covered / len(parts)
+
+    @functools.cached_property
+    def _says_what_software_is(self) -> frozenset[str]:
+        """The question's stems that may say what software is: not the words that name a kind ("service")."""
+        return self.stems - {stem(word) for kind in self.kinds for word in camel_words(kind)}
 
     def _software_said(self, images: list[str]) -> frozenset[str]:
         """The names of the software among ``images`` that the question says something of: its name
         (``mongo``, also as ``mongodb``) when the question's stems meet its catalogue line or its name."""
         found: set[str] = set()
-        asked = self.stems - {stem(kind_word) for kind in self.kinds for kind_word in camel_words(kind)}
         for image in images[:8]:
             name, line = software_line(image)
-            if name and not asked.isdisjoint(line):
+            if name and not self._says_what_software_is.isdisjoint(line):
                 found.update(line_names(name, line))
         return frozenset(found)

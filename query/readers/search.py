@@ -9,7 +9,7 @@ from __future__ import annotations
 import bisect
 import dataclasses
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Final
 
 from kubevec.backends import Hit, Record
 from kubevec.backends.filters import Contains, Eq, Filter, In, all_of, matches, words
@@ -17,10 +17,9 @@ from kubevec.core import fields
 from kubevec.core.errors import InvalidFilter, SearchError
 from kubevec.inference.documents import CAPABILITIES, INSTANCES, is_kubernetes_name
 from kubevec.inference.fleet import project
-from kubevec.inference.identity import object_key
 from kubevec.query.answers import Answer, Result, cosine, make_result
 from kubevec.query.cursors import any_word, make_cursor, read_cursor
-from kubevec.query.folding import fold
+from kubevec.query.folding import fold, key_of
 from kubevec.query.hubs import centred
 from kubevec.query.intent import Intent
 from kubevec.query.ranking import fuse, mmr
@@ -263,10 +262,10 @@ class Searcher:
         if read.callees and read.neighbours:
             # "which database does the frontend use": what it points at is the answer; fetch what neither found
             have = {hit.id for hit, _ in scored}
-            missing = sorted(read.neighbours - {_key(hit.metadata) for hit, _ in scored})[:MAX_NAMED]
+            missing = sorted(read.neighbours - {key_of(hit.metadata) for hit, _ in scored})[:MAX_NAMED]
             names = tuple(sorted({key.rpartition("/")[2] for key in missing}))
             found = await self._by_names(name, names, conditions=conditions) if names else []
-            pointed = {r.id: r for r in found if r.id not in have and _key(r.metadata) in read.neighbours}
+            pointed = {r.id: r for r in found if r.id not in have and key_of(r.metadata) in read.neighbours}
             scored += await self._scored(name, vector=vector, records=pointed)
         intent = read
         boosted = sorted(
@@ -368,9 +367,3 @@ class Searcher:
         assert self.sources.reranker is not None
         order = await self.sources.reranker.rerank(query, [hit.text for hit, _ in ranked], top_k=k)
         return [(ranked[index][0], min(1.0, max(0.0, relevance))) for index, relevance in order]
-
-
-def _key(metadata: Mapping[str, Any]) -> str:
-    """``Kind/namespace/name``, as references name an object."""
-    namespace = fields.NAMESPACE.of(metadata)
-    return object_key(kind=fields.KIND.of(metadata), namespace=namespace or None, name=fields.NAME.of(metadata))
