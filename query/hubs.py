@@ -14,6 +14,7 @@ collection was written (its write stamp) and :data:`FRESH_SECONDS` have passed: 
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import time
 from collections.abc import Sequence
@@ -37,6 +38,8 @@ class Centre:
     stamp: str | None = None
     read_at: float = 0.0
     mean: np.ndarray | None = None
+    #: one estimate at a time: agents asking at once when the mean expires wait for one read, not each do it
+    lock: asyncio.Lock = dataclasses.field(default_factory=asyncio.Lock)
 
 
 @dataclasses.dataclass
@@ -47,9 +50,16 @@ class Centres:
 
     async def of(self, store: VectorStore, name: str) -> np.ndarray | None:
         centre = self._by_name.setdefault(name, Centre())
+        if centre.mean is not None and time.monotonic() - centre.read_at < FRESH_SECONDS:
+            return centre.mean
+        async with centre.lock:
+            return await self._estimate(store, name, centre=centre)
+
+    @staticmethod
+    async def _estimate(store: VectorStore, name: str, *, centre: Centre) -> np.ndarray | None:
         now = time.monotonic()
         if centre.mean is not None and now - centre.read_at < FRESH_SECONDS:
-            return centre.mean
+            return centre.mean  # estimated while this caller waited for the lock
         stamp = await store.stamp(name)
         if centre.mean is not None and stamp is not None and stamp == centre.stamp:
             centre.read_at = now

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import math
 
 from kubevec.backends import Hit, Record
@@ -50,3 +51,21 @@ async def test_the_mean_is_read_again_only_when_the_collection_changed() -> None
     again = await centres.of(store, "instances")
     assert again is not None
     assert again[2] > 0
+
+
+async def test_agents_asking_at_once_share_one_estimate_of_the_mean() -> None:
+    store = await store_of({"a": unit(1, 0, 0), "b": unit(0, 1, 0)})
+    reads = 0
+    real_get = store.get
+
+    async def counted_get(*args: object, **kwargs: object) -> object:
+        nonlocal reads
+        reads += 1
+        await asyncio.sleep(0.01)  # a read takes time: the others arrive while it runs
+        return await real_get(*args, **kwargs)  # type: ignore[arg-type]
+
+    store.get = counted_get  # type: ignore[method-assign,assignment]
+    centres = Centres()
+    means = await asyncio.gather(*(centres.of(store, "instances") for _ in range(8)))
+    assert reads == 1
+    assert all(m is means[0] for m in means)
