@@ -49,6 +49,8 @@ from typing import Any, Final
 from kubevec.core import fields
 from kubevec.core.words import camel_words
 from kubevec.inference.software import repository
+from kubevec.query.asking import ASKS_FOR_CALLEES, ASKS_FOR_CALLERS, ASKS_FOR_VALUE, IN_NAMESPACE, TROUBLE
+from kubevec.query.hearing import Heard, forms
 from kubevec.query.kind_vocabulary import EMPTY, KindVocabulary
 from kubevec.query.spelling import (
     APPLICATION_KEYS,
@@ -65,6 +67,7 @@ from kubevec.query.spelling import (
     places,
     says,
     software_line,
+    title_initials,
 )
 from kubevec.query.stems import stem, stems
 from kubevec.query.typos import corrections, dictionary
@@ -137,19 +140,6 @@ NOISE_KINDS: Final = frozenset(
         "CSINode",
     }
 )
-#: Words of a question about trouble.
-TROUBLE: Final = re.compile(
-    r"\b(crash\w*|fail\w*|broken|error\w*|unhealthy|not ready|isn'?t ready|oom\w*|out of memory|can'?t|cannot|"
-    r"won'?t|unable|stuck|backoff|back-off|restart\w*|evict\w*|killed|down|degraded|refus\w*|denied|forbidden|"
-    r"exceed\w*|wrong|problem\w*|issue\w*|pull|pending|unschedul\w*|unavailable|time[sd]? ?out|"
-    r"no endpoints?|not (?:working|running|starting|responding|scheduled)|(?:does|is)n'?t (?:work|running)\w*|"
-    r"not found|(?:does|do|did)(?: not|n'?t) exist|missing)\b",
-    re.IGNORECASE,
-)
-#: "in the prod namespace", "in namespace prod", "in the 'prod' namespace": a namespace as the question's place.
-_IN_NAMESPACE = re.compile(
-    r"\bin (?:the )?namespace ['\"`]?([a-z0-9][a-z0-9-]*)|\bin (?:the )?['\"`]?([a-z0-9][a-z0-9-]*)['\"`]? namespace\b"
-)
 _WORD = re.compile(r"[a-z0-9][a-z0-9_.:/-]*[a-z0-9]|[a-z0-9]")
 #: Words too common in questions to name anything on their own.
 _STOP: Final = frozenset(
@@ -158,27 +148,6 @@ _STOP: Final = frozenset(
      "use", "uses", "used", "where", "why", "from", "into", "at", "be", "can", "has", "have", "many", "much"}
 )  # fmt: skip
 _SPELLED_OUT: Final = {short: word for word, short in NAME_ABBREVIATIONS.items()}
-#: "which services call the books API", "who talks to redis", "what uses the app-config map": the question
-#: asks for what points at the object it names (the subject of a relation verb whose object is named),
-#: not for that object; "which database does the orders service use" asks the other way (an auxiliary
-#: before the verb puts the named object first).
-_ASKS_FOR_CALLERS: Final = re.compile(
-    r"^\W*(?:which|what|who|list|show|find)\b(?:(?!\b(?:does|do|did|is|are|was|were|will|can)\b)[^?])*?"
-    r"\b(?:calls?|calling|talks? to|talking to|uses?|using|depends? on|connects? to|reads? from|writes? to|queries|"
-    r"hits|mounts?|references?|points? (?:at|to)|(?:sends?|forwards?|push(?:es)?|reports?|exports?|routes?) "
-    r"(?:\w+ ){0,2}to)\b",
-    re.IGNORECASE,
-)
-#: "which database does the order service use", "what does the books service call", "the configmap
-#: mounted by the users database": the question asks for what the object it names points at (the
-#: object of a relation verb after an auxiliary, or the subject of a passive "by"), not for that object.
-_ASKS_FOR_CALLEES: Final = re.compile(
-    r"^\W*(?:which|what|list|show|find)\b[^?]*?\b(?:does|do|did|will|can)\b[^?]*?"
-    r"\b(?:call|talk to|use|depend on|connect to|read from|read|write to|query|hit|mount|reference|need|point at|"
-    r"(?:send|forward|push|report|export|route) (?:\w+ ){0,2}to)"
-    r"\b|\b(?:used|called|mounted|read|referenced|needed|queried) by\b",
-    re.IGNORECASE,
-)
 #: What a candidate that points at the object named gains when the question asks for what points at
 #: it (as much as a name), and what the named object keeps of its name's gain: nothing, it is what the
 #: answer points at, not the answer (it keeps what its place and kind gain).
@@ -198,6 +167,26 @@ def _as_cased(fixed: str | None, word: str) -> str:
     return fixed[:1].upper() + fixed[1:] if word[:1].isupper() else fixed
 
 
+def _key(metadata: Mapping[str, Any]) -> str:
+    return (
+        f"{fields.KIND.of(metadata)}/{fields.NAMESPACE.of(metadata) or '_cluster'}/{fields.NAME.of(metadata).lower()}"
+    )
+
+
+def _own(metadata: Mapping[str, Any]) -> str:
+    """The name an object shares with its family: a Pod's workload's, a generated name's base."""
+    owner, name = fields.OWNER.of(metadata), fields.NAME.of(metadata).lower()
+    return (
+        base_name(owner.rpartition("/")[2].lower()) if fields.KIND.of(metadata) == "Pod" and owner else base_name(name)
+    )
+
+
+def _targets(metadata: Mapping[str, Any]) -> frozenset[str]:
+    """What an object references, but its owner: a Pod's ReplicaSet is its family, not what it uses."""
+    refs, relations = fields.REFS.of(metadata)[:64], fields.REF_RELATIONS.of(metadata)
+    return frozenset(ref for at, ref in enumerate(refs) if at >= len(relations) or relations[at] != "owned-by")
+
+
 def _ref_named(ref: str, phrases: frozenset[str]) -> bool:
     """A reference's target (``ClusterRole/_cluster/system:auth-delegator``) is named by the question,
     whole or by the last segment of a ``:`` name."""
@@ -214,9 +203,9 @@ class Intent:
     trouble: bool
     #: The question as asked (read again with its misspelt names corrected: see :meth:`among`).
     question: str = ""
-    #: The question asks for what points at the object it names (``_ASKS_FOR_CALLERS``).
+    #: The question asks for what points at the object it names (``ASKS_FOR_CALLERS``).
     callers: bool = False
-    #: The question asks for what the object it names points at (``_ASKS_FOR_CALLEES``).
+    #: The question asks for what the object it names points at (``ASKS_FOR_CALLEES``).
     callees: bool = False
     #: Abbreviations of the question's words ("database" -> ``db``): they name a part of a name
     #: (``catalogue-db``), never a whole one (a ``db`` of another application is not "the geo database").
@@ -237,6 +226,8 @@ class Intent:
     #: What the objects the question names point at: the keys they reference, and the label selectors
     #: (namespace, ``k=v`` pairs) they select Pods by.
     neighbours: frozenset[str] = frozenset()
+    #: The (base) names of the objects the question names exactly: what shares one is their family.
+    pointing: frozenset[str] = frozenset()
     selections: tuple[tuple[str, frozenset[str]], ...] = ()
     #: The kinds the cluster has and the phrases that name them (its capability records).
     vocabulary: KindVocabulary = EMPTY
@@ -268,19 +259,32 @@ class Intent:
         return dataclasses.replace(read, shadowed=shadowed, names=names, namespaces=namespaces)
 
     def around(self, candidates: list[Mapping[str, Any]]) -> Intent:
-        """This question with what the candidates it names exactly point at (see :attr:`neighbours`)."""
+        """This question with what the candidates it names exactly point at (see :attr:`neighbours`).
+
+        Asked for what a named object points at, a named object another named one points at is an answer,
+        not what points ("which redis does the users service use": ``users-redis`` is named whole too)."""
+        named = [metadata for metadata in candidates if self.names_exactly(metadata)]
+        targets = {_key(metadata): (_own(metadata), _targets(metadata)) for metadata in named}
         neighbours: set[str] = set()
         selections: list[tuple[str, frozenset[str]]] = []
-        for metadata in candidates:
-            if not self.names_exactly(metadata):
+        pointing: set[str] = set()
+        answers = {
+            own
+            for key, (own, _) in targets.items()
+            if self.callees and any(key in refs and other != own for other, refs in targets.values())
+        }  # by name: the Service another named object calls and the Deployment behind it are one answer
+        for metadata in named:
+            key, own = _key(metadata), _own(metadata)
+            if own in answers:
                 continue
-            refs, relations = fields.REFS.of(metadata)[:64], fields.REF_RELATIONS.of(metadata)
-            # an owner is no neighbour: a Pod's ReplicaSet is its family, not what it uses or points at
-            neighbours.update(ref for at, ref in enumerate(refs) if at >= len(relations) or relations[at] != "owned-by")
+            pointing.add(own)
+            neighbours.update(targets[key][1])
             selector = fields.SELECTOR.of(metadata)
             if selector and all("=" in pair for pair in selector):
                 selections.append((fields.NAMESPACE.of(metadata), frozenset(selector)))
-        return dataclasses.replace(self, neighbours=frozenset(neighbours), selections=tuple(selections[:16]))
+        return dataclasses.replace(
+            self, neighbours=frozenset(neighbours), selections=tuple(selections[:16]), pointing=frozenset(pointing)
+        )
 
     def names_exactly(self, metadata: Mapping[str, Any]) -> bool:
         """The question names this object's whole name (as one phrase or word by word: "the recommendation
@@ -300,6 +304,7 @@ class Intent:
         phrases.update(part for w in words for part in re.split(r"[-.:/]", w) if len(part) > 2 and part not in _STOP)
         phrases.update(w.replace("-", "") for w in words if "-" in w)  # "front-end" names ``frontend``
         phrases.update(initials(w) for w in words if len(initials(w)) >= 3)  # "point-of-sales" names ``pos``
+        phrases.update(title_initials(question))  # "JSON Web Tokens" names ``jwt``
         phrases.update(form for w in tuple(phrases) for form in name_forms(w))
         abbreviated = frozenset(
             short for w in tuple(phrases) if (short := NAME_ABBREVIATIONS.get(w)) and short not in words
@@ -311,10 +316,10 @@ class Intent:
                 if run[0] not in _STOP and run[-1] not in _STOP:
                     phrases.add("-".join(run))
                     phrases.add("".join(run))
-        scopes = frozenset(m.group(1) or m.group(2) for m in _IN_NAMESPACE.finditer(question.lower()))
+        scopes = frozenset(m.group(1) or m.group(2) for m in IN_NAMESPACE.finditer(question.lower()))
         trouble = TROUBLE.search(question) is not None
-        callees = _ASKS_FOR_CALLEES.search(question) is not None
-        callers = not callees and _ASKS_FOR_CALLERS.search(question) is not None
+        callees = ASKS_FOR_CALLEES.search(question) is not None and ASKS_FOR_VALUE.search(question) is None
+        callers = not callees and ASKS_FOR_CALLERS.search(question) is not None
         return cls(
             question=question,
             words=words,
@@ -406,8 +411,7 @@ class Intent:
         named_refs = [ref for ref in fields.REFS.of(metadata)[:64] if _ref_named(ref, said)]
         # asked for what points at a named object, its own namesakes (its account; a Pod's, by its base name)
         # are no calls
-        owner = fields.OWNER.of(metadata)
-        own = base_name(owner.rpartition("/")[2].lower()) if kind == "Pod" and owner else base_name(name)
+        own = _own(metadata)
         referencing = any(not self.callers or ref.rpartition("/")[2].lower() not in (name, own) for ref in named_refs)
         if self.callers and named and not referencing:
             named = CALLED  # "who calls books": books is what they call, not who
@@ -416,9 +420,16 @@ class Intent:
         if self.elsewhere(metadata):  # what the question names, it names in the place it names
             named = kind_named = 0.0  # "which service books a room in the hotel app": not the books app's books
         callees = self.callees and bool(self.neighbours or self.selections)  # it points at something
-        was_named = named > 0
-        if callees and named:
+        # the object named and its family (its Service, account, Pods: they share its name) point, they are
+        # no answer; what it points at is, named or not ("which redis does the users service use")
+        family = callees and named > 0 and own in self.pointing
+        if family:
             named = CALLED  # "which database does orders use": orders is what uses it, not the answer
+        elif callees and neighbour and named:  # the words that named what points do not name what it points at
+            unsaid = frozenset(word for pointer in self.pointing for word in pointer.split("-"))
+            named = self._name(
+                name, kind=kind, owner=fields.OWNER.of(metadata), images=fields.IMAGES.of(metadata), unsaid=unsaid
+            )
         score = KIND * kind_named + named
         if any(p in self.phrases or p.replace("-", "") in self.phrases for p in places(metadata)):
             score += NAMESPACE
@@ -431,7 +442,7 @@ class Intent:
             score += LABEL
         if referencing:
             score += CALLER if self.callers else REFERENCE
-        if neighbour and callees and not was_named:  # the named family points at each other: no answer
+        if neighbour and callees and not family:  # the named family points at each other: no answer
             score += CALLEE
         elif neighbour and name not in self.phrases:  # one the question spells out gains as named already
             score += NEIGHBOUR
@@ -485,7 +496,14 @@ class Intent:
         return any(len(stem) == 5 and stem in word for stem in asked for word in said)
 
     def _name(
-        self, name: str, *, kind: str, owner: str, images: list[str], where: frozenset[str] = frozenset()
+        self,
+        name: str,
+        *,
+        kind: str,
+        owner: str,
+        images: list[str],
+        where: frozenset[str] = frozenset(),
+        unsaid: frozenset[str] = frozenset(),
     ) -> float:
         """How well the question names ``name``: whole, by its generated name's base, or by its parts.
 
@@ -496,6 +514,13 @@ class Intent:
         question's own words have begun: alone they name every database."""
         if not name:
             return 0.0
+        if unsaid:  # read as if the question had not said these words, in any of their forms
+            gone = {form for word in unsaid for form in forms(word)}
+            kept = frozenset(p for p in self.phrases if gone.isdisjoint(forms(p)))
+            words = tuple(w for w in self.words if gone.isdisjoint(forms(w)))
+            return dataclasses.replace(self, phrases=kept, words=words)._name(
+                name, kind=kind, owner=owner, images=images, where=where
+            )
         if name in self.phrases and name not in self.shadowed:
             return EXACT_NAME
         base = base_name(owner.rpartition("/")[2].lower()) if kind == "Pod" and owner else base_name(name)
@@ -504,16 +529,28 @@ class Intent:
         if "-" in name and name.replace("-", "") in self.phrases:
             return EXACT_NAME  # "trainticket", "nodeexporter": a name run together
         parts = [p for p in re.split(r"[-.:]", base) if p]
-        said = sum(1 for p in parts if p in self.phrases)
-        if not said:
-            return 0.0
-        covered = said
-        if said < len(parts):  # what completes the name, read only when a part is left
-            implied = self._software_said(images) | self.abbreviated | {w for place in where for w in place.split("-")}
-            covered += sum(1 for p in parts if p not in self.phrases and p in implied)
+        heard = [1.0 if p in self.phrases else self._heard.part(p) for p in parts]
+        place_words = {w for place in where for w in place.split("-")}
+        implied = self._software_said(images) | self.abbreviated  # "the postgres database of yelb": yelb-db
+        if not any(heard) or not any(
+            h or p in implied for p, h in zip(parts, heard, strict=True) if p not in place_words
+        ):
+            return 0.0  # nothing said, or only its namespace ("the calculator"): that says where, not which
+        covered = sum(heard)
+        if covered < len(parts):  # what completes the name, read only when a part is left
+            implied |= place_words
+            covered += sum(1 - h for p, h in zip(parts, heard, strict=True) if h < 1 and p in implied)
         if len(parts) > 1 and covered == len(parts):
             return EXACT_NAME  # every word of the name, not side by side ("rules for node exporter")
         return PARTIAL_NAME * covered / len(parts)
+
+    @functools.cached_property
+    def _heard(self) -> Heard:
+        """The question's words in every form, but those that name its place ("the voting app" is no ``vote``)."""
+        place = self.places_named | self.scopes
+        return Heard.of(
+            w for w in self.words if w not in _STOP and w not in place and not any(w in p.split("-") for p in place)
+        )
 
     @functools.cached_property
     def _says_what_software_is(self) -> frozenset[str]:

@@ -90,6 +90,16 @@ def initials(word: str) -> str:
     return "".join(p[0] for p in parts) if len(parts) > 1 else ""
 
 
+def title_initials(question: str) -> set[str]:
+    """The initials of runs of three or more capitalised words, as acronyms are spelt out: "JSON Web
+    Tokens" names ``jwt-server``, "Open Policy Agent" names ``opa``."""
+    found: set[str] = set()
+    for run in re.findall(r"(?:\b[A-Z][A-Za-z0-9]*\b[ -]+){2,}\b[A-Z][A-Za-z0-9]*\b", question):
+        letters = "".join(word[0] for word in re.split(r"[ -]+", run.strip())).lower()
+        found.update(letters[a:b] for a in range(len(letters)) for b in range(a + 3, len(letters) + 1))
+    return found
+
+
 def inside_names(words: tuple[str, ...], *, names: frozenset[str]) -> set[str]:
     """Words the question says only inside a longer name it names whole ("what kind of object is
     jaeger-collector", "the node exporter"): the longest name wins, so ``jaeger`` alone is not named."""

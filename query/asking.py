@@ -1,0 +1,53 @@
+"""The shapes of a question: whether it asks about trouble, where it places itself, and which way a
+relation it asks about points (what the named object uses, what uses it, or a value it holds).
+
+Read by :mod:`kubevec.query.intent`; regular expressions over the question as asked.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+#: Words of a question about trouble.
+TROUBLE: Final = re.compile(
+    r"\b(crash\w*|fail\w*|broken|error\w*|unhealthy|not ready|isn'?t ready|oom\w*|out of memory|can'?t|cannot|"
+    r"won'?t|unable|stuck|backoff|back-off|restart\w*|evict\w*|killed|down|degraded|refus\w*|denied|forbidden|"
+    r"exceed\w*|wrong|problem\w*|issue\w*|pull|pending|unschedul\w*|unavailable|time[sd]? ?out|"
+    r"no endpoints?|not (?:working|running|starting|responding|scheduled)|(?:does|is)n'?t (?:work|running)\w*|"
+    r"not found|(?:does|do|did)(?: not|n'?t) exist|missing)\b",
+    re.IGNORECASE,
+)
+#: "in the prod namespace", "in namespace prod", "in the 'prod' namespace": a namespace as the question's place.
+IN_NAMESPACE: Final = re.compile(
+    r"\bin (?:the )?namespace ['\"`]?([a-z0-9][a-z0-9-]*)|\bin (?:the )?['\"`]?([a-z0-9][a-z0-9-]*)['\"`]? namespace\b"
+)
+#: "which services call the books API", "who talks to redis", "what uses the app-config map": the question
+#: asks for what points at the object it names (the subject of a relation verb whose object is named),
+#: not for that object; "which database does the orders service use" asks the other way (an auxiliary
+#: before the verb puts the named object first).
+ASKS_FOR_CALLERS: Final = re.compile(
+    r"^\W*(?:which|what|who|list|show|find)\b(?:(?!\b(?:does|do|did|is|are|was|were|will|can)\b)[^?])*?"
+    r"\b(?:calls?|calling|talks? to|talking to|uses?|using|depends? on|connects? to|reads? from|writes? to|queries|"
+    r"hits|mounts?|references?|points? (?:at|to)|(?:sends?|forwards?|push(?:es)?|reports?|exports?|routes?) "
+    r"(?:\w+ ){0,2}to)\b",
+    re.IGNORECASE,
+)
+#: "which database does the order service use", "what does the books service call", "the configmap
+#: mounted by the users database": the question asks for what the object it names points at (the
+#: object of a relation verb after an auxiliary, or the subject of a passive "by"), not for that object.
+ASKS_FOR_CALLEES: Final = re.compile(
+    r"^\W*(?:which|what|list|show|find)\b[^?]*?\b(?:does|do|did|will|can)\b[^?]*?"
+    r"\b(?:call|talk to|use|depend on|connect to|read from|read|write to|query|hit|mount|reference|need|point at|"
+    r"(?:send|forward|push|report|export|route) (?:\w+ ){0,2}to)"
+    r"\b|\b(?:used|called|mounted|read|referenced|needed|queried) by\b",
+    re.IGNORECASE,
+)
+#: "what address does the cartservice use for redis", "the Redis address used by the rate limiter": the
+#: question asks for a value the named object holds (in its env, its args), not for what it points at.
+ASKS_FOR_VALUE: Final = re.compile(
+    r"^\W*(?:which|what)\s+(?:\w+\s+)?(?:address(?:es)?|urls?|uris?|endpoints?|host(?:name)?s?|ports?|"
+    r"connection strings?)\s+(?:does|do|did|will|can)\b"
+    r"|\b(?:address(?:es)?|urls?|uris?|endpoints?|host(?:name)?s?|ports?|connection strings?) (?:used|read) by\b",
+    re.IGNORECASE,
+)

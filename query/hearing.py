@@ -1,0 +1,75 @@
+"""How a question's words meet a name part that is not one of them: by its stem, by the verb an agent
+noun is made of, and inside a part that runs two words together.
+
+Names are made of words the way code is, not the way questions are: ``opentelemetry-collector`` is
+what "where are traces collected" asks for, ``ratelimit`` is "the rate limiter", ``subtractapp`` is
+"which workload subtracts". A question's words name a part of a name (:mod:`kubevec.query.intent`)
+when they are that part; here they also meet it when
+
+- the part and a question word share a stem (``orders`` / "ordering"), or the part is an agent noun
+  whose verb the question says (``collector`` / "collected", ``adder`` / "add");
+- the part runs two words together and the question says one of them: both said, the part is heard
+  whole (``ratelimit`` / "rate limiter"); one said and the other a plain English word (the model's own
+  vocabulary), it is half heard (``subtractapp`` / "subtracts": ``app`` is left unsaid).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import re
+from collections.abc import Iterable
+from typing import Final
+
+from kubevec.query.stems import stem
+from kubevec.query.typos import dictionary
+
+#: The shortest word read inside a run-together part or as an agent noun's verb ("add", "run").
+SHORTEST: Final = 3
+
+
+@functools.cache
+def forms(word: str) -> frozenset[str]:
+    """``word``, its stem and, for an agent noun, the verb it is made of: ``collector`` -> ``collect``,
+    ``limiter`` -> ``limit``, ``adder`` -> ``add``, ``runner`` -> ``run`` (each with its stem)."""
+    found = {word, stem(word)}
+    if len(word) > 4 and word.endswith(("er", "or")):
+        root = word[:-2]
+        found.update((root, stem(root)))
+        if len(root) > SHORTEST and root[-1] == root[-2]:
+            found.add(root[:-1])  # a doubled consonant: runner, adder
+    return frozenset(f for f in found if len(f) >= SHORTEST)
+
+
+@dataclasses.dataclass(frozen=True)
+class Heard:
+    """What a question's words say, in every form a name part may meet them in."""
+
+    said: frozenset[str]
+
+    @classmethod
+    def of(cls, words: Iterable[str]) -> Heard:
+        """``words`` as said: a hyphenated one ("rate-limiter") word by word."""
+        parts = {part for word in words for part in re.split(r"[^a-z0-9]+", word.lower()) if part}
+        return cls(frozenset(f for part in parts for f in forms(part)))
+
+    def part(self, part: str) -> float:
+        """1 when the question says ``part`` in some form, 1 or 0.5 when it says the words the part runs
+        together (both or one, the other a plain word), else 0."""
+        if not self.said.isdisjoint(forms(part)):
+            return 1.0
+        if len(part) < 2 * SHORTEST or part in dictionary():
+            return 0.0
+        best = 0.0
+        english = dictionary()
+        for at in range(SHORTEST, len(part) - SHORTEST + 1):
+            head, tail = part[:at], part[at:]
+            heard_head, heard_tail = self._word(head), self._word(tail)
+            if heard_head and heard_tail:
+                return 1.0
+            if (heard_head and tail in english) or (heard_tail and head in english):
+                best = 0.5
+        return best
+
+    def _word(self, word: str) -> bool:
+        return not self.said.isdisjoint(forms(word))

@@ -1,0 +1,124 @@
+"""A question's words meet the names it means in the forms names are written in, and not the names its place is in."""
+
+from __future__ import annotations
+
+import pytest
+
+from kubevec.query.hearing import Heard, forms
+from kubevec.query.intent import CALLEE, KIND, SINGLE_WORD_KIND, Intent
+from tests.doubles.kinds import vocabulary
+
+KINDS = vocabulary()
+
+
+def read(question: str, *, names: frozenset[str] = frozenset(), namespaces: frozenset[str] = frozenset()) -> Intent:
+    return Intent.of(question, vocabulary=KINDS).among(names, namespaces=namespaces)
+
+
+@pytest.mark.parametrize(
+    ("word", "form"),
+    [("collector", "collect"), ("limiter", "limit"), ("adder", "add"), ("runner", "run"), ("orders", "order")],
+)
+def test_an_agent_noun_is_heard_as_its_verb(word: str, form: str) -> None:
+    assert form in forms(word)
+
+
+@pytest.mark.parametrize(
+    ("question", "part", "heard"),
+    [
+        ("where are traces collected", "collector", 1.0),  # the verb of an agent noun
+        ("which redis does the rate limiter use", "ratelimit", 1.0),  # two words run together, both said
+        ("which workload subtracts numbers", "subtractapp", 0.5),  # one said, the other a plain word
+        ("which port does the go adder listen on", "addapp", 0.5),
+        ("which workload subtracts numbers", "calculator", 0.0),
+        ("which pod serves the page", "zipkin", 0.0),
+    ],
+)
+def test_a_name_part_is_heard_in_the_forms_names_are_written_in(question: str, part: str, heard: float) -> None:
+    assert read(question)._heard.part(part) == heard
+
+
+def test_a_word_inside_a_hyphenated_one_is_heard_alone() -> None:
+    assert Heard.of(["rate-limiter"]).part("ratelimit") == 1.0
+
+
+def test_a_run_together_name_is_named_by_the_word_said_in_it() -> None:
+    intent = read(
+        "which workload subtracts numbers in the calculator namespace",
+        names=frozenset({"subtractapp", "calculator-front-end", "addapp"}),
+        namespaces=frozenset({"calculator"}),
+    )
+    subtract = {"kind": "Deployment", "name": "subtractapp", "namespace": "calculator"}
+    add = {"kind": "Deployment", "name": "addapp", "namespace": "calculator"}
+    assert intent.boost(subtract) > intent.boost(add)
+
+
+def test_a_name_part_that_is_only_the_namespace_names_nothing() -> None:
+    # "the calculator" is where, not which: calculator-front-end is not named by it
+    intent = read(
+        "which deployment multiplies numbers in the calculator",
+        names=frozenset({"multiplyapp", "calculator-front-end"}),
+        namespaces=frozenset({"calculator"}),
+    )
+    front = {"kind": "Deployment", "name": "calculator-front-end", "namespace": "calculator"}
+    multiply = {"kind": "Deployment", "name": "multiplyapp", "namespace": "calculator"}
+    assert intent.boost(multiply) > intent.boost(front)
+    # a word said beside the namespace still names it, and so does what the question says it is
+    assert read("the calculator front end").boost(front) >= 0.8
+    yelb = read("the postgres database of yelb", names=frozenset({"yelb-db"}), namespaces=frozenset({"yelb"}))
+    assert yelb.boost({"kind": "Deployment", "name": "yelb-db", "namespace": "yelb"}) > 0
+
+
+def test_a_word_that_names_the_place_is_no_form_of_a_name() -> None:
+    # "voting" is the application the question is in, not a form of ``vote``
+    intent = read(
+        "what port does the voting app database service listen on",
+        names=frozenset({"vote", "db"}),
+        namespaces=frozenset({"voting"}),
+    )
+    assert intent._heard.part("vote") == 0.0
+
+
+def test_an_acronym_spelt_out_in_capitals_names_it() -> None:
+    intent = read("which workload serves JSON Web Tokens and their keys")
+    assert intent.boost({"kind": "Deployment", "name": "jwt-server", "namespace": "mesh"}) >= 0.8
+    assert "jwt" not in read("which workload serves json web tokens").phrases  # a plain run of words is no acronym
+
+
+def users_and_what_it_calls() -> list[dict[str, object]]:
+    calls = ["Service/shop/users-redis", "Service/shop/users-mongo", "ServiceAccount/shop/users"]
+    return [
+        {"kind": "Deployment", "name": "users", "namespace": "shop", "refs": calls, "ref_relations": ["calls"] * 3},
+        {"kind": "ServiceAccount", "name": "users", "namespace": "shop"},
+        {"kind": "Service", "name": "users-redis", "namespace": "shop"},
+        {"kind": "Deployment", "name": "users-redis", "namespace": "shop"},
+        {"kind": "Service", "name": "users-mongo", "namespace": "shop"},
+    ]
+
+
+def test_what_the_named_object_calls_is_the_answer_though_the_question_names_it_too() -> None:
+    candidates = users_and_what_it_calls()
+    names = frozenset(str(c["name"]) for c in candidates)
+    intent = read("which redis does the users service use", names=names).around(candidates)
+    assert intent.pointing == {"users"}  # users-redis is named whole, but users calls it: it is the answer
+    scores = {f"{c['kind']}/{c['name']}": intent.boost(c) for c in candidates}
+    assert max(scores, key=lambda key: scores[key]) == "Service/users-redis"
+    assert scores["Service/users-mongo"] > scores["ServiceAccount/users"]  # called, though not named
+    # the words that name the caller do not name what it calls: users-mongo gains no part of a name
+    other = read("which database does the users service use", names=names).around(candidates)
+    assert other._name("users-mongo", kind="Service", owner="", images=[]) > 0
+    assert other.boost(candidates[4]) == pytest.approx(KIND * SINGLE_WORD_KIND + CALLEE)
+
+
+@pytest.mark.parametrize(
+    ("question", "callees"),
+    [
+        ("which redis does the rate limiter use", True),
+        ("what address does the cartservice use for redis", False),
+        ("which URL does the webapp use to reach the authors service", False),
+        ("find the configuration that sets the Redis address used by the rate limiter", False),
+        ("the configmap mounted by the users database", True),
+    ],
+)
+def test_a_question_asking_for_a_value_asks_for_the_object_that_holds_it(question: str, callees: bool) -> None:
+    assert read(question).callees == callees
