@@ -51,3 +51,18 @@ ASKS_FOR_VALUE: Final = re.compile(
     r"|\b(?:address(?:es)?|urls?|uris?|endpoints?|host(?:name)?s?|ports?|connection strings?) (?:used|read) by\b",
     re.IGNORECASE,
 )
+
+
+def without_place(question: str) -> str:
+    """The question without the namespace it places itself in ("... in the calculator namespace"): the
+    words that rank documents by their topic. A place is where to look, not what: every object there
+    says its namespace, and one whose image or name repeats it (``distributed-calculator-go``) would win
+    a word ranking on it."""
+    rest = IN_NAMESPACE.sub(" ", question.lower())
+    return " ".join(rest.split()) or question
+
+
+def place_of(question: str) -> str | None:
+    """The one namespace the question places itself in ("pods in namespace prod"), None for none or several."""
+    found = {m.group(1) or m.group(2) for m in IN_NAMESPACE.finditer(question.lower())}
+    return found.pop() if len(found) == 1 else None

@@ -18,6 +18,7 @@ from kubevec.core.errors import InvalidFilter, SearchError
 from kubevec.inference.documents import CAPABILITIES, INSTANCES, is_kubernetes_name
 from kubevec.inference.fleet import project
 from kubevec.query.answers import Answer, Result, cosine, make_result
+from kubevec.query.asking import place_of, without_place
 from kubevec.query.cursors import any_word, make_cursor, read_cursor
 from kubevec.query.folding import fold, key_of
 from kubevec.query.hubs import centred
@@ -174,13 +175,18 @@ class Searcher:
             mean = await self.sources.centres.of(self.sources.store, name)
             if mean is not None:  # hubs (near every question) rank by what they share with this one only
                 dense = await centred(self.sources.store, name, hits=dense, mean=mean)
+        place = place_of(query) if request.collection == INSTANCES and request.namespace is None else None
+        if place is not None and (topic := without_place(query)) != query.lower():
+            dense = await self._placed(
+                name, request=request, topic=topic, place=place, dense=dense, conditions=conditions
+            )
         ranked = [(h, h.score) for h in dense]  # (hit with its similarity as score, the order's score)
         kind = "cosine"
         if request.hybrid:
             known: dict[str, float] = {}
             lexical = await self._lexical(
                 name,
-                query=query,
+                query=without_place(query) if request.collection == INSTANCES else query,
                 keyword=request.keyword,
                 filter=conditions,
                 k=pool,
@@ -217,6 +223,35 @@ class Searcher:
             ],
             total=len(ranked),
         )
+
+    async def _placed(
+        self,
+        name: str,
+        *,
+        request: SearchRequest,
+        topic: str,
+        place: str,
+        dense: list[Hit],
+        conditions: Filter | None,
+    ) -> list[Hit]:
+        """A question placed in one namespace ("which pods in namespace calculator are not healthy"): the
+        place is where to look, not what, so the objects there ranked by the rest of the question come
+        first, then the question's own ranking (which keeps what lives elsewhere and is named, a volume)."""
+        vector = await self.sources.vectors.vector(topic)
+        if vector is None:
+            return dense
+        there = await self.sources.store.search(
+            name,
+            vector=vector,
+            k=request.pool,
+            filter=all_of(conditions, Eq("namespace", place)),
+            text_contains=request.keyword,
+        )
+        mean = await self.sources.centres.of(self.sources.store, name) if len(there) > 1 else None
+        if mean is not None:
+            there = await centred(self.sources.store, name, hits=there, mean=mean)
+        seen = {hit.id for hit in there}
+        return there + [hit for hit in dense if hit.id not in seen]
 
     async def _named(
         self,

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
+from kubevec.backends.filters import Eq
+from kubevec.query.asking import place_of, without_place
 from kubevec.query.hearing import Heard, forms
 from kubevec.query.intent import CALLEE, KIND, SINGLE_WORD_KIND, Intent
+from kubevec.query.request import SearchRequest
 from tests.doubles.kinds import vocabulary
 
 KINDS = vocabulary()
@@ -122,3 +127,51 @@ def test_what_the_named_object_calls_is_the_answer_though_the_question_names_it_
 )
 def test_a_question_asking_for_a_value_asks_for_the_object_that_holds_it(question: str, callees: bool) -> None:
     assert read(question).callees == callees
+
+
+async def test_a_question_placed_in_a_namespace_ranks_what_is_there_by_the_rest_of_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """ "What collects traces in the calculator namespace": every object there says "calculator", and one
+    whose image repeats it would win on the word; the place is where to look, the rest is what."""
+    from tests.unit.query.test_intent import objects, service_of
+
+    service = await service_of(objects())
+    store, embedder = service.sources.store, service.sources.active.embedder
+    searched: list[tuple[list[float], object]] = []
+    original = store.search
+
+    async def recorded(name: str, **kwargs: Any) -> Any:
+        searched.append((kwargs["vector"], kwargs.get("filter")))
+        return await original(name, **kwargs)
+
+    monkeypatch.setattr(store, "search", recorded)
+    answer = await service.search(
+        SearchRequest(collection="instances", query="which pods are crashing in the zoo namespace", k=5)
+    )
+    assert answer
+    assert all(r.metadata.get("namespace") == "zoo" for r in answer)
+    assert embedder is not None
+    topic = await embedder.embed_query("which pods are crashing")
+    assert (topic, Eq("namespace", "zoo")) in searched  # the rest of the question, in its place
+    searched.clear()
+    await service.search(SearchRequest(collection="instances", query="which pods are crashing", k=5))
+    assert len(searched) == 1  # a question placed nowhere is searched once
+
+
+@pytest.mark.parametrize(
+    ("question", "place", "rest"),
+    [
+        (
+            "What collects distributed traces in the calculator namespace?",
+            "calculator",
+            "what collects distributed traces ?",
+        ),
+        ("Which pods in namespace calculator are not healthy?", "calculator", "which pods are not healthy?"),
+        ("which pods of prod talk to staging", None, "which pods of prod talk to staging"),
+    ],
+)
+def test_the_place_a_question_names_is_read_apart_from_its_topic(question: str, place: str | None, rest: str) -> None:
+    assert place_of(question) == place
+    assert without_place(question) == rest
+    assert place_of("the web in namespace a calls the db in namespace b") is None  # two places: none
