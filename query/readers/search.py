@@ -24,6 +24,8 @@ from kubevec.query.folding import fold, key_of
 from kubevec.query.hubs import centred
 from kubevec.query.intent import Intent
 from kubevec.query.ranking import fuse, mmr
+from kubevec.query.referenced import KIND as referenced_kind
+from kubevec.query.referenced import referenced
 from kubevec.query.request import SearchRequest
 from kubevec.query.scope import admit, within_clusters
 from kubevec.query.sources import Sources
@@ -302,6 +304,7 @@ class Searcher:
             found = await self._by_names(name, names, conditions=conditions) if names else []
             pointed = {r.id: r for r in found if r.id not in have and key_of(r.metadata) in read.neighbours}
             scored += await self._scored(name, vector=vector, records=pointed)
+        scored += await self._referenced(name, read=read, scored=scored, vector=vector, conditions=conditions)
         intent = read
         boosted = sorted(
             fold(
@@ -313,6 +316,38 @@ class Searcher:
         )
         top = max((score for _, score in boosted), default=0.0)
         return [(hit, max(0.0, score / top) if top > 0 else 0.0) for hit, score in boosted]
+
+    async def _referenced(
+        self,
+        name: str,
+        *,
+        read: Intent,
+        scored: list[tuple[Hit, float]],
+        vector: list[float],
+        conditions: Filter | None,
+    ) -> list[tuple[Hit, float]]:
+        """Secrets the question asks for that the candidates refer to and the store does not hold (kubevec
+        reads none by default), put together from what refers to them (``kubevec.query.referenced``)."""
+        found = referenced(
+            scored, wanted=lambda n: n in read.phrases, kind_asked=read.names_kind(referenced_kind) >= 1.0
+        )
+        have = {key_of(hit.metadata) for hit, _ in scored}
+        found = {ref: pair for ref, pair in sorted(found.items()) if ref not in have}
+        if not found:
+            return []
+        names = tuple(sorted({ref.rpartition("/")[2] for ref in found}))[:MAX_NAMED]
+        stored = {key_of(r.metadata): r for r in await self._by_names(name, names, conditions=conditions)}
+        real = {r.id: r for ref, r in stored.items() if ref in found}  # Secrets opted in: the real ones
+        made = [
+            (hit, base)
+            for ref, (hit, base) in found.items()
+            if ref not in stored
+            and ref.rpartition("/")[2] in names
+            and (
+                conditions is None or matches(conditions, text=hit.text, metadata=hit.metadata)
+            )  # the view, the filter
+        ]
+        return made + await self._scored(name, vector=vector, records=real)
 
     async def _by_names(self, name: str, names: tuple[str, ...], *, conditions: Filter | None) -> list[Record]:
         """Records named so, under the view's conditions (the keyword index knows names when there are none)."""
