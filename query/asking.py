@@ -33,14 +33,17 @@ ASKS_FOR_CALLERS: Final = re.compile(
     r"(?:\w+ ){0,2}to)\b",
     re.IGNORECASE,
 )
-#: "which database does the order service use", "what does the books service call", "the configmap
+#: "which database does the order service use", "what does the books service call", "what store does the
+#: checkout service keep its state in", "where does the frontend send uploads", "the configmap
 #: mounted by the users database": the question asks for what the object it names points at (the
 #: object of a relation verb after an auxiliary, or the subject of a passive "by"), not for that object.
 ASKS_FOR_CALLEES: Final = re.compile(
     r"^\W*(?:which|what|list|show|find)\b[^?]*?\b(?:does|do|did|will|can)\b[^?]*?"
     r"\b(?:call|talk to|use|depend on|connect to|read from|read|write to|query|hit|mount|reference|need|point at|"
-    r"(?:send|forward|push|report|export|route) (?:\w+ ){0,2}to)"
-    r"\b|\b(?:used|called|mounted|read|referenced|needed|queried) by\b",
+    r"(?:send|forward|push|report|export|route) (?:\w+ ){0,2}to|(?:keep|store|persist|save|cache) (?:\w+ ){0,2}(?:in|to))"
+    r"\b|\b(?:used|called|mounted|read|referenced|needed|queried) by\b"
+    r"|^\W*where\b[^?]*?\b(?:does|do|did|will|can)\b[^?]*?"
+    r"\b(?:send|store|keep|write|push|forward|export|report|persist|save|cache|get|read|connect)\b",
     re.IGNORECASE,
 )
 #: "what address does the cartservice use for redis", "the Redis address used by the rate limiter": the

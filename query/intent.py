@@ -290,8 +290,8 @@ class Intent:
         """The question names this object's whole name (as one phrase or word by word: "the recommendation
         mongodb" names ``mongodb-recommendation``), not as the namespace it scopes itself to."""
         name = fields.NAME.of(metadata).lower()
-        if not name or name in self.namespaces or name in self.scopes:
-            return False
+        if not name or (name in self.namespaces and name not in self.names) or name in self.scopes:
+            return False  # a place, unless objects there are named so too (``app.kubernetes.io/instance=checkout``)
         kind, owner, images = fields.KIND.of(metadata), fields.OWNER.of(metadata), fields.IMAGES.of(metadata)
         where = namespace_of(metadata)
         return self._name(name, kind=kind, owner=owner, images=images, where=where) >= EXACT_NAME
@@ -404,7 +404,8 @@ class Intent:
             images=fields.IMAGES.of(metadata),
             where=namespace_of(metadata),
         )
-        if named == EXACT_NAME and name in self.namespaces and name in self.phrases and not kind_named:
+        said_whole = name in self.phrases or name.replace("-", "") in self.phrases  # "trainticket" too
+        if named == EXACT_NAME and name in self.namespaces and said_whole and not kind_named:
             named = NAMESPACE  # the question's scope, not its subject (unless it names the kind too)
         # the place the question names is where, not what: a reference or label value of that name says nothing
         said = self.phrases - self.places_named - self.scopes

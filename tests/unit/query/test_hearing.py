@@ -175,3 +175,34 @@ def test_the_place_a_question_names_is_read_apart_from_its_topic(question: str, 
     assert place_of(question) == place
     assert without_place(question) == rest
     assert place_of("the web in namespace a calls the db in namespace b") is None  # two places: none
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What in-memory store does the checkout service keep its state in?",
+        "where does the cart service store its data",
+        "Where does the frontend send precise code intel uploads?",
+    ],
+)
+def test_keeping_storing_and_sending_somewhere_ask_for_what_the_named_object_uses(question: str) -> None:
+    assert read(question).callees
+
+
+def test_a_name_that_is_also_an_application_label_still_names_its_objects() -> None:
+    # retail-store labels each component ``app.kubernetes.io/instance=checkout``: checkout is a place and a name
+    intent = read(
+        "which store does the checkout service keep its state in",
+        names=frozenset({"checkout", "checkout-redis"}),
+        namespaces=frozenset({"retail-store", "checkout"}),
+    )
+    assert intent.names_exactly({"kind": "Service", "name": "checkout", "namespace": "retail-store"})
+    # a namespace no object is named like is a place only
+    place = read("pods of retail-store", names=frozenset({"ui"}), namespaces=frozenset({"retail-store"}))
+    assert not place.names_exactly({"kind": "Namespace", "name": "retail-store"})
+
+
+def test_a_namespace_run_together_is_the_place_not_the_answer() -> None:
+    intent = read("trainticket tracing ui", names=frozenset({"ui", "jaeger"}), namespaces=frozenset({"train-ticket"}))
+    namespace = intent.boost({"kind": "Namespace", "name": "train-ticket"})
+    assert namespace < 0.8
