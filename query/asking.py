@@ -28,7 +28,7 @@ IN_NAMESPACE: Final = re.compile(
 #: before the verb puts the named object first).
 ASKS_FOR_CALLERS: Final = re.compile(
     r"^\W*(?:which|what|who|list|show|find)\b(?:(?!\b(?:does|do|did|is|are|was|were|will|can)\b)[^?])*?"
-    r"\b(?:calls?|calling|talks? to|talking to|uses?|using|depends? on|connects? to|reads? from|writes? to|queries|"
+    r"\b(?:calls?|calling|talks? to|talking to|uses?|using|depends? on|connects? to|reads?|reading|loads?|writes? to|queries|"
     r"hits|mounts?|references?|points? (?:at|to)|(?:sends?|forwards?|push(?:es)?|reports?|exports?|routes?) "
     r"(?:\w+ ){0,2}to)\b",
     re.IGNORECASE,
@@ -39,7 +39,7 @@ ASKS_FOR_CALLERS: Final = re.compile(
 #: object of a relation verb after an auxiliary, or the subject of a passive "by"), not for that object.
 ASKS_FOR_CALLEES: Final = re.compile(
     r"^\W*(?:which|what|list|show|find)\b[^?]*?\b(?:does|do|did|will|can)\b[^?]*?"
-    r"\b(?:call|talk to|use|depend on|connect to|read from|read|write to|query|hit|mount|reference|need|point at|"
+    r"\b(?:call|talk to|use|depend on|connect to|read from|read|load|write to|query|hit|mount|reference|need|point at|"
     r"(?:send|forward|push|report|export|route) (?:\w+ ){0,2}to|(?:keep|store|persist|save|cache) (?:\w+ ){0,2}(?:in|to))"
     r"\b|\b(?:used|called|mounted|read|referenced|needed|queried) by\b"
     r"|^\W*where\b[^?]*?\b(?:does|do|did|will|can)\b[^?]*?"

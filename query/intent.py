@@ -268,11 +268,13 @@ class Intent:
         neighbours: set[str] = set()
         selections: list[tuple[str, frozenset[str]]] = []
         pointing: set[str] = set()
+        # by name: the Service (or Secret) another named object uses and the workload behind it are one answer
         answers = {
-            own
-            for key, (own, _) in targets.items()
-            if self.callees and any(key in refs and other != own for other, refs in targets.values())
-        }  # by name: the Service another named object calls and the Deployment behind it are one answer
+            target
+            for own, refs in targets.values()
+            for ref in refs
+            if self.callees and (target := base_name(ref.rpartition("/")[2].lower())) != own
+        }
         for metadata in named:
             key, own = _key(metadata), _own(metadata)
             if own in answers:
@@ -414,8 +416,11 @@ class Intent:
         # are no calls
         own = _own(metadata)
         referencing = any(not self.callers or ref.rpartition("/")[2].lower() not in (name, own) for ref in named_refs)
-        if self.callers and named and not referencing:
-            named = CALLED  # "who calls books": books is what they call, not who
+        if self.callers and named >= BASE_NAME and not referencing:
+            # "who calls books": books is what they call, not who; "which workloads read the db-pass secret":
+            # the kind said beside it says what it is, not what is asked
+            named = CALLED
+            kind_named = kind_named if kind == self.asked_kind else CALLED
         namespace = fields.NAMESPACE.of(metadata).lower()
         neighbour = self._neighbour(metadata, kind=kind, name=name, namespace=namespace)
         if self.elsewhere(metadata):  # what the question names, it names in the place it names

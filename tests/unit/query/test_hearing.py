@@ -206,3 +206,39 @@ def test_a_namespace_run_together_is_the_place_not_the_answer() -> None:
     intent = read("trainticket tracing ui", names=frozenset({"ui", "jaeger"}), namespaces=frozenset({"train-ticket"}))
     namespace = intent.boost({"kind": "Namespace", "name": "train-ticket"})
     assert namespace < 0.8
+
+
+@pytest.mark.parametrize(
+    ("question", "callers", "callees"),
+    [
+        ("which workloads read the cart-redis-pass secret", True, False),
+        ("what loads the app-config configmap", True, False),
+        ("Which Secret does the orders deployment load for its RabbitMQ connection?", False, True),
+    ],
+)
+def test_reading_and_loading_are_relations(question: str, callers: bool, callees: bool) -> None:
+    intent = read(question)
+    assert (intent.callers, intent.callees) == (callers, callees)
+
+
+def test_a_named_callers_question_does_not_ask_for_the_kind_said_beside_the_name() -> None:
+    # "the cart-redis-pass secret" says what the named object is; the workloads that read it are the answer
+    secret = {"kind": "Secret", "name": "cart-redis-pass", "namespace": "shop"}
+    reader = {"kind": "Deployment", "name": "cart-redis", "namespace": "shop", "refs": ["Secret/shop/cart-redis-pass"]}
+    intent = read("which workloads read the cart-redis-pass secret", names=frozenset({"cart-redis-pass", "cart-redis"}))
+    assert intent.boost(reader) > intent.boost(secret)
+    # the kind asked first is asked: "which Service routes traffic to the orders pods" wants the Service
+    service = {"kind": "Service", "name": "orders", "namespace": "shop"}
+    routes = read("Which Service routes traffic to the orders pods?", names=frozenset({"orders"}))
+    assert routes.boost(service) >= KIND
+
+
+def test_what_another_named_object_uses_is_an_answer_by_its_name() -> None:
+    # orders uses Secret orders-rabbitmq: the StatefulSet orders-rabbitmq, named whole too, is no caller
+    orders = {"kind": "Deployment", "name": "orders", "namespace": "shop", "refs": ["Secret/shop/orders-rabbitmq"]}
+    broker = {"kind": "StatefulSet", "name": "orders-rabbitmq", "namespace": "shop"}
+    intent = read(
+        "which secret does the orders deployment load for its rabbitmq connection",
+        names=frozenset({"orders", "orders-rabbitmq"}),
+    ).around([orders, broker])
+    assert intent.pointing == {"orders"}
