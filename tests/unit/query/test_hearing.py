@@ -242,3 +242,17 @@ def test_what_another_named_object_uses_is_an_answer_by_its_name() -> None:
         names=frozenset({"orders", "orders-rabbitmq"}),
     ).around([orders, broker])
     assert intent.pointing == {"orders"}
+
+
+@pytest.mark.parametrize(
+    ("question", "trouble"),
+    [
+        ("Which pods in namespace calculator are not healthy, and why?", True),
+        ("The NFS server in fileshare never starts", True),
+        ("The autoscaler of the multiply service never scales", True),
+        ("Find which claims in fileshare are not bound", True),
+        ("what does the frontend serve", False),
+    ],
+)
+def test_trouble_is_read_in_its_negative_forms(question: str, trouble: bool) -> None:
+    assert read(question).trouble == trouble
