@@ -9,13 +9,15 @@ document ``d`` is ranked for a question ``q`` by ``<q - m, d - m>``, which, ``q`
 gains nothing from the question.
 
 The mean is estimated from up to :data:`SAMPLE` vectors of the collection and read again when the
-collection was written (its write stamp) and :data:`FRESH_SECONDS` have passed: it moves slowly.
+collection was written (its write stamp) and :data:`FRESH_SECONDS` have passed: it moves slowly, so
+answers use the mean they have while it is read again behind them.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
+import logging
 import time
 from collections.abc import Sequence
 from typing import Final
@@ -23,6 +25,8 @@ from typing import Final
 import numpy as np
 
 from kubevec.backends import Hit, VectorStore
+
+logger = logging.getLogger(__name__)
 
 #: Vectors read to estimate a collection's mean (a mean settles long before 2,000).
 SAMPLE: Final = 2000
@@ -40,6 +44,8 @@ class Centre:
     mean: np.ndarray | None = None
     #: one estimate at a time: agents asking at once when the mean expires wait for one read, not each do it
     lock: asyncio.Lock = dataclasses.field(default_factory=asyncio.Lock)
+    #: the estimate running behind the answers while they use the mean they have
+    refresh: asyncio.Task[np.ndarray | None] | None = None
 
 
 @dataclasses.dataclass
@@ -49,11 +55,26 @@ class Centres:
     _by_name: dict[str, Centre] = dataclasses.field(default_factory=dict)
 
     async def of(self, store: VectorStore, name: str) -> np.ndarray | None:
+        """The mean; the first question waits for it, later ones use the one they have while a stale one is
+        estimated again behind them (2,000 vectors cost 0.5 s at 100,000 documents: no question should wait)."""
         centre = self._by_name.setdefault(name, Centre())
-        if centre.mean is not None and time.monotonic() - centre.read_at < FRESH_SECONDS:
+        if centre.mean is None:
+            async with centre.lock:
+                return await self._estimate(store, name, centre=centre)
+        if time.monotonic() - centre.read_at >= FRESH_SECONDS and centre.refresh is None:
+            centre.refresh = asyncio.create_task(self._refresh(store, name, centre=centre))
+        return centre.mean
+
+    async def _refresh(self, store: VectorStore, name: str, *, centre: Centre) -> np.ndarray | None:
+        try:
+            async with centre.lock:
+                return await self._estimate(store, name, centre=centre)
+        except Exception as exc:  # the store is down: keep the mean there is, try again when it is stale
+            logger.warning("Kept the collection mean collection=%s reason=%s", name, type(exc).__name__)
+            centre.read_at = time.monotonic()
             return centre.mean
-        async with centre.lock:
-            return await self._estimate(store, name, centre=centre)
+        finally:
+            centre.refresh = None
 
     @staticmethod
     async def _estimate(store: VectorStore, name: str, *, centre: Centre) -> np.ndarray | None:

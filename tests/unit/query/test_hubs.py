@@ -47,10 +47,33 @@ async def test_the_mean_is_read_again_only_when_the_collection_changed() -> None
     first = await centres.of(store, "instances")
     await store.upsert("instances", [Record(id="c", vector=unit(0, 0, 1), text="c", metadata={"content_hash": "c"})])
     assert (await centres.of(store, "instances")) is first  # fresh for a minute
-    centres._by_name["instances"].read_at -= 120
+    centre = centres._by_name["instances"]
+    centre.read_at -= 120
+    assert (await centres.of(store, "instances")) is first  # stale: used while it is read again behind
+    assert centre.refresh is not None
+    await centre.refresh
     again = await centres.of(store, "instances")
     assert again is not None
     assert again[2] > 0
+
+
+async def test_a_mean_that_cannot_be_read_again_is_kept() -> None:
+    store = await store_of({"a": unit(1, 0, 0), "b": unit(0, 1, 0)})
+    centres = Centres()
+    first = await centres.of(store, "instances")
+    centre = centres._by_name["instances"]
+    centre.read_at -= 120
+
+    async def down(name: str) -> str:
+        raise ConnectionError("store down")
+
+    store.stamp = down  # type: ignore[method-assign]
+    await centres.of(store, "instances")
+    running = centre.refresh
+    assert running is not None
+    assert (await running) is first
+    assert not centres._by_name["instances"].refresh
+    assert (await centres.of(store, "instances")) is first
 
 
 async def test_agents_asking_at_once_share_one_estimate_of_the_mean() -> None:
