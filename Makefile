@@ -100,10 +100,11 @@ bench-retrieval: setup ## Recall@1/@5, MRR, latency of the configured embedder/r
 bench-answers: setup controlplane ## Instance answers on public applications (tests/bench/apps): hit@k, MRR, facts, graph, latency.
 	$(BIN)/python -m tests.bench.answers
 
-bench-scale: setup controlplane ## Issue 50 at 100k objects (stand-in embedder, no naive baseline; KUBEVEC_BENCH_* override): controller, readers, JSON in bench-scale.json; then `kubevec index crds` over 2,000 CRDs, then the keyword index at 100,000 documents (built, opened, following writes).
+bench-scale: setup controlplane ## Issue 50 at 100k objects (stand-in embedder, no naive baseline; KUBEVEC_BENCH_* override): controller, readers, JSON in bench-scale.json; then `kubevec index crds` over 2,000 CRDs, then the keyword index at 100,000 documents (built, opened, following writes), then what the instance ranking's own reads cost there.
 	KUBEVEC_BENCH_OBJECTS=$${KUBEVEC_BENCH_OBJECTS:-100000} KUBEVEC_BENCH_EMBEDDER=$${KUBEVEC_BENCH_EMBEDDER:-standin} \
 	KUBEVEC_BENCH_NAIVE=$${KUBEVEC_BENCH_NAIVE:-0} $(BIN)/python -m tests.bench.scale
 	$(BIN)/python -m tests.bench.keyword_index
+	$(BIN)/python -m tests.bench.read_costs
 
 ##@ Running
 

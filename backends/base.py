@@ -229,6 +229,21 @@ class BaseStore:
                 found[record.id] = record
         return [found[i] for i in unique if i in found]
 
+    @_measured("sample")
+    async def sample(self, name: str, *, limit: int) -> list[Record]:
+        """Up to ``limit`` records with their vectors, those the store reads cheapest (what a statistic of the
+        collection, such as its mean vector, is estimated from), in id order: the same in every process."""
+        await self._info(name)
+        found = await self._call(self._sample, name, limit)
+        if found is None:  # no cheaper way: the first ``limit`` in id order
+            ids: list[str] = []
+            async for record_id, _ in self.iter_ids(name, page_size=limit):
+                ids.append(record_id)
+                if len(ids) >= limit:
+                    break
+            found = await self._get_records(name, ids, include_vectors=True)
+        return sorted(found[:limit], key=lambda record: record.id)
+
     @_measured("count")
     async def count(self, name: str, filter: Filter | None = None) -> int:
         await self._info(name)
@@ -487,6 +502,10 @@ class BaseStore:
 
     def _count(self, name: str, filter: Filter | None) -> int:
         raise NotImplementedError
+
+    def _sample(self, name: str, limit: int) -> list[Record] | None:
+        """``limit`` records with vectors in one cheap read, or None (then :meth:`sample` pages ids in order)."""
+        return None
 
     def _page(
         self, name: str, filter: Filter | None, cursor: Cursor | None, limit: int, with_text: bool

@@ -228,6 +228,12 @@ class ChromaStore(BaseStore):
         result = self._collection(name).get(ids=ids, include=include)
         return _records(result, with_vectors=include_vectors, with_text=True)
 
+    def _sample(self, name: str, limit: int) -> list[Record] | None:
+        # the first rows Chroma holds, in one read: paging in id order reads every id first (0.3 s at 100,000)
+        return _records(
+            self._collection(name).get(limit=limit, include=["embeddings"]), with_vectors=True, with_text=False
+        )
+
     def _count(self, name: str, filter: Filter | None) -> int:
         if filter is None:
             return int(self._collection(name).count())

@@ -85,14 +85,9 @@ class Centres:
         if centre.mean is not None and stamp is not None and stamp == centre.stamp:
             centre.read_at = now
             return centre.mean
-        ids: list[str] = []
-        async for found in store.iter_ids(name):
-            ids.append(found[0])
-            if len(ids) >= SAMPLE:
-                break
         # in id order and in float64, so the same records give the same mean in every process: centred
         # scores feed a rank fusion, where a last-digit difference between two near scores moves places
-        vectors = [r.vector for r in await store.get(name, sorted(ids), include_vectors=True) if r.vector]
+        vectors = [r.vector for r in await store.sample(name, limit=SAMPLE) if r.vector]
         centre.mean = np.mean(np.asarray(vectors, dtype=np.float64), axis=0) if vectors else None
         centre.stamp, centre.read_at = stamp, now
         return centre.mean

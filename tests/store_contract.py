@@ -179,6 +179,18 @@ class StoreContract:
         got = [pair async for pair in store.iter_texts(name, page_size=7)]  # 120 records: a partial last page
         assert sorted(got) == sorted((r.id, r.text) for r in records)
 
+    async def test_a_sample_holds_stored_vectors_in_id_order(
+        self, store: VectorStore, loaded: tuple[str, list[Record]]
+    ) -> None:
+        name, records = loaded
+        by_id = {r.id: r for r in records}
+        got = await store.sample(name, limit=50)
+        assert len(got) == 50
+        assert [r.id for r in got] == sorted(r.id for r in got)
+        for record in got:
+            assert record.vector == pytest.approx(by_id[record.id].vector, abs=1e-5)
+        assert len(await store.sample(name, limit=10_000)) == len(records)
+
     async def test_metadata_round_trips(self, store: VectorStore, collection: str) -> None:
         (record,) = make_records(1)
         await store.upsert(collection, [record])

@@ -75,6 +75,7 @@ STORE_OPERATIONS: Final = (
     "delete",
     "delete_where",
     "get",
+    "sample",
     "count",
     "list_ids",
     "stamp",

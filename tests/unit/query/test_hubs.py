@@ -79,15 +79,15 @@ async def test_a_mean_that_cannot_be_read_again_is_kept() -> None:
 async def test_agents_asking_at_once_share_one_estimate_of_the_mean() -> None:
     store = await store_of({"a": unit(1, 0, 0), "b": unit(0, 1, 0)})
     reads = 0
-    real_get = store.get
+    real_sample = store.sample
 
-    async def counted_get(*args: object, **kwargs: object) -> object:
+    async def counted_sample(*args: object, **kwargs: object) -> object:
         nonlocal reads
         reads += 1
         await asyncio.sleep(0.01)  # a read takes time: the others arrive while it runs
-        return await real_get(*args, **kwargs)  # type: ignore[arg-type]
+        return await real_sample(*args, **kwargs)  # type: ignore[arg-type]
 
-    store.get = counted_get  # type: ignore[method-assign,assignment]
+    store.sample = counted_sample  # type: ignore[method-assign,assignment]
     centres = Centres()
     means = await asyncio.gather(*(centres.of(store, "instances") for _ in range(8)))
     assert reads == 1
