@@ -50,6 +50,7 @@ from kubevec.core import fields
 from kubevec.core.words import camel_words
 from kubevec.inference.software import repository
 from kubevec.query.asking import ASKS_FOR_CALLEES, ASKS_FOR_CALLERS, ASKS_FOR_VALUE, IN_NAMESPACE, TROUBLE
+from kubevec.query.folding import key_of
 from kubevec.query.hearing import Heard, forms
 from kubevec.query.kind_vocabulary import EMPTY, KindVocabulary
 from kubevec.query.spelling import (
@@ -167,12 +168,6 @@ def _as_cased(fixed: str | None, word: str) -> str:
     return fixed[:1].upper() + fixed[1:] if word[:1].isupper() else fixed
 
 
-def _key(metadata: Mapping[str, Any]) -> str:
-    return (
-        f"{fields.KIND.of(metadata)}/{fields.NAMESPACE.of(metadata) or '_cluster'}/{fields.NAME.of(metadata).lower()}"
-    )
-
-
 def _own(metadata: Mapping[str, Any]) -> str:
     """The name an object shares with its family: a Pod's workload's, a generated name's base."""
     owner, name = fields.OWNER.of(metadata), fields.NAME.of(metadata).lower()
@@ -264,7 +259,7 @@ class Intent:
         Asked for what a named object points at, a named object another named one points at is an answer,
         not what points ("which redis does the users service use": ``users-redis`` is named whole too)."""
         named = [metadata for metadata in candidates if self.names_exactly(metadata)]
-        targets = {_key(metadata): (_own(metadata), _targets(metadata)) for metadata in named}
+        targets = {key_of(metadata): (_own(metadata), _targets(metadata)) for metadata in named}
         neighbours: set[str] = set()
         selections: list[tuple[str, frozenset[str]]] = []
         pointing: set[str] = set()
@@ -276,7 +271,7 @@ class Intent:
             if self.callees and (target := base_name(ref.rpartition("/")[2].lower())) != own
         }
         for metadata in named:
-            key, own = _key(metadata), _own(metadata)
+            key, own = key_of(metadata), _own(metadata)
             if own in answers:
                 continue
             pointing.add(own)
@@ -513,11 +508,14 @@ class Intent:
     ) -> float:
         """How well the question names ``name``: whole, by its generated name's base, or by its parts.
 
-        A part is named by a word of the question, by an abbreviation ("database": ``catalogue-db``), by
-        the object's namespace (``where``: "the frontend" in namespace sourcegraph is ``sourcegraph-frontend``),
-        or, when it is the name of the software the object runs, by what the question says that software
-        is ("the geo database": ``mongodb-geo`` runs MongoDB, a database). Those only complete a name the
-        question's own words have begun: alone they name every database."""
+        A part is named by a word of the question, in the forms names are written in (:mod:`kubevec.query.hearing`:
+        "collected" hears ``collector``, "the rate limiter" ``ratelimit``), by an abbreviation ("database":
+        ``catalogue-db``), by the object's namespace (``where``: "the frontend" in namespace sourcegraph is
+        ``sourcegraph-frontend``), or, when it is the name of the software the object runs, by what the
+        question says that software is ("the geo database": ``mongodb-geo`` runs MongoDB, a database). Those
+        only complete a name the question's own words have begun: alone they name every database, and a
+        namespace alone names nothing there. ``unsaid``: words read as not said (those that named what
+        points at this object)."""
         if not name:
             return 0.0
         if unsaid:  # read as if the question had not said these words, in any of their forms
