@@ -119,7 +119,9 @@ def _ingress(source: Redacted, _: InstancePolicy) -> list[str]:
             service = ((path or {}).get("backend") or {}).get("service") or {}
             if service.get("name"):
                 backends.append(f"{path.get('path', '/')} -> {service['name']}")
-    out = []
+    # what an Ingress is for, in the words questions use ("which services expose the shop outside the cluster"),
+    # as a NodePort Service says it (``REACH``): a small model does not know it from the kind's name
+    out = ["exposes: HTTP from outside the cluster to Services"]
     if hosts:
         out.append("hosts: " + ", ".join(hosts[:MAX_LIST_ITEMS]))
     if backends:

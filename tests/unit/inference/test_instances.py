@@ -212,7 +212,7 @@ def test_churn_does_not_change_the_hash_but_labels_and_images_do() -> None:
                 },
             },
             "ingresses",
-            ["hosts: shop.example.com", "routes: / -> web"],
+            ["exposes: HTTP from outside the cluster to Services", "hosts: shop.example.com", "routes: / -> web"],
         ),
         (
             {
