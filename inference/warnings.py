@@ -47,8 +47,24 @@ class Warning:
         return hashlib.sha256(f"{self.reason}\0{self.message}".encode()).hexdigest()[:12]
 
 
+def named(*, kind: str, namespace: str | None, name: str) -> str:
+    """The key of an object a Warning Event names without its uid: ``Kind/namespace/name``."""
+    return f"{kind}/{namespace or '_cluster'}/{name}"
+
+
+def named_of(body: Mapping[str, Any]) -> str | None:
+    """The key a Warning Event without a uid regards ``body`` by (see :func:`named`)."""
+    meta, kind = body.get("metadata"), body.get("kind")
+    who = ObjectName.of(meta if isinstance(meta, Mapping) else {})
+    return named(kind=kind, namespace=who.namespace, name=who.name) if isinstance(kind, str) and who.name else None
+
+
 def warning_of(event: Mapping[str, Any]) -> tuple[str, Warning] | None:
-    """``(uid of the object it regards, Warning)`` for a ``v1`` Warning Event, else None (odd shapes too)."""
+    """``(uid of the object it regards, Warning)`` for a ``v1`` Warning Event, else None (odd shapes too).
+
+    An Event whose ``involvedObject`` has no uid (written by hand, or by a tool that did not look it up)
+    regards its object by kind, namespace and name instead (:func:`named`): :meth:`Warnings.latest`
+    reads both."""
     if not isinstance(event, Mapping) or event.get("type") != "Warning":
         return None
     involved = event.get("involvedObject") or event.get("regarding")
@@ -57,7 +73,14 @@ def warning_of(event: Mapping[str, Any]) -> tuple[str, Warning] | None:
         return None
     who = ObjectName.of(meta)
     uid, reason = involved.get("uid"), event.get("reason")
-    if not isinstance(uid, str) or not uid or not isinstance(reason, str) or not reason:
+    if not isinstance(uid, str) or not uid:
+        # an Event written by hand or by a tool that did not know the uid: its object by kind and name
+        kind, name = involved.get("kind"), involved.get("name")
+        namespace = involved.get("namespace") or who.namespace
+        if not isinstance(kind, str) or not isinstance(name, str) or not kind or not name:
+            return None
+        uid = named(kind=kind, namespace=namespace if isinstance(namespace, str) else None, name=name)
+    if not isinstance(reason, str) or not reason:
         return None
     message = event.get("message") or event.get("note") or ""
     series = event.get("series")
@@ -87,8 +110,9 @@ class Warnings:
         self._by_object: dict[str, dict[str, Warning]] = {}
         self._object_of: dict[str, str] = {}  # event -> the uid it regards
 
-    def latest(self, uid: str | None) -> Warning | None:
-        events = self._by_object.get(uid or "")
+    def latest(self, uid: str | None, *, key: str | None = None) -> Warning | None:
+        """The latest warning regarding the object with ``uid``, or named ``key`` (see :func:`named`)."""
+        events = {**self._by_object.get(uid or "", {}), **(self._by_object.get(key, {}) if key else {})}
         return max(events.values(), key=lambda w: (w.at, w.event)) if events else None
 
     def observe(self, *, event_type: str | None, body: Mapping[str, Any]) -> str | None:

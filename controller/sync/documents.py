@@ -37,7 +37,7 @@ from kubevec.inference.documents import CAPABILITIES, INSTANCES, SCHEMA_VERSION,
 from kubevec.inference.identity import ObjectName, ResourceRef
 from kubevec.inference.instances import InstancePolicy, build_instance
 from kubevec.inference.redaction import redact_text
-from kubevec.inference.warnings import Warnings
+from kubevec.inference.warnings import Warnings, named_of
 
 logger = logging.getLogger(__name__)
 
@@ -117,7 +117,7 @@ class DocumentBuilder:
         if key is not None and self.built_from(INSTANCES, key[0]) == key[1]:
             return Unchanged(INSTANCES, key[0])
         identity = _identity(body, plural=plural)
-        warning = self.warnings.latest(uid)
+        warning = self.warnings.latest(uid, key=named_of(body))
         notes = self.notes
         try:
             built = build_instance(
@@ -156,7 +156,7 @@ class DocumentBuilder:
             ref = ResourceRef.from_api_version(api_version, kind=kind, plural=plural)
             document_id = ref.instance_id(cluster=self.cluster, namespace=who.namespace or None, name=who.name)
         digest = hashlib.sha256(repr(policy).encode()).hexdigest()[:12]  # every field of the (frozen) policy
-        warning = self.warnings.latest(who.uid)
+        warning = self.warnings.latest(who.uid, key=named_of(body))
         said = f"/w{warning.digest}" if warning is not None else ""  # a new warning rebuilds; a repeat does not
         noted = "/n" if self.notes is not None else ""  # turning workload notes on builds every object once
         return document_id, f"{who.uid}/{who.resource_version}/{digest}{said}{noted}/{self._version}"

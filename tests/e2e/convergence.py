@@ -28,7 +28,7 @@ from kubevec.inference.capabilities import describe_crd
 from kubevec.inference.documents import CAPABILITIES, COLLECTIONS, INSTANCES, Collection
 from kubevec.inference.fleet import is_shared, parts_of, resource_of
 from kubevec.inference.instances import build_instance
-from kubevec.inference.warnings import Warnings
+from kubevec.inference.warnings import Warnings, named_of
 
 Hashes = dict[Collection, dict[str, str]]
 
@@ -87,7 +87,7 @@ async def expected(*, kubeconfig: Path, cluster: str) -> Hashes:
                         plural=resource.ref.plural,
                         cluster=cluster,
                         policy=policy.instance_policy,
-                        warning=warnings.latest(str(obj["metadata"].get("uid") or "")),
+                        warning=warnings.latest(str(obj["metadata"].get("uid") or ""), key=named_of(obj)),
                     ).to_document()
                 except InferenceError:
                     continue

@@ -29,7 +29,7 @@ POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web", "namespace
 
 def test_only_warnings_with_an_object_count() -> None:
     assert warning_of(event("a", kind="Normal")) is None
-    assert warning_of({**event("a"), "involvedObject": {"name": "web"}}) is None  # no uid
+    assert warning_of({**event("a"), "involvedObject": {"name": "web"}}) is None  # neither uid nor kind
     assert warning_of({"type": "Warning"}) is None
     uid, warning = warning_of(event("a")) or ("", None)
     assert uid == UID
@@ -75,3 +75,29 @@ def test_a_new_warning_changes_what_a_document_is_built_from() -> None:
     assert isinstance(warned, Document)
     assert plain.metadata["built_from"] != warned.metadata["built_from"]
     assert warned.metadata["warning_reason"] == "FailedMount"
+
+
+def test_a_warning_without_the_objects_uid_regards_it_by_kind_and_name() -> None:
+    """Events written by hand or by tools that never looked the uid up (incident fixtures, some operators)."""
+    handwritten = event("a", reason="ProvisioningFailed", message='storageclass "fast" not found')
+    handwritten["involvedObject"] = {"apiVersion": "v1", "kind": "Pod", "name": "web", "namespace": "shop"}
+    key, warning = warning_of(handwritten) or ("", None)
+    assert key == "Pod/shop/web"
+    assert warning is not None
+    builder = DocumentBuilder(cluster="c", metrics=Metrics(), built_from=lambda *_: None)
+    policy = InstancePolicy()
+    plain = builder.instance(POD, plural="pods", policy=policy)
+    assert builder.warnings.observe(event_type="ADDED", body=handwritten) == "Pod/shop/web"
+    warned = builder.instance(POD, plural="pods", policy=policy)
+    assert isinstance(plain, Document)
+    assert isinstance(warned, Document)
+    assert warned.metadata["warning_reason"] == "ProvisioningFailed"
+    assert plain.metadata["built_from"] != warned.metadata["built_from"]  # rebuilt when it comes
+    # another object of that name elsewhere is not what it regards
+    other = {**POD, "metadata": {**POD["metadata"], "namespace": "lab", "uid": "another"}}
+    elsewhere = builder.instance(other, plural="pods", policy=policy)
+    assert isinstance(elsewhere, Document)
+    assert "warning_reason" not in elsewhere.metadata
+    # the uid's warnings and the name's are one history: the latest of both wins
+    builder.warnings.observe(event_type="ADDED", body=event("b", reason="BackOff", at="2026-01-01T03:00:00Z"))
+    assert (builder.warnings.latest(UID, key="Pod/shop/web") or warning).reason == "BackOff"
