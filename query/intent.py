@@ -487,7 +487,8 @@ class Intent:
         """The question's words meet the candidate's reasons or message ("out of memory": ``OOMKilled``)."""
         said: list[str] = []
         reasons = [fields.HEALTH_REASON.of(metadata), *fields.CONTAINER_REASONS.of(metadata)]
-        for item in [*reasons, fields.HEALTH_MESSAGE.of(metadata)]:
+        reasons += [fields.WARNING_REASON.of(metadata)]  # its latest Warning Event says why as well
+        for item in [*reasons, fields.HEALTH_MESSAGE.of(metadata), fields.WARNING_MESSAGE.of(metadata)]:
             said += [w.lower() for w in camel_words(item)]
         stems = {w[:5] for w in said if len(w) >= 3}
         asked = {_SYNONYMS.get(w, w)[:5] for w in self.words if len(w) >= 3 and w not in _STOP}

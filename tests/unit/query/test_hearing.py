@@ -1,4 +1,4 @@
-"""A question's words meet the names it means in the forms names are written in, and not the names its place is in."""
+"""How questions are read: name parts in the forms names are written in, places, relations, values and trouble."""
 
 from __future__ import annotations
 
@@ -256,3 +256,12 @@ def test_what_another_named_object_uses_is_an_answer_by_its_name() -> None:
 )
 def test_trouble_is_read_in_its_negative_forms(question: str, trouble: bool) -> None:
     assert read(question).trouble == trouble
+
+
+def test_a_warning_says_why_as_the_status_does() -> None:
+    intent = read("find the claim with the provisioning failure")
+    assert intent.trouble
+    warned = {"kind": "PersistentVolumeClaim", "name": "pgsql", "namespace": "sg", "health": "progressing",
+              "warning_reason": "ProvisioningFailed"}  # fmt: skip
+    pending = {"kind": "PersistentVolumeClaim", "name": "blobstore", "namespace": "sg", "health": "progressing"}
+    assert intent.boost(warned) > intent.boost(pending)
