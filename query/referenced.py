@@ -48,7 +48,10 @@ def referenced(
 
 def _answer(ref: str, users: list[tuple[Hit, float]]) -> tuple[Hit, float]:
     _, namespace, name = ref.split("/", 2)
-    users = sorted(users, key=lambda pair: (-pair[1], pair[0].id))[:MAX_USERS]
+    best = max(score for _, score in users)
+    # a workload's Pods and ReplicaSets say what it says: list the workloads (or, without them, whoever there is)
+    heads = [pair for pair in users if not fields.OWNER.of(pair[0].metadata)] or users
+    users = sorted(heads, key=lambda pair: (-pair[1], pair[0].id))[:MAX_USERS]
     cluster = fields.CLUSTER.of(users[0][0].metadata)
     said = []
     for hit, _ in users:
@@ -71,7 +74,6 @@ def _answer(ref: str, users: list[tuple[Hit, float]]) -> tuple[Hit, float]:
     }
     if cluster:
         metadata[fields.CLUSTER.name] = cluster
-    best = users[0][1]
     # its id is its key (Kind/namespace/name): no document has it, and ``related`` takes it as it is
     return Hit(id=ref, score=users[0][0].score, text=text, metadata=metadata), best
 

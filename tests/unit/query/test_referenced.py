@@ -32,6 +32,22 @@ def catalog() -> list[tuple[str, dict[str, Any]]]:
             },
         ),
         (
+            "pods",  # the StatefulSet's Pod refers to the Secret too: its workload answers for it
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {
+                    "name": "catalog-mysql-0",
+                    "namespace": "shop",
+                    "labels": {"app": "catalog-mysql"},
+                    "ownerReferences": [
+                        {"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "catalog-mysql", "uid": "u"}
+                    ],
+                },
+                "spec": template["spec"],
+            },
+        ),
+        (
             "deployments",
             {
                 "apiVersion": "apps/v1",
