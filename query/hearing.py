@@ -58,10 +58,10 @@ class Heard:
         together (both or one, the other a plain word), else 0."""
         if not self.said.isdisjoint(forms(part)):
             return 1.0
-        if len(part) < 2 * SHORTEST or part in dictionary():
+        english = dictionary()
+        if len(part) < 2 * SHORTEST or part in english:
             return 0.0
         best = 0.0
-        english = dictionary()
         for at in range(SHORTEST, len(part) - SHORTEST + 1):
             head, tail = part[:at], part[at:]
             heard_head, heard_tail = self._word(head), self._word(tail)

@@ -168,11 +168,14 @@ def _as_cased(fixed: str | None, word: str) -> str:
     return fixed[:1].upper() + fixed[1:] if word[:1].isupper() else fixed
 
 
-def _own(metadata: Mapping[str, Any]) -> str:
+def _family_name(name: str, *, kind: str, owner: str) -> str:
     """The name an object shares with its family: a Pod's workload's, a generated name's base."""
-    owner, name = fields.OWNER.of(metadata), fields.NAME.of(metadata).lower()
-    return (
-        base_name(owner.rpartition("/")[2].lower()) if fields.KIND.of(metadata) == "Pod" and owner else base_name(name)
+    return base_name(owner.rpartition("/")[2].lower()) if kind == "Pod" and owner else base_name(name)
+
+
+def _own(metadata: Mapping[str, Any]) -> str:
+    return _family_name(
+        fields.NAME.of(metadata).lower(), kind=fields.KIND.of(metadata), owner=fields.OWNER.of(metadata)
     )
 
 
@@ -427,9 +430,8 @@ class Intent:
         if family:
             named = CALLED  # "which database does orders use": orders is what uses it, not the answer
         elif callees and neighbour and named:  # the words that named what points do not name what it points at
-            unsaid = frozenset(word for pointer in self.pointing for word in pointer.split("-"))
-            named = self._name(
-                name, kind=kind, owner=fields.OWNER.of(metadata), images=fields.IMAGES.of(metadata), unsaid=unsaid
+            named = self._without_pointers._name(
+                name, kind=kind, owner=fields.OWNER.of(metadata), images=fields.IMAGES.of(metadata)
             )
         score = KIND * kind_named + named
         if any(p in self.phrases or p.replace("-", "") in self.phrases for p in places(metadata)):
@@ -505,7 +507,6 @@ class Intent:
         owner: str,
         images: list[str],
         where: frozenset[str] = frozenset(),
-        unsaid: frozenset[str] = frozenset(),
     ) -> float:
         """How well the question names ``name``: whole, by its generated name's base, or by its parts.
 
@@ -515,20 +516,12 @@ class Intent:
         ``sourcegraph-frontend``), or, when it is the name of the software the object runs, by what the
         question says that software is ("the geo database": ``mongodb-geo`` runs MongoDB, a database). Those
         only complete a name the question's own words have begun: alone they name every database, and a
-        namespace alone names nothing there. ``unsaid``: words read as not said (those that named what
-        points at this object)."""
+        namespace alone names nothing there."""
         if not name:
             return 0.0
-        if unsaid:  # read as if the question had not said these words, in any of their forms
-            gone = {form for word in unsaid for form in forms(word)}
-            kept = frozenset(p for p in self.phrases if gone.isdisjoint(forms(p)))
-            words = tuple(w for w in self.words if gone.isdisjoint(forms(w)))
-            return dataclasses.replace(self, phrases=kept, words=words)._name(
-                name, kind=kind, owner=owner, images=images, where=where
-            )
         if name in self.phrases and name not in self.shadowed:
             return EXACT_NAME
-        base = base_name(owner.rpartition("/")[2].lower()) if kind == "Pod" and owner else base_name(name)
+        base = _family_name(name, kind=kind, owner=owner)
         if base != name and base in self.phrases and base not in self.shadowed:
             return BASE_NAME
         if "-" in name and name.replace("-", "") in self.phrases:
@@ -548,6 +541,15 @@ class Intent:
         if len(parts) > 1 and covered == len(parts):
             return EXACT_NAME  # every word of the name, not side by side ("rules for node exporter")
         return PARTIAL_NAME * covered / len(parts)
+
+    @functools.cached_property
+    def _without_pointers(self) -> Intent:
+        """This question read as if it had not said the names of what points (:attr:`pointing`), in any of
+        their forms: they do not name what those objects point at. Read once per question."""
+        gone = {form for pointer in self.pointing for word in pointer.split("-") for form in forms(word)}
+        kept = frozenset(p for p in self.phrases if gone.isdisjoint(forms(p)))
+        words = tuple(w for w in self.words if gone.isdisjoint(forms(w)))
+        return dataclasses.replace(self, phrases=kept, words=words)
 
     @functools.cached_property
     def _heard(self) -> Heard:

@@ -177,8 +177,9 @@ class Searcher:
             mean = await self.sources.centres.of(self.sources.store, name)
             if mean is not None:  # hubs (near every question) rank by what they share with this one only
                 dense = await centred(self.sources.store, name, hits=dense, mean=mean)
+        topic = without_place(query) if request.collection == INSTANCES else query  # its words, the place left out
         place = place_of(query) if request.collection == INSTANCES and request.namespace is None else None
-        if place is not None and (topic := without_place(query)) != query.lower():
+        if place is not None and topic != query.lower():
             dense = await self._placed(
                 name, request=request, topic=topic, place=place, dense=dense, conditions=conditions
             )
@@ -188,7 +189,7 @@ class Searcher:
             known: dict[str, float] = {}
             lexical = await self._lexical(
                 name,
-                query=without_place(query) if request.collection == INSTANCES else query,
+                query=topic,
                 keyword=request.keyword,
                 filter=conditions,
                 k=pool,
