@@ -3,8 +3,8 @@
 Built only from ``metadata`` (name, namespace, labels, owner, selected annotations, uid, creation
 time) and ``spec``-like content, after redaction: per kind, the facts agents ask for (containers'
 resources, probes and placement, NetworkPolicy rules, Role rules, binding subjects, quota limits,
-autoscaler targets; a custom resource's spec leaves by path), never a container's ``env``,
-``command`` or ``args``. ``resourceVersion``, ``generation`` and timestamps other than creation are
+autoscaler targets; a custom resource's spec leaves by path), never a container's ``env`` values
+nor its arguments (its program and flag names only). ``resourceVersion``, ``generation`` and timestamps other than creation are
 never read, and ``status`` only for the health summary (``inference/health.py``) and a quota's usage,
 both in the metadata, as are the latest Warning Event (``inference/warnings.py``), the references
 to other objects (``inference/references.py``) and the facts for listing (:func:`facts_of`). So

@@ -18,6 +18,8 @@ def _disruption_budget(source: Redacted, _: InstancePolicy) -> list[str]:
     spec = source.obj.get("spec") or {}
     out = [f"{key}: {spec[key]}" for key in ("minAvailable", "maxUnavailable") if key in spec]
     out.append(f"selector: {label_selector(spec.get('selector'))}")
+    # what a budget is for, in the words asked ("what limits evictions of the database pods")
+    out.append("protects: the Pods it selects from voluntary disruptions (evictions, node drains)")
     return out
 
 

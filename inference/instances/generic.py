@@ -20,18 +20,24 @@ from kubevec.inference.instances.summary import (
 )
 from kubevec.inference.redaction import REDACTED, Redacted
 
+#: Top-level fields that are not what a spec-less kind (StorageClass, PriorityClass) configures: the
+#: head, the status, and a ConfigMap's or Secret's values (never read here; the gate dropped them too).
+_NOT_SPEC: Final = frozenset({"apiVersion", "kind", "metadata", "status", "data", "stringData", "binaryData"})
 #: Maps rendered as ``key=value`` pairs rather than one field per key.
 _PAIR_MAPS = re.compile(r"(labels|selector|matchLabels|annotations|nodeSelector)$", re.IGNORECASE)
 
 
 def spec_summary(source: Redacted, _: InstancePolicy) -> list[str]:
-    """Any other kind (custom resources, schemaless or not): the spec's leaves by path, shallow first.
+    """Any other kind (custom resources, schemaless or not): the spec's leaves by path, shallow first;
+    for a kind with no spec, its top-level fields (``provisioner: pd.csi.storage.gke.io``, ``parameters.type``).
 
     ``endpoints.port: web, reloader-web`` for a list of maps, ``selector: app=web`` for a label map,
     ``issuerRef: ClusterIssuer/letsencrypt`` for a reference; at most :data:`MAX_SPEC_FIELDS` paths of
     :data:`MAX_LIST_ITEMS` values, so a huge spec costs a bounded line (the redaction already ran)."""
     spec = source.obj.get("spec")
-    if not isinstance(spec, Mapping):
+    if not isinstance(spec, Mapping):  # a kind whose fields are at the top (StorageClass, PriorityClass)
+        spec = {k: v for k, v in source.obj.items() if k not in _NOT_SPEC}
+    if not spec:
         return []
     paths: dict[str, list[str]] = {}
     depth_of: dict[str, int] = {}

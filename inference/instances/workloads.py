@@ -3,10 +3,11 @@
 One pod template, read the same way for every such kind: images and the software they are,
 ports, replicas, schedule, update strategy, each container's resources, mounts, probes and
 security switches, placement (and the pod's own hostname) and the volumes that name no object.
-``env``, ``command`` and ``args`` are not shown (see docs/security.md): env variables by name, the
-ConfigMap or Secret *key* a variable is taken from, and the network addresses in values and
-arguments (:mod:`kubevec.inference.addresses`), by scheme, host and port, with the variable that
-holds each. :func:`workload_metadata` is what agents list and count such objects by.
+``env`` values and arguments are not shown (see docs/security.md): env variables by name, the
+ConfigMap or Secret *key* a variable is taken from, the program a container runs and its flags by
+name, and the network addresses in values and arguments (:mod:`kubevec.inference.addresses`), by
+scheme, host and port, with the variable that holds each. A StatefulSet adds its governing Service
+and the claims of each replica. :func:`workload_metadata` is what agents list and count such objects by.
 """
 
 from __future__ import annotations
@@ -81,6 +82,7 @@ def _workload(source: Redacted, _: InstancePolicy) -> list[str]:
             how = spec.get(field)
             if isinstance(how, Mapping) and isinstance(how.get("type"), str):
                 out.append(f"strategy: {how['type']}")
+        out.extend(_stateful(spec))
     if pod.get("serviceAccountName"):
         out.append(f"serviceAccount: {pod['serviceAccountName']}")
     if scraped := _scraped(obj):
@@ -152,12 +154,14 @@ def _key_refs(container: Mapping[str, Any]) -> str:
 def _container(container: Mapping[str, Any], *, image: bool = False) -> str:
     """``requests cpu=100m memory=64Mi; limits ...; env NAME OTHER; readiness http /healthz 8080; runAsNonRoot``.
 
-    ``env``, ``command`` and ``args`` are not shown (see docs/security.md): they are where people paste
-    credentials, and the objects a container takes its environment from are references already (the
+    ``env`` values and arguments are not shown (see docs/security.md): they are where people paste
+    credentials (the program and its flag names are: :func:`_runs`), and the objects a container takes its environment from are references already (the
     addresses in them are read apart: :func:`addresses`)."""
     parts = []
     if image and container.get("image"):
         parts.append(f"image {container['image']}")
+    if runs := _runs(container):
+        parts.append(f"runs {runs}")
     resources = container.get("resources")
     if isinstance(resources, Mapping):
         for key in ("requests", "limits"):
@@ -255,6 +259,32 @@ def _program(command: list[Any]) -> str:
     return program[:60]
 
 
+#: A flag by name (``--autostart``, ``--config=<value>`` says ``--config``); single-dash clusters
+#: (``-pSecret``) are not flags to say.
+_FLAG: Final = re.compile(r"--[A-Za-z][A-Za-z0-9-]{0,40}(?==|$)")
+#: The first argument when it names a program or subcommand (``torchserve``, ``driver``), not a file.
+_SUBCOMMAND: Final = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,39}")
+#: Flags said per container.
+_MAX_FLAGS: Final = 8
+
+
+def _runs(container: Mapping[str, Any]) -> str:
+    """``torchserve --start --foreground``: the program a container starts and its flags, by name alone
+    ("what command starts the load generator", "torchserve memory"). Values and positional arguments
+    are not stored (``--password=x`` says ``--password``); a shell says the first word of its script."""
+    command, args = container.get("command"), container.get("args")
+    words = [str(w) for w in (command if isinstance(command, list) else [])]
+    words += [str(w) for w in (args if isinstance(args, list) else [])]
+    if not words:
+        return ""
+    program = _program(words) if not words[0].startswith("-") else ""
+    name = program.split(": ", 1)[-1]
+    if not _PROGRAM.fullmatch(name) or (not command and not _SUBCOMMAND.fullmatch(words[0])):
+        program = ""  # a redacted value, or a path handed to the image's own program: no program's name
+    flags = list(dict.fromkeys(m.group(0) for w in words[1 if program else 0 :] if (m := _FLAG.match(w))))
+    return " ".join([program, *flags[:_MAX_FLAGS]]).strip()
+
+
 def _placement(pod: Mapping[str, Any]) -> list[str]:
     out = []
     selector = pod.get("nodeSelector")
@@ -269,7 +299,14 @@ def _placement(pod: Mapping[str, Any]) -> list[str]:
         out.append("tolerations: " + ", ".join(tolerations[:MAX_LIST_ITEMS]))
     affinity = pod.get("affinity")
     if isinstance(affinity, Mapping) and affinity:
-        out.append("affinity: " + ", ".join(sorted(str(k) for k in affinity)))
+        out.append("affinity: " + ", ".join(_affinity(affinity)))
+    spread = [
+        f"{c['topologyKey']} (maxSkew {c.get('maxSkew', 1)}, {c.get('whenUnsatisfiable', 'DoNotSchedule')})"
+        for c in pod.get("topologySpreadConstraints") or []
+        if isinstance(c, Mapping) and isinstance(c.get("topologyKey"), str)
+    ]
+    if spread:
+        out.append("spread across: " + ", ".join(spread[:MAX_LIST_ITEMS]))
     for flag in ("hostNetwork", "hostPID", "hostIPC"):
         if pod.get(flag) is True:
             out.append(f"{flag}: true")
@@ -280,6 +317,44 @@ def _placement(pod: Mapping[str, Any]) -> list[str]:
         out.append(f"priorityClass: {pod['priorityClassName']}")
     if pod.get("nodeName"):
         out.append(f"node: {pod['nodeName']}")
+    return out
+
+
+def _affinity(affinity: Mapping[str, Any]) -> list[str]:
+    """``podAntiAffinity by kubernetes.io/hostname``: each kind of affinity with the topology keys its
+    terms spread or gather by ("how are the database pods spread across hosts and zones")."""
+    out = []
+    for kind in sorted(str(k) for k in affinity):
+        rules = affinity[kind] if isinstance(affinity[kind], Mapping) else {}
+        terms = [t for how in rules.values() if isinstance(how, list) for t in how if isinstance(t, Mapping)]
+        keys = {
+            str(term.get("topologyKey") or (term.get("podAffinityTerm") or {}).get("topologyKey") or "")
+            for term in terms
+            if isinstance(term.get("podAffinityTerm") or {}, Mapping)
+        } - {""}
+        out.append(f"{kind} by {', '.join(sorted(keys))}" if keys else kind)
+    return out
+
+
+def _stateful(spec: Mapping[str, Any]) -> list[str]:
+    """A StatefulSet's governing Service and the claims each replica gets (``claims: data 10Gi
+    ReadWriteOnce fast-ssd``): "how big is each member's volume", "which Service governs the set"."""
+    out = []
+    if isinstance(spec.get("serviceName"), str) and spec["serviceName"]:
+        out.append(f"governing service: {spec['serviceName']}")
+    claims = []
+    for template in spec.get("volumeClaimTemplates") or []:
+        if not isinstance(template, Mapping):
+            continue
+        claim: Mapping[str, Any] = c if isinstance(c := template.get("spec"), Mapping) else {}
+        size = ((claim.get("resources") or {}).get("requests") or {}).get("storage")
+        modes: list[Any] = m if isinstance(m := claim.get("accessModes"), list) else []
+        words = [str((template.get("metadata") or {}).get("name") or "?"), str(size or ""), *map(str, modes)]
+        if claim.get("storageClassName"):
+            words.append(f"storageClass {claim['storageClassName']}")
+        claims.append(" ".join(w for w in words if w))
+    if claims:
+        out.append("claims per replica: " + ", ".join(claims[:MAX_LIST_ITEMS]))
     return out
 
 
