@@ -57,6 +57,17 @@ ASKS_FOR_VALUE: Final = re.compile(
 )
 
 
+#: "what scales the inference server", "what limits evictions of the MySQL pods", "who owns the orders
+#: claim": the question asks for the subject of a verb (the word after "what" ends as a verb in the third
+#: person does, and no auxiliary follows it, so it is no noun: "what limits does X have"); the kinds it
+#: names after the verb are what the answer acts on, not what it is.
+ASKS_FOR_SUBJECT: Final = re.compile(
+    r"^\W*(?:what|which|who)\s+(?!(?:is|was|has|does|goes)\b)([a-z]{3,}s)\b"
+    r"(?!\s+(?:is|are|was|were|does|do|did|has|have|had|can|could|will|would|should|may|must|run|runs|exist)\b)",
+    re.IGNORECASE,
+)
+
+
 def without_place(question: str) -> str:
     """The question without the namespace it places itself in ("... in the calculator namespace"): the
     words that rank documents by their topic. A place is where to look, not what: every object there

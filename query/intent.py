@@ -49,7 +49,14 @@ from typing import Any, Final
 from kubevec.core import fields
 from kubevec.core.words import camel_words
 from kubevec.inference.software import repository
-from kubevec.query.asking import ASKS_FOR_CALLEES, ASKS_FOR_CALLERS, ASKS_FOR_VALUE, IN_NAMESPACE, TROUBLE
+from kubevec.query.asking import (
+    ASKS_FOR_CALLEES,
+    ASKS_FOR_CALLERS,
+    ASKS_FOR_SUBJECT,
+    ASKS_FOR_VALUE,
+    IN_NAMESPACE,
+    TROUBLE,
+)
 from kubevec.query.folding import key_of
 from kubevec.query.hearing import Heard, forms
 from kubevec.query.kind_vocabulary import EMPTY, KindVocabulary
@@ -336,7 +343,7 @@ class Intent:
     def names_kind(self, kind: str) -> float:
         """1 when the question names ``kind`` (longest phrase wins), :data:`CLUSTER_TWIN` for its Cluster twin, else 0."""
         named = self.kinds
-        if kind in named and self.asked_kind not in (None, kind):
+        if kind in named and (self.asked_kind not in (None, kind) or self._asks_for_a_subject):
             return CONTEXT_KIND  # "which Service routes traffic to the orders pods": Pods say where
         if kind in named:
             if kind in EVERYDAY_KINDS and self._says_only_the_everyday_word(kind):
@@ -360,6 +367,16 @@ class Intent:
             return None
         at, kind = places[0]
         return kind if all(w in _ASKING for w in self.words[:at]) else None
+
+    @functools.cached_property
+    def _asks_for_a_subject(self) -> bool:
+        """The question asks for what does something to the objects it names ("what limits evictions of the
+        MySQL pods"), its verb not a kind's word ("which services call ..." asks for Services)."""
+        found = ASKS_FOR_SUBJECT.search(self.question)
+        if found is None:
+            return False
+        verb = found.group(1).lower()
+        return verb not in _ASKING and not kinds_named((verb,), names=frozenset(), vocabulary=self.vocabulary)
 
     def _says_only_the_everyday_word(self, kind: str) -> bool:
         """The kind is named by its everyday word in lower case or first in the question, not spelt as the
@@ -447,7 +464,9 @@ class Intent:
             score += CALLER if self.callers else REFERENCE
         if neighbour and callees and not family:  # the named family points at each other: no answer
             score += CALLEE
-        elif neighbour and name not in self.phrases:  # one the question spells out gains as named already
+        elif neighbour and name not in self.phrases and kind_named != CONTEXT_KIND:
+            # one the question spells out gains as named already; one of a kind said as context ("which Service
+            # exposes the router pods": Pods) is where the answer points, not the answer
             score += NEIGHBOUR
         if self.trouble:
             health = fields.HEALTH.of(metadata)

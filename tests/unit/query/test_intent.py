@@ -614,6 +614,35 @@ def test_the_kind_asked_for_first_counts_the_others_say_where(question: str, ask
     assert intent.names_kind(context) == 0.5
 
 
+@pytest.mark.parametrize(
+    ("question", "context", "asked"),
+    [("What limits voluntary disruptions of the MySQL pods in mysql1?", "Pod", None),
+     ("what exposes the frontend deployment", "Deployment", None),
+     ("what limits does the frontend deployment have", None, "Deployment"),
+     ("what pods are crashing", None, "Pod"),
+     ("which Services call the books deployment", "Deployment", "Service")],
+)  # fmt: skip
+def test_a_question_asking_for_what_acts_on_an_object_says_its_kind_as_context(
+    question: str, context: str | None, asked: str | None
+) -> None:
+    intent = read(question)
+    if context:
+        assert intent.names_kind(context) == 0.5
+    if asked:
+        assert intent.names_kind(asked) == 1.0
+
+
+def test_what_the_named_object_selects_gains_nothing_when_its_kind_is_only_context() -> None:
+    router = {"kind": "Service", "name": "mysql-router", "namespace": "db", "selector": ["app=mysql-router"]}
+    pod = {"kind": "Pod", "name": "mysql-router-6cf9749cc5-b2vkz", "namespace": "db", "labels": ["app=mysql-router"],
+           "owner": "ReplicaSet/mysql-router-6cf9749cc5"}  # fmt: skip
+    names = frozenset({"mysql-router", "mysql-router-6cf9749cc5-b2vkz"})
+    exposes = read("Which Service exposes the mysql-router pods?").among(names)
+    selects = read("which pods does the mysql-router Service select").among(names)
+    assert exposes.around([router, pod]).boost(pod) == exposes.around([pod]).boost(pod)  # no gain for being selected
+    assert selects.around([router, pod]).boost(pod) > selects.around([pod]).boost(pod)
+
+
 def test_a_named_place_scopes_the_kinds_the_question_names_too() -> None:
     intent = read("which deployment runs with nodeSelector linux in monitoring").among(
         frozenset({"grafana", "front-end"}), namespaces=frozenset({"monitoring", "sock-shop"})
