@@ -145,7 +145,11 @@ def with_built_from(document: Document, built_from: str) -> Document:
 
 #: C0/C1 controls but tab and newline, zero-width characters, and bidirectional overrides: invisible in
 #: an agent's answer, and an RTL override can make ``gpj.exe`` read as ``exe.jpg``.
-_INVISIBLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
+#: Control, zero-width and bidi characters, and the private-use marks placeholders are made of (no text
+#: an object holds can forge one).
+_INVISIBLE = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\ue000-\ue003]"
+)
 
 
 def clean_text(value: str) -> str:
@@ -171,14 +175,21 @@ def _masked(text: str, names: Sequence[str]) -> str:
     """``text`` with each identity name, where it stands whole, replaced by a placeholder no rule reads."""
     if not names:
         return text
-    placeholders = {name: f"\ue000{index}\ue001" for index, name in enumerate(names)}
+    placeholders = {name: f"{_OPEN}{index}{_CLOSE}" for index, name in enumerate(names)}
     return _NAME_RUN.sub(lambda m: placeholders.get(m.group(0), m.group(0)), text)
 
 
 def _unmasked(text: str, names: Sequence[str]) -> str:
     for index, name in enumerate(names):
-        text = text.replace(f"\ue000{index}\ue001", name)
+        text = text.replace(f"{_OPEN}{index}{_CLOSE}", name)
     return text
+
+
+#: The placeholder marks of :func:`_masked`: private-use characters of their own, apart from the gate's
+#: (``\ue000``/``\ue001``, :mod:`kubevec.inference.redaction.generated`), which puts back its placeholders
+#: by number: shared marks made a namespace read as a URL's host (``namespace: t5-inference``) or ``<redacted>``.
+_OPEN: Final = "\ue002"
+_CLOSE: Final = "\ue003"
 
 
 #: A run that could be a whole Kubernetes name (names are made of these characters).

@@ -105,3 +105,38 @@ def test_a_containers_arguments_are_never_said_only_flag_names() -> None:
     for secret in ("Qz7mapleRiver", "Xk9pineLake", "Wq4birchFen"):
         assert secret not in text
     assert " runs" not in _runs({"args": ["/etc/app/config.yaml"]})
+
+
+def test_a_namespace_with_a_digit_stays_itself_beside_an_address_the_gate_sets_aside() -> None:
+    """The gate's placeholders and the document's own were the same marks: ``namespace: t5-serving`` read as
+    the host of the URL beside it (``t5-inference``), or ``<redacted>`` past the number of URLs."""
+    ui = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "fastdash", "namespace": "t5-serving", "uid": "e36cf888-bb70-449c-b19f-c81816a0461f"},
+        "spec": {
+            "template": {
+                "spec": {
+                    "containers": [
+                        {
+                            "name": "main",
+                            "image": "fastdash:1",
+                            "env": [{"name": "MODEL_PREDICTION", "value": "http://t5-inference:8080/predictions"}],
+                        }
+                    ]
+                }
+            }
+        },
+    }
+    document = build_instance(ui, plural="deployments").to_document()
+    assert "namespace: t5-serving |" in document.text
+    assert "Service http://t5-inference:8080 (MODEL_PREDICTION)" in document.text
+
+
+def test_no_object_forges_a_placeholder() -> None:
+    forged = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a1", "namespace": "n2",
+              "annotations": {"description": "see \ue0020\ue003 and \ue0000\ue001"}}}  # fmt: skip
+    text = build_instance(forged, plural="configmaps").to_document().text
+    assert "\ue000" not in text
+    assert "\ue002" not in text
+    assert "see 0 and 0" in text
