@@ -28,10 +28,11 @@ IN_NAMESPACE: Final = re.compile(
 #: not for that object; "which database does the orders service use" asks the other way (an auxiliary
 #: before the verb puts the named object first).
 ASKS_FOR_CALLERS: Final = re.compile(
-    r"^\W*(?:which|what|who|list|show|find)\b(?:(?!\b(?:does|do|did|is|are|was|were|will|can)\b)[^?])*?"
+    r"(?:^\W*(?:which|what|who|list|show|find)\b(?:(?!\b(?:does|do|did|is|are|was|were|will|can)\b)[^?])*?"
+    r"|^\W*(?:which|what)\b[^?]*?\b(?:that|who)\s+)"  # or a relative clause: "which workload is the UI that calls X"
     r"\b(?:calls?|calling|talks? to|talking to|uses?|using|depends? on|connects? to|reads?|reading|loads?|writes? to|queries|"
     r"hits|mounts?|references?|points? (?:at|to)|(?:sends?|forwards?|push(?:es)?|reports?|exports?|routes?) "
-    r"(?:\w+ ){0,2}to)\b",
+    r"(?:\w+ ){0,3}to)\b",
     re.IGNORECASE,
 )
 #: "which database does the order service use", "what does the books service call", "what store does the
@@ -41,17 +42,18 @@ ASKS_FOR_CALLERS: Final = re.compile(
 ASKS_FOR_CALLEES: Final = re.compile(
     r"^\W*(?:which|what|list|show|find)\b[^?]*?\b(?:does|do|did|will|can)\b[^?]*?"
     r"\b(?:call|talk to|use|depend on|connect to|read from|read|load|write to|query|hit|mount|reference|need|point at|"
-    r"(?:send|forward|push|report|export|route) (?:\w+ ){0,2}to|(?:keep|store|persist|save|cache) (?:\w+ ){0,2}(?:in|to))"
+    r"(?:send|forward|push|report|export|route) (?:\w+ ){0,3}to|(?:keep|store|persist|save|cache) (?:\w+ ){0,3}(?:in|to))"
     r"\b|\b(?:used|called|mounted|read|referenced|needed|queried) by\b"
     r"|^\W*where\b[^?]*?\b(?:does|do|did|will|can)\b[^?]*?"
     r"\b(?:send|store|keep|write|push|forward|export|report|persist|save|cache|get|read|connect)\b",
     re.IGNORECASE,
 )
-#: "what address does the cartservice use for redis", "the Redis address used by the rate limiter": the
-#: question asks for a value the named object holds (in its env, its args), not for what it points at.
+#: "what address does the cartservice use for redis", "the Redis address used by the rate limiter", "what
+#: image does the inference deployment use": the question asks for a value the named object holds (in its
+#: env, its args, its containers), not for what it points at.
 ASKS_FOR_VALUE: Final = re.compile(
     r"^\W*(?:which|what)\s+(?:\w+\s+)?(?:address(?:es)?|urls?|uris?|endpoints?|host(?:name)?s?|ports?|"
-    r"connection strings?)\s+(?:does|do|did|will|can)\b"
+    r"connection strings?|images?|versions?|tags?|commands?|arguments|args|flags)\s+(?:of\s+[^?]*?)?(?:does|do|did|will|can)\b"
     r"|\b(?:address(?:es)?|urls?|uris?|endpoints?|host(?:name)?s?|ports?|connection strings?) (?:used|read) by\b",
     re.IGNORECASE,
 )

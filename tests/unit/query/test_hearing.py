@@ -123,6 +123,8 @@ def test_what_the_named_object_calls_is_the_answer_though_the_question_names_it_
         ("which URL does the webapp use to reach the authors service", False),
         ("find the configuration that sets the Redis address used by the rate limiter", False),
         ("the configmap mounted by the users database", True),
+        ("What image does the t5-inference deployment use?", False),
+        ("Which management endpoint of the model server does fastdash use?", False),
     ],
 )
 def test_a_question_asking_for_a_value_asks_for_the_object_that_holds_it(question: str, callees: bool) -> None:
@@ -214,6 +216,9 @@ def test_a_namespace_run_together_is_the_place_not_the_answer() -> None:
         ("which workloads read the cart-redis-pass secret", True, False),
         ("what loads the app-config configmap", True, False),
         ("Which Secret does the orders deployment load for its RabbitMQ connection?", False, True),
+        ("Which Service does fastdash send its prediction requests to?", False, True),
+        ("Which workload is the web front end that sends text to the T5 model?", True, False),
+        ("what is the deployment that uses the db secret", True, False),
     ],
 )
 def test_reading_and_loading_are_relations(question: str, callers: bool, callees: bool) -> None:
