@@ -19,9 +19,10 @@ TROUBLE: Final = re.compile(
     r"not found|(?:does|do|did)(?: not|n'?t) exist|missing)\b",
     re.IGNORECASE,
 )
-#: "in the prod namespace", "in namespace prod", "in the 'prod' namespace": a namespace as the question's place.
+#: "in the prod namespace", "in namespace prod", "in the 'prod' namespace", "in prod ns": a namespace as the
+#: question's place.
 IN_NAMESPACE: Final = re.compile(
-    r"\bin (?:the )?namespace ['\"`]?([a-z0-9][a-z0-9-]*)|\bin (?:the )?['\"`]?([a-z0-9][a-z0-9-]*)['\"`]? namespace\b"
+    r"\bin (?:the )?(?:namespace|ns) ['\"`]?([a-z0-9][a-z0-9-]*)|\bin (?:the )?['\"`]?([a-z0-9][a-z0-9-]*)['\"`]? (?:namespace|ns)\b"
 )
 #: "which services call the books API", "who talks to redis", "what uses the app-config map": the question
 #: asks for what points at the object it names (the subject of a relation verb whose object is named),

@@ -171,6 +171,8 @@ async def test_a_question_placed_in_a_namespace_ranks_what_is_there_by_the_rest_
         ),
         ("Which pods in namespace calculator are not healthy?", "calculator", "which pods are not healthy?"),
         ("which pods of prod talk to staging", None, "which pods of prod talk to staging"),
+        ("mariadb in hotrod ns", "hotrod", "mariadb"),
+        ("what uses dns in prod", None, "what uses dns in prod"),
     ],
 )
 def test_the_place_a_question_names_is_read_apart_from_its_topic(question: str, place: str | None, rest: str) -> None:
