@@ -78,6 +78,7 @@ from kubevec.query.spelling import (
     title_initials,
 )
 from kubevec.query.stems import stem, stems
+from kubevec.query.trouble import health_of, says_why
 from kubevec.query.typos import corrections, dictionary
 
 EXACT_NAME: Final = 0.8
@@ -164,8 +165,6 @@ CALLED: Final = 0.0
 #: What the object the question names points at gains when the question asks for that (as much as a
 #: name), and the named object keeps of its name's gain: nothing, it is what points, not the answer.
 CALLEE: Final = EXACT_NAME
-#: Question words for the words of Kubernetes' reasons.
-_SYNONYMS: Final = {"memory": "oom", "crashing": "crash", "crashes": "crash", "pulling": "pull", "pulled": "pull"}
 
 
 def _as_cased(fixed: str | None, word: str) -> str:
@@ -469,9 +468,9 @@ class Intent:
             # exposes the router pods": Pods) is where the answer points, not the answer
             score += NEIGHBOUR
         if self.trouble:
-            health = fields.HEALTH.of(metadata)
+            health = health_of(metadata)
             score += DEGRADED if health == "degraded" else PROGRESSING if health == "progressing" else 0.0
-            if health in ("degraded", "progressing") and self._says_why(metadata):
+            if health in ("degraded", "progressing") and says_why(metadata, words=set(self.words) - _STOP):
                 score += REASON
         if not kind_named:
             if kind in NOISE_KINDS:
@@ -503,20 +502,6 @@ class Intent:
             return False
         have = frozenset(fields.LABELS.of(metadata))
         return any(where == namespace and pairs <= have for where, pairs in self.selections)
-
-    def _says_why(self, metadata: Mapping[str, Any]) -> bool:
-        """The question's words meet the candidate's reasons or message ("out of memory": ``OOMKilled``)."""
-        said: list[str] = []
-        reasons = [fields.HEALTH_REASON.of(metadata), *fields.CONTAINER_REASONS.of(metadata)]
-        reasons += [fields.WARNING_REASON.of(metadata)]  # its latest Warning Event says why as well
-        for item in [*reasons, fields.HEALTH_MESSAGE.of(metadata), fields.WARNING_MESSAGE.of(metadata)]:
-            said += [w.lower() for w in camel_words(item)]
-        stems = {w[:5] for w in said if len(w) >= 3}
-        asked = {_SYNONYMS.get(w, w)[:5] for w in self.words if len(w) >= 3 and w not in _STOP}
-        if not stems.isdisjoint(asked):
-            return True
-        # inside a reason's word: "scheduled" in Unschedulable, "image" in ImagePullBackOff
-        return any(len(stem) == 5 and stem in word for stem in asked for word in said)
 
     def _name(
         self,
