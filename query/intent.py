@@ -426,10 +426,10 @@ class Intent:
         # the place the question names is where, not what: a reference or label value of that name says nothing
         said = self.phrases - self.places_named - self.scopes
         named_refs = [ref for ref in fields.REFS.of(metadata)[:64] if _ref_named(ref, said)]
-        # asked for what points at a named object, its own namesakes (its account; a Pod's, by its base name)
-        # are no calls
+        # its own namesakes (its account; a Pod's, by its base name; an autoscaler's workload) are no reference to
+        # what the question names: the question named them both, once
         own = _own(metadata)
-        referencing = any(not self.callers or ref.rpartition("/")[2].lower() not in (name, own) for ref in named_refs)
+        referencing = any(ref.rpartition("/")[2].lower() not in (name, own) for ref in named_refs)
         if self.callers and named >= BASE_NAME and not referencing:
             # "who calls books": books is what they call, not who; "which workloads read the db-pass secret":
             # the kind said beside it says what it is, not what is asked

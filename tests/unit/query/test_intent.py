@@ -669,3 +669,16 @@ def test_sending_forwarding_and_pointing_ask_for_what_points_at_the_named(questi
 def test_what_runs_on_every_node_is_a_daemon_set() -> None:
     assert "DaemonSet" in read("what runs on every node to collect logs").kinds
     assert "DaemonSet" in read("the agent on each node").kinds
+
+
+def test_a_reference_to_its_own_namesake_gains_nothing() -> None:
+    # the autoscaler named like its Deployment is no better answer to a question about the Deployment's containers
+    names = frozenset({"t5-inference"})
+    hpa = {"kind": "HorizontalPodAutoscaler", "name": "t5-inference", "namespace": "t5",
+           "refs": ["Deployment/t5/t5-inference"], "ref_relations": ["scaleTargetRef"]}  # fmt: skip
+    workload = {"kind": "Deployment", "name": "t5-inference", "namespace": "t5"}
+    intent = read("How much memory does the t5-inference container request?").among(names)
+    assert intent.boost(hpa) == intent.boost(workload)
+    # a binding of the account the question names still references it
+    binding = {"kind": "RoleBinding", "name": "reader", "namespace": "t5", "refs": ["ServiceAccount/t5/t5-inference"]}
+    assert intent.boost(binding) > 0
