@@ -60,6 +60,7 @@ from kubevec.query.asking import (
 from kubevec.query.folding import key_of
 from kubevec.query.hearing import Heard, forms
 from kubevec.query.kind_vocabulary import EMPTY, KindVocabulary
+from kubevec.query.software_words import describes, software_said, what_software_does
 from kubevec.query.spelling import (
     APPLICATION_KEYS,
     MAX_RUN,
@@ -69,12 +70,10 @@ from kubevec.query.spelling import (
     inside_names,
     kind_places,
     kinds_named,
-    line_names,
     name_forms,
     namespace_of,
     places,
     says,
-    software_line,
     title_initials,
 )
 from kubevec.query.stems import stem, stems
@@ -452,8 +451,9 @@ class Intent:
         score = KIND * kind_named + named
         if any(p in self.phrases or p.replace("-", "") in self.phrases for p in places(metadata)):
             score += NAMESPACE
-        if any(repository(image) in self.phrases for image in fields.IMAGES.of(metadata)):
-            score += IMAGE
+        images = fields.IMAGES.of(metadata)
+        if any(repository(image) in self.phrases for image in images) or describes(metadata, does=self._does):
+            score += IMAGE  # its image named, or what its software is said in words only it has
         if any(
             len(v := value.lower()) >= 3 and v in said and key not in APPLICATION_KEYS
             for key, _, value in (pair.partition("=") for pair in fields.LABELS.of(metadata))
@@ -533,7 +533,9 @@ class Intent:
         parts = [p for p in re.split(r"[-.:]", base) if p]
         heard = [1.0 if p in self.phrases else self._heard.part(p) for p in parts]
         place_words = {w for place in where for w in place.split("-")}
-        implied = self._software_said(images) | self.abbreviated  # "the postgres database of yelb": yelb-db
+        implied = (
+            software_said(images, says=self._says_what_software_is) | self.abbreviated
+        )  # "the postgres database of yelb": yelb-db
         if not any(heard) or not any(
             h or p in implied for p, h in zip(parts, heard, strict=True) if p not in place_words
         ):
@@ -568,12 +570,7 @@ class Intent:
         """The question's stems that may say what software is: not the words that name a kind ("service")."""
         return self.stems - {stem(word) for kind in self.kinds for word in camel_words(kind)}
 
-    def _software_said(self, images: list[str]) -> frozenset[str]:
-        """The names of the software among ``images`` that the question says something of: its name
-        (``mongo``, also as ``mongodb``) when the question's stems meet its catalogue line or its name."""
-        found: set[str] = set()
-        for image in images[:8]:
-            name, line = software_line(image)
-            if name and not self._says_what_software_is.isdisjoint(line):
-                found.update(line_names(name, line))
-        return frozenset(found)
+    @functools.cached_property
+    def _does(self) -> frozenset[str]:
+        """What the question says software does, in words that tell software apart (:mod:`.software_words`)."""
+        return what_software_does(set(self.words) - _STOP, says=self._says_what_software_is)

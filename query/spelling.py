@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import functools
 import re
+from collections import Counter
 from collections.abc import Mapping
 from typing import Any, Final
 
 from kubevec.core import fields
-from kubevec.inference.software import describe, repository
+from kubevec.inference import catalogue
+from kubevec.inference.software import SOFTWARE, describe, repository
 from kubevec.query.kind_vocabulary import KindVocabulary
 from kubevec.query.stems import stems
 
@@ -42,6 +44,31 @@ def software_line(image: str) -> tuple[str, frozenset[str]]:
     name = repository(image)
     line = describe(image)
     return (name, stems(f"{name} {line}")) if line else ("", frozenset())
+
+
+#: A stem in more of the catalogue's lines than this share says what much software is ("open source",
+#: "database", "server", "platform"), not what one is ("cache", "tracing", "broker", "load").
+COMMON_SHARE: Final = 0.03
+
+
+@functools.cache
+def common_stems() -> frozenset[str]:
+    """Stems in more than :data:`COMMON_SHARE` of the catalogue's lines: they tell no software apart."""
+    lines = set(catalogue.images().values()) | set(SOFTWARE.values())
+    counts = Counter(stem for line in lines for stem in stems(line))
+    return frozenset(stem for stem, count in counts.items() if count > COMMON_SHARE * len(lines))
+
+
+@functools.cache
+def software_names() -> frozenset[str]:
+    """The names software goes by in the catalogue (``mysql``, ``redis``, ``zipkin``): a question saying one
+    names it (its image), it does not say what some other software is ("forked from MySQL")."""
+    return frozenset(key.rpartition("/")[2] for key in [*catalogue.images(), *SOFTWARE])
+
+
+@functools.cache
+def line_stems(line: str) -> frozenset[str]:
+    return stems(line)
 
 
 def line_names(name: str, line: frozenset[str]) -> frozenset[str]:
