@@ -364,7 +364,10 @@ class Intent:
         if len(places) < 2:
             return None
         at, kind = places[0]
-        return kind if all(w in _ASKING for w in self.words[:at]) else None
+        before = self.words[:at]
+        if before[:1] in (("which",), ("what",)) and len(before) >= 2 and before[-1] not in self.names:
+            before = before[:-1]  # a word that says which one ("which governing Service", "what headless service")
+        return kind if all(w in _ASKING for w in before) else None
 
     @functools.cached_property
     def _asks_for_a_subject(self) -> bool:

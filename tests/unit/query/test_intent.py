@@ -606,7 +606,8 @@ def test_the_longest_name_the_question_says_wins() -> None:
     [("Which Service routes traffic to the orders pods?", "Service", "Pod"),
      ("which pods does the db Service select", "Pod", "Service"),
      ("what storage class do the volume claims use", "StorageClass", "PersistentVolumeClaim"),
-     ("pods of the frontend deployment", "Pod", "Deployment")],
+     ("pods of the frontend deployment", "Pod", "Deployment"),
+     ("Which governing Service does the dbc1 StatefulSet use?", "Service", "StatefulSet")],
 )  # fmt: skip
 def test_the_kind_asked_for_first_counts_the_others_say_where(question: str, asked: str, context: str) -> None:
     intent = read(question)
