@@ -6,8 +6,9 @@ what "where are traces collected" asks for, ``ratelimit`` is "the rate limiter",
 "which workload subtracts". A question's words name a part of a name (:mod:`kubevec.query.intent`)
 when they are that part; here they also meet it when
 
-- the part and a question word share a stem (``orders`` / "ordering"), or the part is an agent noun
-  whose verb the question says (``collector`` / "collected", ``adder`` / "add");
+- the part and a question word share a stem (``orders`` / "ordering"), the part is an agent noun
+  whose verb the question says (``collector`` / "collected", ``adder`` / "add"), or the question says
+  the action noun of the part's verb (``add`` / "addition", ``divide`` / "division");
 - the part runs two words together and the question says one of them: both said, the part is heard
   whole (``ratelimit`` / "rate limiter"); one said and the other a plain English word (the model's own
   vocabulary), it is half heard (``subtractapp`` / "subtracts": ``app`` is left unsaid).
@@ -31,14 +32,43 @@ SHORTEST: Final = 3
 @functools.cache
 def forms(word: str) -> frozenset[str]:
     """``word``, its stem and, for an agent noun, the verb it is made of: ``collector`` -> ``collect``,
-    ``limiter`` -> ``limit``, ``adder`` -> ``add``, ``runner`` -> ``run`` (each with its stem)."""
+    ``limiter`` -> ``limit``, ``adder`` -> ``add``, ``runner`` -> ``run`` (each with its stem); for an action
+    noun, its verb: ``addition`` -> ``add``, ``division`` -> ``divide``."""
     found = {word, stem(word)}
+    found.update(root for root in _action_verbs(word))
     if len(word) > 4 and word.endswith(("er", "or")):
         root = word[:-2]
         found.update((root, stem(root)))
         if len(root) > SHORTEST and root[-1] == root[-2]:
             found.add(root[:-1])  # a doubled consonant: runner, adder
     return frozenset(f for f in found if len(f) >= SHORTEST)
+
+
+#: How an action noun ends, and what its verb ends in instead (``addition`` -> ``add``, ``division`` ->
+#: ``divide``, ``multiplication`` -> ``multiply``, ``subtraction`` -> ``subtract``, ``creation`` -> ``create``).
+_ACTION_ENDINGS: Final = (
+    ("ication", ("y",)),
+    ("ition", ("",)),
+    ("ision", ("ide",)),
+    ("ation", ("", "e", "ate")),
+    ("ction", ("ct",)),
+    ("ption", ("pt",)),
+    ("ssion", ("ss",)),
+)
+
+
+def _action_verbs(word: str) -> list[str]:
+    """The verbs an action noun may be made of ("which service performs addition": ``addapp``)."""
+    for ending, verbs in _ACTION_ENDINGS:
+        if word.endswith(ending) and len(word) - len(ending) >= SHORTEST - 1:
+            root = word[: -len(ending)]
+            # a bare root only when it is a word's length on its own (transformation: transform; not creation: cre)
+            return [
+                root + verb
+                for verb in verbs
+                if len(root + verb) >= SHORTEST and (verb or ending == "ition" or len(root) > 4)
+            ]
+    return []
 
 
 @dataclasses.dataclass(frozen=True)

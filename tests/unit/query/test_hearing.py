@@ -29,6 +29,21 @@ def test_an_agent_noun_is_heard_as_its_verb(word: str, form: str) -> None:
 
 
 @pytest.mark.parametrize(
+    ("word", "form"),
+    [("addition", "add"), ("division", "divide"), ("multiplication", "multiply"), ("subtraction", "subtract"),
+     ("transformation", "transform"), ("compression", "compress")],
+)  # fmt: skip
+def test_an_action_noun_is_heard_as_its_verb(word: str, form: str) -> None:
+    assert form in forms(word)
+    assert "cre" not in forms("creation")  # a root too short to be a word of its own
+
+
+def test_a_name_run_together_from_a_verb_is_heard_by_its_action_noun() -> None:
+    assert Heard.of(["performs", "addition"]).part("addapp") == 0.5
+    assert Heard.of(["the", "division"]).part("divideapp") == 0.5
+
+
+@pytest.mark.parametrize(
     ("question", "part", "heard"),
     [
         ("where are traces collected", "collector", 1.0),  # the verb of an agent noun
