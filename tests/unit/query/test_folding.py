@@ -116,6 +116,18 @@ def test_children_fold_under_their_head_and_leave_the_places_after_it() -> None:
     assert asked["Deployment"] == pytest.approx(0.95)  # still the account's head
 
 
+def test_a_statefulsets_pods_named_like_it_leave_the_next_places_to_other_answers() -> None:
+    # "what gives producers an HTTP interface to kafka": the broker and its three Pods all say "kafka"; the
+    # Pods follow the broker below the next answer named less well, not in the places after the broker
+    broker = _meta("StatefulSet", "kafka")
+    pods = [_meta("Pod", f"kafka-{n}", "StatefulSet/kafka") for n in range(3)]
+    proxy = _meta("Deployment", "pixy")
+    scored = [(broker, 1.6), *((pod, 1.6) for pod in pods), (proxy, 1.3)]
+    folded = fold(scored, metadata=lambda m: m, asked=lambda kind: False)
+    ranked = [m["name"] for m, _ in sorted(folded, key=lambda p: -p[1])]
+    assert ranked[:2] == ["kafka", "pixy"]
+
+
 def test_an_owned_child_without_its_head_among_the_candidates_steps_back() -> None:
     pod = _meta("Pod", "checkout-5cb4d8b4b4-x2k9p", "ReplicaSet/checkout-5cb4d8b4b4")
     lone = _meta("Pod", "debug")
