@@ -58,11 +58,20 @@ def populate(plane: ControlPlane, blind: Path = BLIND) -> None:
     namespaces: dict[str, str] = json.loads((blind / "namespaces.json").read_text())
     for folder, namespace in namespaces.items():
         plane.kubectl("create", "namespace", namespace)
-        plane.kubectl("apply", "-n", namespace, "-f", str(blind / folder))
+        _apply(plane, "-n", namespace, "-f", str(blind / folder))
     if (blind / "incidents.yaml").is_file():
-        plane.kubectl("apply", "-f", str(blind / "incidents.yaml"))
+        _apply(plane, "-f", str(blind / "incidents.yaml"))
     if (blind / "status.yaml").is_file():
         write_statuses(plane, [d for d in yaml.safe_load_all((blind / "status.yaml").read_text()) if d])
+
+
+def _apply(plane: ControlPlane, *args: str) -> None:
+    """``kubectl apply``: an object the API server refuses (an upstream manifest's missing field) is left
+    out, as on any cluster, and said; the others are applied (kubectl goes on past a refused one)."""
+    try:
+        plane.kubectl("apply", *args)
+    except RuntimeError as exc:
+        print(f"    refused by the API server (left out): {exc}", file=sys.stderr)
 
 
 def write_statuses(plane: ControlPlane, statuses: list[dict[str, Any]]) -> None:
