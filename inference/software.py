@@ -42,13 +42,42 @@ def describe(image: str) -> str | None:
     return catalogue.lookup(image) or SOFTWARE.get(repository(image))
 
 
-def described(images: Iterable[str], *, names: Iterable[str] = ()) -> list[str]:
-    """What the well-known images among ``images`` are, each once, in their order.
+#: Programs that run other software (shells, interpreters, init shims): their name says nothing of it.
+RUNNERS: Final = frozenset(
+    {"sh", "bash", "ash", "dash", "zsh", "python", "python3", "node", "java", "ruby", "perl", "php", "dotnet",
+     "tini", "dumb-init", "su-exec", "gosu", "exec", "env", "nohup"}
+)  # fmt: skip
 
-    When no image is known, the workload's own names may say it (``names``: its name, its
+
+def program_line(program: str) -> str | None:
+    """What a container's program is, when its name or its leading words are a whole catalogue name
+    (``zookeeper-server-start.sh`` -> ZooKeeper, ``schema-registry-start`` -> Schema Registry): an image
+    that bundles several (``solsson/kafka`` runs Kafka's brokers and ZooKeeper) says less than that."""
+    words = program.lower().removesuffix(".sh").split("-")
+    if not words[0] or words[0] in RUNNERS:
+        return None
+    table = catalogue.images()
+    for size in range(len(words), 0, -1):
+        key = "-".join(words[:size])
+        if line := table.get(key) or SOFTWARE.get(key):
+            return line
+        if words[size - 1] not in _ROLES:
+            return None  # ``kafka-manager`` is a tool for Kafka, not Kafka: only a role word is left off
+    return None
+
+
+#: Words a program's name adds to its software's (``redis-server``, ``kafka-server-start``).
+_ROLES: Final = frozenset({"server", "start", "run", "daemon", "standalone", "foreground"})
+
+
+def described(images: Iterable[str], *, names: Iterable[str] = (), programs: Iterable[str] = ()) -> list[str]:
+    """What the software among ``programs`` and ``images`` is, each once, programs first.
+
+    When neither is known, the workload's own names may say it (``names``: its name, its
     ``app.kubernetes.io/name`` label): a Deployment ``jaeger`` runs ``jaegertracing/all-in-one``, a
     path no source keys, but ``jaeger`` is a well-known name. Only a whole catalogue name counts."""
-    found = list(dict.fromkeys(line for image in images if (line := describe(image))))
+    run = [line for program in programs if (line := program_line(program))]
+    found = list(dict.fromkeys([*run, *(line for image in images if (line := describe(image)))]))
     if found:
         return found
     table = catalogue.images()

@@ -63,7 +63,9 @@ def _workload(source: Redacted, _: InstancePolicy) -> list[str]:
         metadata: Mapping[str, Any] = m if isinstance(m := obj.get("metadata"), Mapping) else {}
         labels: Mapping[str, Any] = v if isinstance(v := metadata.get("labels"), Mapping) else {}
         names = [str(metadata.get("name") or ""), *(str(labels.get(k) or "") for k in NAME_LABELS)]
-        if known := software.described(images[:MAX_LIST_ITEMS], names=[n for n in names if n]):
+        programs = [_runs(c).split(" ", 1)[0].split(": ")[-1] for c in containers[:MAX_LIST_ITEMS]]
+        programs = [p for p in programs if p and not p.startswith("-")]
+        if known := software.described(images[:MAX_LIST_ITEMS], names=[n for n in names if n], programs=programs):
             out.append("software: " + " ".join(known))  # sentences (the catalogue's and the hand list's)
     ports = [
         f"{p.get('containerPort')}/{p.get('protocol', 'TCP')}"

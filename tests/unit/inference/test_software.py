@@ -134,3 +134,47 @@ def test_a_workload_scraped_by_prometheus_says_where() -> None:
     assert "scraped by Prometheus at :8080/actuator/prometheus" in build_instance(pod, plural="pods").to_document().text
     notes["prometheus.io/scrape"] = "false"
     assert "metrics:" not in build_instance(deployment, plural="deployments").to_document().text
+
+
+@pytest.mark.parametrize(
+    ("program", "says"),
+    [
+        ("zookeeper-server-start.sh", "ZooKeeper"),
+        ("redis-server", "Redis"),
+        ("schema-registry-start", "Schema Registry"),
+    ],
+)
+def test_a_program_named_for_its_software_says_what_it_is(program: str, says: str) -> None:
+    line = software.program_line(program)
+    assert line is not None
+    assert says in line
+
+
+@pytest.mark.parametrize("program", ["kafka-manager", "kafka-rest-start", "bash", "python", "entrypoint.sh", "agent"])
+def test_a_tool_for_some_software_a_shell_or_an_unknown_program_says_nothing(program: str) -> None:
+    assert software.program_line(program) is None
+
+
+def test_a_bundled_image_is_described_by_the_program_its_container_runs_first() -> None:
+    zoo = {
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "metadata": {"name": "zoo", "namespace": "kafka"},
+        "spec": {
+            "template": {
+                "spec": {
+                    "containers": [
+                        {
+                            "name": "zookeeper",
+                            "image": "solsson/kafka:2.5.1",
+                            "command": ["./bin/zookeeper-server-start.sh"],
+                        }
+                    ]
+                }
+            }
+        },
+    }
+    text = build_instance(zoo, plural="statefulsets").text
+    said = text.split("software: ", 1)[1]
+    assert said.startswith("Apache ZooKeeper")
+    assert "Kafka" in said  # what the image is still said, after
