@@ -536,9 +536,8 @@ class Intent:
         parts = [p for p in re.split(r"[-.:]", base) if p]
         heard = [1.0 if p in self.phrases else self._heard.part(p) for p in parts]
         place_words = {w for place in where for w in place.split("-")}
-        implied = (
-            software_said(images, says=self._says_what_software_is) | self.abbreviated
-        )  # "the postgres database of yelb": yelb-db
+        # "the postgres database of yelb": yelb-db
+        implied = software_said(images, says=self._says_what_software_is) | self.abbreviated
         if not any(heard) or not any(
             h or p in implied for p, h in zip(parts, heard, strict=True) if p not in place_words
         ):
