@@ -63,8 +63,11 @@ def _workload(source: Redacted, _: InstancePolicy) -> list[str]:
         metadata: Mapping[str, Any] = m if isinstance(m := obj.get("metadata"), Mapping) else {}
         labels: Mapping[str, Any] = v if isinstance(v := metadata.get("labels"), Mapping) else {}
         names = [str(metadata.get("name") or ""), *(str(labels.get(k) or "") for k in NAME_LABELS)]
-        programs = [_runs(c).split(" ", 1)[0].split(": ")[-1] for c in containers[:MAX_LIST_ITEMS]]
-        programs = [p for p in programs if p and not p.startswith("-")]
+        programs = []
+        for container in containers[:MAX_LIST_ITEMS]:
+            program, colon, script = _runs(container).partition(": ")  # through a shell: its script's first word
+            if (said := (script or program).split(" ", 1)[0]) and not said.startswith("-"):
+                programs.append(said)
         if known := software.described(images[:MAX_LIST_ITEMS], names=[n for n in names if n], programs=programs):
             out.append("software: " + " ".join(known))  # sentences (the catalogue's and the hand list's)
     ports = [

@@ -178,3 +178,17 @@ def test_a_bundled_image_is_described_by_the_program_its_container_runs_first() 
     said = text.split("software: ", 1)[1]
     assert said.startswith("Apache ZooKeeper")
     assert "Kafka" in said  # what the image is still said, after
+
+
+def test_a_server_started_through_a_shell_is_described_by_the_scripts_program() -> None:
+    cache = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "cache", "namespace": "shop"},
+        "spec": {
+            "template": {
+                "spec": {"containers": [{"name": "c", "image": "shop/base:1", "command": ["sh", "-c", "redis-server"]}]}
+            }
+        },
+    }
+    assert "software: Redis" in build_instance(cache, plural="deployments").text
