@@ -65,7 +65,7 @@ def _workload(source: Redacted, _: InstancePolicy) -> list[str]:
         names = [str(metadata.get("name") or ""), *(str(labels.get(k) or "") for k in NAME_LABELS)]
         programs = []
         for container in containers[:MAX_LIST_ITEMS]:
-            program, colon, script = _runs(container).partition(": ")  # through a shell: its script's first word
+            program, _colon, script = _runs(container).partition(": ")  # through a shell: its script's first word
             if (said := (script or program).split(" ", 1)[0]) and not said.startswith("-"):
                 programs.append(said)
         if known := software.described(images[:MAX_LIST_ITEMS], names=[n for n in names if n], programs=programs):
