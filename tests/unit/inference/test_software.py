@@ -155,40 +155,25 @@ def test_a_tool_for_some_software_a_shell_or_an_unknown_program_says_nothing(pro
     assert software.program_line(program) is None
 
 
-def test_a_bundled_image_is_described_by_the_program_its_container_runs_first() -> None:
-    zoo = {
+def _running(kind: str, *, image: str, command: list[str]) -> str:
+    """The text of a one-container workload that runs ``command`` in ``image``."""
+    container = {"name": "c", "image": image, "command": command}
+    body = {
         "apiVersion": "apps/v1",
-        "kind": "StatefulSet",
-        "metadata": {"name": "zoo", "namespace": "kafka"},
-        "spec": {
-            "template": {
-                "spec": {
-                    "containers": [
-                        {
-                            "name": "zookeeper",
-                            "image": "solsson/kafka:2.5.1",
-                            "command": ["./bin/zookeeper-server-start.sh"],
-                        }
-                    ]
-                }
-            }
-        },
+        "kind": kind,
+        "metadata": {"name": "w", "namespace": "shop"},
+        "spec": {"template": {"spec": {"containers": [container]}}},
     }
-    text = build_instance(zoo, plural="statefulsets").text
+    return build_instance(body, plural=kind.lower() + "s").text
+
+
+def test_a_bundled_image_is_described_by_the_program_its_container_runs_first() -> None:
+    text = _running("StatefulSet", image="solsson/kafka:2.5.1", command=["./bin/zookeeper-server-start.sh"])
     said = text.split("software: ", 1)[1]
     assert said.startswith("Apache ZooKeeper")
     assert "Kafka" in said  # what the image is still said, after
 
 
 def test_a_server_started_through_a_shell_is_described_by_the_scripts_program() -> None:
-    cache = {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": "cache", "namespace": "shop"},
-        "spec": {
-            "template": {
-                "spec": {"containers": [{"name": "c", "image": "shop/base:1", "command": ["sh", "-c", "redis-server"]}]}
-            }
-        },
-    }
-    assert "software: Redis" in build_instance(cache, plural="deployments").text
+    text = _running("Deployment", image="shop/base:1", command=["sh", "-c", "redis-server"])
+    assert "software: Redis" in text
