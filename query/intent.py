@@ -533,6 +533,8 @@ class Intent:
             return BASE_NAME
         if "-" in name and name.replace("-", "") in self.phrases:
             return EXACT_NAME  # "trainticket", "nodeexporter": a name run together
+        if self._names_an_image(images):  # "NATS Streaming": the StatefulSet ``stan`` runs ``nats-streaming``
+            return BASE_NAME if base != name else EXACT_NAME
         parts = [p for p in re.split(r"[-.:]", base) if p]
         heard = [1.0 if p in self.phrases else self._heard.part(p) for p in parts]
         place_words = {w for place in where for w in place.split("-")}
@@ -549,6 +551,16 @@ class Intent:
         if len(parts) > 1 and covered == len(parts):
             return EXACT_NAME  # every word of the name, not side by side ("rules for node exporter")
         return PARTIAL_NAME * covered / len(parts)
+
+    def _names_an_image(self, images: list[str]) -> bool:
+        """The question says an image's name of several words whole ("NATS Streaming", "nats-box"): as
+        specific as an object's name, where one word ("redis") names every workload of the software."""
+        return any(
+            "-" in (tail := repository(image))
+            and (tail in self.phrases or tail.replace("-", "") in self.phrases)
+            and tail not in self.shadowed
+            for image in images
+        )
 
     @functools.cached_property
     def _without_pointers(self) -> Intent:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import re
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from kubevec.core import fields
@@ -189,3 +189,11 @@ def same_word(word: str, wanted: str, *, last: bool) -> bool:
     if not last:
         return False
     return word in (wanted + "s", wanted + "es") or (wanted.endswith("y") and word == wanted[:-1] + "ies")
+
+
+def image_names(candidates: Iterable[Mapping[str, Any]]) -> frozenset[str]:
+    """The names of several words of the candidates' images (``nats-streaming``, ``kube-state-metrics``):
+    said whole, they name the workloads that run them as their own names do (``Intent._name``)."""
+    return frozenset(
+        tail for metadata in candidates for image in fields.IMAGES.of(metadata) if "-" in (tail := repository(image))
+    )

@@ -29,7 +29,7 @@ from kubevec.query.referenced import referenced
 from kubevec.query.request import SearchRequest
 from kubevec.query.scope import admit, within_clusters
 from kubevec.query.sources import Sources
-from kubevec.query.spelling import places
+from kubevec.query.spelling import image_names, places
 from kubevec.query.views import View
 
 #: Objects a question names (and degraded ones, for a question about trouble) added to the candidates, at most.
@@ -291,10 +291,12 @@ class Searcher:
                     break
         scored = list(ranked) + await self._scored(name, vector=vector, records=extra)
         read = intent.among(
-            # a Namespace's name is a place (see ``Intent.places_named``), not the name of an object in one
+            # a Namespace's name is a place (see ``Intent.places_named``), not the name of an object in one;
+            # an image's name of several words names its workloads too ("NATS Streaming": ``nats-streaming``)
             frozenset(
                 fields.NAME.of(hit.metadata).lower() for hit, _ in scored if fields.KIND.of(hit.metadata) != "Namespace"
-            ),
+            )
+            | image_names(hit.metadata for hit, _ in scored),
             namespaces=frozenset(place for hit, _ in scored for place in places(hit.metadata)),
         ).around([hit.metadata for hit, _ in scored])
         if read.callees and read.neighbours:

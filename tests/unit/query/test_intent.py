@@ -13,7 +13,7 @@ from kubevec.inference.instances import build_instance
 from kubevec.query.intent import Intent
 from kubevec.query.request import SearchRequest
 from kubevec.query.search import SearchService
-from kubevec.query.spelling import base_name
+from kubevec.query.spelling import base_name, image_names
 from tests.doubles.embedders import CountingEmbedder
 from tests.doubles.kinds import BUILTIN, vocabulary
 
@@ -599,6 +599,20 @@ def test_the_longest_name_the_question_says_wins() -> None:
     exporter = read("alerting rules for node exporter on node worker-1").among(names)
     assert exporter.boost({"kind": "Node", "name": "node"}) >= 0.8  # "node" is said alone too
     assert exporter.boost({"kind": "PrometheusRule", "name": "node-exporter-rules", "namespace": "m"}) >= 0.8
+
+
+def test_an_image_name_of_several_words_names_its_workloads_as_their_names_do() -> None:
+    stan = {"kind": "StatefulSet", "name": "stan", "namespace": "m", "images": ["nats-streaming:0.23.0"]}
+    nats = {"kind": "StatefulSet", "name": "nats", "namespace": "m", "images": ["nats:2.6.5-alpine"]}
+    pod = {"kind": "Pod", "name": "stan-0", "namespace": "m", "owner": "StatefulSet/stan", "images": ["nats-streaming"]}
+    names = frozenset({"stan", "nats", "stan-0"}) | image_names([stan, nats, pod])
+    asked = read("How much disk does each NATS Streaming replica claim?").among(names)
+    assert asked.boost(stan) >= 0.8
+    assert asked.boost(nats) < 0.8  # "nats" is said only inside the image's name
+    assert 0 < asked.boost(pod) < asked.boost(stan)  # its Pods are its family, as by name
+    # one word names every workload of the software: that narrows, it does not name ("which redis")
+    redis = {"kind": "Deployment", "name": "cache", "namespace": "m", "images": ["redis:7"]}
+    assert read("which redis").among(frozenset({"cache"}) | image_names([redis])).boost(redis) < 0.8
 
 
 @pytest.mark.parametrize(
