@@ -12,7 +12,9 @@ Then set ``CATALOGUE_SHA256`` in ``kubevec/inference/catalogue/__init__.py`` to 
 
 What each source gives, keyed by the image's repository path (registry, tag and digest left off):
 
-- docker-library/docs (MIT): every official image's ``README-short.txt``, keyed ``redis``;
+- docker-library/docs (MIT): every official image's ``README-short.txt``, keyed ``redis``, and those of
+  images since retired from the library (``nats-streaming``, ``celery``, ``java``): old manifests still
+  run them; each as its last version before it was marked deprecated (none when every one was);
 - bitnami/charts (Apache-2.0): each chart's ``description`` for the image named like the chart in its
   ``annotations.images``, keyed ``bitnami/redis``, and the bare name when no official image has it;
 - prometheus-community/helm-charts and helm/charts' archived ``stable/`` (Apache-2.0): each chart's
@@ -156,14 +158,20 @@ def catalogue(
     bitnami: Mapping[str, str],
     charts: Mapping[str, str],
     landscape: Mapping[str, str],
+    retired: Mapping[str, str] | None = None,
 ) -> dict[str, str]:
     """One table: official images by name, Bitnami's by ``bitnami/<name>`` and by the bare name no official
     image has, chart images and landscape projects by their path (never a bare name: ``server`` or
-    ``operator`` says nothing). Where two sources key the same path, the first in that order wins."""
+    ``operator`` says nothing). Where two sources key the same path, the first in that order wins. Retired
+    official images come last, where no source describes the name now, and only when their line says what
+    the software is ("Official build of Kaazing Gateway." does not)."""
     table = {**landscape, **charts, **bitnami}
     for key, line in bitnami.items():
         table.setdefault(key.removeprefix("bitnami/"), line)
     table.update((name, line) for name, line in official.items() if not (_SAYS_NOTHING.search(line) and name in table))
+    for name, line in (retired or {}).items():
+        if not _SAYS_NOTHING.search(line):
+            table.setdefault(name, line)
     return dict(sorted(table.items()))
 
 
@@ -209,6 +217,24 @@ def _charts(repo: str, *, under: str) -> dict[str, tuple[str, str]]:
     return {name: (text, values[name]) for name, text in charts.items() if name in values}
 
 
+def _retired(repo: str, *, named: str) -> dict[str, str]:
+    """``{folder: text}`` of every top-level ``<folder>/<named>`` since removed (before ``HEAD``), as its
+    last version not marked deprecated: the description its maintainers wrote while it was kept."""
+    present = set(_files(repo, under="", named=named))
+    removed = _git(repo, "log", "--diff-filter=D", "--format=", "--name-only", "HEAD", "--", f"*/{named}").split()
+    out = {}
+    for path in sorted(set(removed)):
+        folder = path.partition("/")[0]
+        if path != f"{folder}/{named}" or folder in present:
+            continue
+        for commit in _git(repo, "log", "--diff-filter=AM", "--format=%H", "HEAD", "--", path).split():
+            text = _git(repo, "show", f"{commit}:{path}").strip()
+            if text and not _DEPRECATED.match(text):
+                out[folder] = text
+                break
+    return out
+
+
 def _files(repo: str, *, under: str, named: str) -> dict[str, str]:
     """``{folder: text}`` of every ``<under>/<folder>/<named>`` at HEAD."""
     listed = _git(repo, "ls-tree", "-r", "--name-only", "HEAD", *([under] if under else []))
@@ -236,12 +262,13 @@ def main(argv: list[str] | None = None) -> int:
         LANDSCAPE: _git_dir(args.landscape),
     }
     official = official_images(_files(repos[DOCKER_DOCS], under="", named="README-short.txt"))
+    retired = official_images(_retired(repos[DOCKER_DOCS], named="README-short.txt"))
     bitnami = bitnami_images(_files(repos[BITNAMI], under="bitnami", named="Chart.yaml"))
     prometheus = chart_images(_charts(repos[PROMETHEUS_CHARTS], under="charts"))
     stable = chart_images(_charts(repos[HELM_STABLE], under="stable"))
     landscape = landscape_images(_git(repos[LANDSCAPE], "show", "HEAD:landscape.yml"))
     counts = {
-        DOCKER_DOCS: len(official),
+        DOCKER_DOCS: len(official) + len(retired),
         BITNAMI: len(bitnami),
         PROMETHEUS_CHARTS: len(prometheus),
         HELM_STABLE: len(stable),
@@ -258,7 +285,9 @@ def main(argv: list[str] | None = None) -> int:
         }
         for source, repo in repos.items()
     ]
-    table = catalogue(official=official, bitnami=bitnami, charts={**stable, **prometheus}, landscape=landscape)
+    table = catalogue(
+        official=official, bitnami=bitnami, charts={**stable, **prometheus}, landscape=landscape, retired=retired
+    )
     json.dump({"sources": sources, "images": table}, sys.stdout, indent=1, ensure_ascii=False)
     sys.stdout.write("\n")
     return 0

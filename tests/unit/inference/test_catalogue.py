@@ -107,6 +107,20 @@ def test_the_table_prefers_official_then_bitnami_and_gives_bare_names_to_named_s
     assert table["acme/operator"] == "An operator."
 
 
+def test_a_retired_official_image_is_described_only_where_no_source_describes_the_name_now() -> None:
+    table = build.catalogue(
+        official={},
+        bitnami={"bitnami/jenkins": "Jenkins is a CI server."},
+        charts={},
+        landscape={},
+        retired={"jenkins": "Jenkins, retired.", "nats-streaming": "NATS Streaming is a streaming system.",
+                 "kaazing-gateway": "Official build of Kaazing Gateway."},
+    )  # fmt: skip
+    assert table["jenkins"] == "Jenkins is a CI server."
+    assert table["nats-streaming"] == "NATS Streaming is a streaming system."
+    assert "kaazing-gateway" not in table
+
+
 @pytest.mark.parametrize(
     ("image", "path"),
     [
