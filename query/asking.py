@@ -62,13 +62,36 @@ ASKS_FOR_VALUE: Final = re.compile(
 
 #: "what scales the inference server", "what limits evictions of the MySQL pods", "who owns the orders
 #: claim": the question asks for the subject of a verb (the word after "what" ends as a verb in the third
-#: person does, and no auxiliary follows it, so it is no noun: "what limits does X have"); the kinds it
+#: person does, not in "ss" as "headless" does, and no auxiliary follows it, so it is no noun: "what limits
+#: does X have"); the kinds it
 #: names after the verb are what the answer acts on, not what it is.
 ASKS_FOR_SUBJECT: Final = re.compile(
-    r"^\W*(?:what|which|who)\s+(?!(?:is|was|has|does|goes)\b)([a-z]{3,}s)\b"
+    r"^\W*(?:what|which|who)\s+(?!(?:is|was|has|does|goes)\b)([a-z]{2,}[^s\W]s)\b"
     r"(?!\s+(?:is|are|was|were|does|do|did|has|have|had|can|could|will|would|should|may|must|run|runs|exist)\b)",
     re.IGNORECASE,
 )
+
+
+#: Verbs whose object says what the answer is ("what runs the NATS servers": the servers' workload), where
+#: another verb's object is what the answer acts on ("what scales the inference server": not the server).
+BEING: Final = frozenset(
+    {"runs", "serves", "processes", "handles", "hosts", "provides", "stores", "holds", "keeps", "caches", "backs",
+     "implements", "powers", "contains", "exists", "does", "means"}
+)  # fmt: skip
+_DO: Final = re.compile(r"\b(?:does|do|did)\b", re.IGNORECASE)
+
+
+def subject_verb(question: str, *, names: frozenset[str]) -> str | None:
+    """The verb whose subject the question asks for (:data:`ASKS_FOR_SUBJECT`), lower case; None when there
+    is none, or the word is a name (``names``: "which NATS address") or a noun another verb follows ("which
+    Postgres user ... does the frontend connect with")."""
+    found = ASKS_FOR_SUBJECT.search(question)
+    if found is None:
+        return None
+    verb = found.group(1).lower()
+    if any(verb in name.split("-") for name in names) or _DO.search(question, found.end()):
+        return None
+    return verb
 
 
 def without_place(question: str) -> str:

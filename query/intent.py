@@ -52,14 +52,16 @@ from kubevec.inference.software import repository
 from kubevec.query.asking import (
     ASKS_FOR_CALLEES,
     ASKS_FOR_CALLERS,
-    ASKS_FOR_SUBJECT,
     ASKS_FOR_VALUE,
+    BEING,
     IN_NAMESPACE,
     TROUBLE,
+    subject_verb,
 )
 from kubevec.query.folding import key_of
 from kubevec.query.hearing import Heard, forms
 from kubevec.query.kind_vocabulary import EMPTY, KindVocabulary
+from kubevec.query.pointing import MAX_REFS, acts_on, ref_named, targets
 from kubevec.query.software_words import describes, software_said, what_software_does
 from kubevec.query.spelling import (
     APPLICATION_KEYS,
@@ -184,19 +186,6 @@ def _own(metadata: Mapping[str, Any]) -> str:
     )
 
 
-def _targets(metadata: Mapping[str, Any]) -> frozenset[str]:
-    """What an object references, but its owner: a Pod's ReplicaSet is its family, not what it uses."""
-    refs, relations = fields.REFS.of(metadata)[:64], fields.REF_RELATIONS.of(metadata)
-    return frozenset(ref for at, ref in enumerate(refs) if at >= len(relations) or relations[at] != "owned-by")
-
-
-def _ref_named(ref: str, phrases: frozenset[str]) -> bool:
-    """A reference's target (``ClusterRole/_cluster/system:auth-delegator``) is named by the question,
-    whole or by the last segment of a ``:`` name."""
-    name = ref.rpartition("/")[2].lower()
-    return name in phrases or name.rpartition(":")[2] in phrases
-
-
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class Intent:
     """A question read once: its words, their hyphen-joined runs, and whether it asks about trouble."""
@@ -267,14 +256,14 @@ class Intent:
         Asked for what a named object points at, a named object another named one points at is an answer,
         not what points ("which redis does the users service use": ``users-redis`` is named whole too)."""
         named = [metadata for metadata in candidates if self.names_exactly(metadata)]
-        targets = {key_of(metadata): (_own(metadata), _targets(metadata)) for metadata in named}
+        pointed = {key_of(metadata): (_own(metadata), targets(metadata)) for metadata in named}
         neighbours: set[str] = set()
         selections: list[tuple[str, frozenset[str]]] = []
         pointing: set[str] = set()
         # by name: the Service (or Secret) another named object uses and the workload behind it are one answer
         answers = {
             target
-            for own, refs in targets.values()
+            for own, refs in pointed.values()
             for ref in refs
             if self.callees and (target := base_name(ref.rpartition("/")[2].lower())) != own
         }
@@ -283,7 +272,7 @@ class Intent:
             if own in answers:
                 continue
             pointing.add(own)
-            neighbours.update(targets[key][1])
+            neighbours.update(pointed[key][1])
             selector = fields.SELECTOR.of(metadata)
             if selector and all("=" in pair for pair in selector):
                 selections.append((fields.NAMESPACE.of(metadata), frozenset(selector)))
@@ -370,14 +359,24 @@ class Intent:
         return kind if all(w in _ASKING for w in before) else None
 
     @functools.cached_property
+    def _subject_verb(self) -> str | None:
+        """The verb the question asks the subject of ("what limits evictions of the MySQL pods": limits), not
+        a kind's word ("which services call ..." asks for Services) nor a name (see :func:`subject_verb`)."""
+        verb = subject_verb(self.question, names=self.names)
+        if verb is None or verb in _ASKING or kinds_named((verb,), names=frozenset(), vocabulary=self.vocabulary):
+            return None
+        return verb
+
+    @property
     def _asks_for_a_subject(self) -> bool:
-        """The question asks for what does something to the objects it names ("what limits evictions of the
-        MySQL pods"), its verb not a kind's word ("which services call ..." asks for Services)."""
-        found = ASKS_FOR_SUBJECT.search(self.question)
-        if found is None:
-            return False
-        verb = found.group(1).lower()
-        return verb not in _ASKING and not kinds_named((verb,), names=frozenset(), vocabulary=self.vocabulary)
+        """The question asks for what does something to the objects it names: they are not what it asks for."""
+        return self._subject_verb is not None
+
+    @property
+    def _acts_on_what_it_names(self) -> bool:
+        """A subject question whose verb acts on what follows ("what scrapes", "what gives ... to Kafka"), not
+        one that says what the answer is ("what runs the NATS servers", "what serves the web UI")."""
+        return self._subject_verb is not None and self._subject_verb not in BEING
 
     def _says_only_the_everyday_word(self, kind: str) -> bool:
         """The kind is named by its everyday word in lower case or first in the question, not spelt as the
@@ -427,11 +426,15 @@ class Intent:
             named = NAMESPACE  # the question's scope, not its subject (unless it names the kind too)
         # the place the question names is where, not what: a reference or label value of that name says nothing
         said = self.phrases - self.places_named - self.scopes
-        named_refs = [ref for ref in fields.REFS.of(metadata)[:64] if _ref_named(ref, said)]
+        named_refs = [ref for ref in fields.REFS.of(metadata)[:MAX_REFS] if ref_named(ref, said)]
         # its own namesakes (its account; a Pod's, by its base name; an autoscaler's workload) are no reference to
         # what the question names: the question named them both, once
         own = _own(metadata)
         referencing = any(ref.rpartition("/")[2].lower() not in (name, own) for ref in named_refs)
+        if self._acts_on_what_it_names and named >= BASE_NAME and not acts_on(metadata, said):
+            # "what gives producers an HTTP interface to Kafka": Kafka is what it acts on, not the answer; one
+            # that acts on what is named is, named like it or not ("what scales the T5 inference server")
+            named = CALLED
         if self.callers and named >= BASE_NAME and not referencing:
             # "who calls books": books is what they call, not who; "which workloads read the db-pass secret":
             # the kind said beside it says what it is, not what is asked

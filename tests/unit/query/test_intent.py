@@ -697,3 +697,33 @@ def test_a_reference_to_its_own_namesake_gains_nothing() -> None:
     # a binding of the account the question names still references it
     binding = {"kind": "RoleBinding", "name": "reader", "namespace": "t5", "refs": ["ServiceAccount/t5/t5-inference"]}
     assert intent.boost(binding) > 0
+
+
+def test_what_a_subject_question_acts_on_is_not_its_answer() -> None:
+    kafka = {"kind": "StatefulSet", "name": "kafka", "namespace": "k", "images": ["solsson/kafka:2.4"]}
+    names = frozenset({"kafka", "pixy", "stan"})
+    acting = read("What gives producers an HTTP interface to Kafka?").among(names)
+    assert acting.boost(kafka) < 0.8  # Kafka is what the answer acts on
+    being = read("What runs the Kafka brokers in the kafka namespace?").among(names)
+    assert being.boost(kafka) >= 0.8  # what runs the brokers is the brokers' workload
+
+
+def test_what_acts_on_the_object_named_is_the_answer_though_named_like_it() -> None:
+    names = frozenset({"t5-inference"})
+    deployment = {"kind": "Deployment", "name": "t5-inference", "namespace": "t"}
+    autoscaler = {"kind": "HorizontalPodAutoscaler", "name": "t5-inference", "namespace": "t",
+                  "refs": ["Deployment/t/t5-inference"], "ref_relations": ["scales"]}  # fmt: skip
+    asked = read("What scales the T5 inference server up and down?").among(names)
+    assert asked.boost(autoscaler) > asked.boost(deployment)
+
+
+@pytest.mark.parametrize(
+    ("question", "name"),
+    [("Which headless Service governs the stan pods?", "stan"),
+     ("Which NATS address does the streaming server connect to?", "nats"),
+     ("Which Postgres user and database does the Sourcegraph frontend connect with?", "sourcegraph-frontend")],
+)  # fmt: skip
+def test_a_noun_ending_in_s_is_no_verb_of_a_subject_question(question: str, name: str) -> None:
+    named = {"kind": "StatefulSet", "name": name, "namespace": "s"}
+    asked = read(question).among(frozenset({"sourcegraph-frontend", "stan", "nats"}))
+    assert asked.boost(named) >= 0.8  # what the question names is not what an answer acts on
