@@ -12,7 +12,8 @@ several-word phrase, its short names or its run-together name; by one word alone
 word may be a product's name as well: Prometheus, Alertmanager, Application), and the ranking reads
 such a word at half weight (``SINGLE_WORD_KIND`` in ``intent.py``).
 
-:data:`SYNONYMS` are English words for a kind that no API spells (``autoscaler``, ``claim``):
+:data:`SYNONYMS` are English words for a kind that no API spells (``autoscaler``, ``claim``,
+``configuration``: "find the configuration that sets the Redis address" asks for a ConfigMap):
 language, not cluster state, used only for kinds the cluster has.
 """
 
@@ -39,6 +40,8 @@ SYNONYMS: Final[Mapping[tuple[str, ...], str]] = {
     ("claim",): "PersistentVolumeClaim",
     ("every", "node"): "DaemonSet",  # what a DaemonSet is: one Pod on each node
     ("each", "node"): "DaemonSet",
+    ("configuration",): "ConfigMap",
+    ("config",): "ConfigMap",
 }
 
 

@@ -147,7 +147,8 @@ def inside_names(words: tuple[str, ...], *, names: frozenset[str]) -> set[str]:
 
 def kinds_named(words: tuple[str, ...], *, names: frozenset[str], vocabulary: KindVocabulary) -> frozenset[str]:
     """Kinds a question names: the longest phrase at each place wins ("service account" is not "Service"),
-    and a word run that spells one of ``names`` is a name, not a kind ("node exporter")."""
+    and a word or word run that spells one of ``names`` is a name, not a kind ("node exporter", "the configs
+    service")."""
     return frozenset(kind for _, kind in kind_places(words, names=names, vocabulary=vocabulary))
 
 
@@ -155,7 +156,7 @@ def kind_places(words: tuple[str, ...], *, names: frozenset[str], vocabulary: Ki
     """``(where, kind)`` for each kind the question names (see :func:`kinds_named`), in question order."""
     spans: list[tuple[int, int, str]] = [
         (start, start + size, "")
-        for size in range(2, MAX_RUN + 1)
+        for size in range(1, MAX_RUN + 1)
         for start in range(len(words) - size + 1)
         if "-".join(words[start : start + size]) in names
     ]

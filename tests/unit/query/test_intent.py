@@ -727,3 +727,10 @@ def test_a_noun_ending_in_s_is_no_verb_of_a_subject_question(question: str, name
     named = {"kind": "StatefulSet", "name": name, "namespace": "s"}
     asked = read(question).among(frozenset({"sourcegraph-frontend", "stan", "nats"}))
     assert asked.boost(named) >= 0.8  # what the question names is not what an answer acts on
+
+
+def test_configuration_names_the_config_map_unless_a_word_is_an_objects_name() -> None:
+    assert read("Find the configuration that sets the Redis address").names_kind("ConfigMap") == 1.0
+    assert read("otel colector config").names_kind("ConfigMap") == 1.0
+    configs = read("Which database does the configs service connect to?").among(frozenset({"configs", "configs-db"}))
+    assert configs.names_kind("ConfigMap") == 0.0  # Cortex's ``configs`` component, not ConfigMaps
