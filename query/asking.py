@@ -72,28 +72,6 @@ ASKS_FOR_SUBJECT: Final = re.compile(
 )
 
 
-#: Verbs whose object says what the answer is ("what runs the NATS servers": the servers' workload), where
-#: another verb's object is what the answer acts on ("what scales the inference server": not the server).
-BEING: Final = frozenset(
-    {"runs", "serves", "processes", "handles", "hosts", "provides", "stores", "holds", "keeps", "caches", "backs",
-     "implements", "powers", "contains", "exists", "does", "means"}
-)  # fmt: skip
-_DO: Final = re.compile(r"\b(?:does|do|did)\b", re.IGNORECASE)
-
-
-def subject_verb(question: str, *, names: frozenset[str]) -> str | None:
-    """The verb whose subject the question asks for (:data:`ASKS_FOR_SUBJECT`), lower case; None when there
-    is none, or the word is a name (``names``: "which NATS address") or a noun another verb follows ("which
-    Postgres user ... does the frontend connect with")."""
-    found = ASKS_FOR_SUBJECT.search(question)
-    if found is None:
-        return None
-    verb = found.group(1).lower()
-    if any(verb in name.split("-") for name in names) or _DO.search(question, found.end()):
-        return None
-    return verb
-
-
 def without_place(question: str) -> str:
     """The question without the namespace it places itself in ("... in the calculator namespace"): the
     words that rank documents by their topic. A place is where to look, not what: every object there

@@ -53,10 +53,8 @@ from kubevec.query.asking import (
     ASKS_FOR_CALLEES,
     ASKS_FOR_CALLERS,
     ASKS_FOR_VALUE,
-    BEING,
     IN_NAMESPACE,
     TROUBLE,
-    subject_verb,
 )
 from kubevec.query.folding import key_of
 from kubevec.query.hearing import Heard, forms
@@ -79,6 +77,7 @@ from kubevec.query.spelling import (
     title_initials,
 )
 from kubevec.query.stems import stem, stems
+from kubevec.query.subjects import Subject, subject_of
 from kubevec.query.trouble import health_of, says_why
 from kubevec.query.typos import corrections, dictionary
 
@@ -359,24 +358,15 @@ class Intent:
         return kind if all(w in _ASKING for w in before) else None
 
     @functools.cached_property
-    def _subject_verb(self) -> str | None:
-        """The verb the question asks the subject of ("what limits evictions of the MySQL pods": limits), not
-        a kind's word ("which services call ..." asks for Services) nor a name (see :func:`subject_verb`)."""
-        verb = subject_verb(self.question, names=self.names)
-        if verb is None or verb in _ASKING or kinds_named((verb,), names=frozenset(), vocabulary=self.vocabulary):
-            return None
-        return verb
+    def _subject(self) -> Subject | None:
+        """The subject the question asks for, when it asks for one (:mod:`kubevec.query.subjects`)."""
+        return subject_of(self.question, names=self.names, vocabulary=self.vocabulary, asking=_ASKING)
 
     @property
     def _asks_for_a_subject(self) -> bool:
-        """The question asks for what does something to the objects it names: they are not what it asks for."""
-        return self._subject_verb is not None
-
-    @property
-    def _acts_on_what_it_names(self) -> bool:
-        """A subject question whose verb acts on what follows ("what scrapes", "what gives ... to Kafka"), not
-        one that says what the answer is ("what runs the NATS servers", "what serves the web UI")."""
-        return self._subject_verb is not None and self._subject_verb not in BEING
+        """The question asks for what does something to the objects it names ("what limits evictions of the
+        MySQL pods"): their kinds say what it acts on, not what it asks for."""
+        return self._subject is not None and self._subject.noun is None
 
     def _says_only_the_everyday_word(self, kind: str) -> bool:
         """The kind is named by its everyday word in lower case or first in the question, not spelt as the
@@ -431,7 +421,15 @@ class Intent:
         # what the question names: the question named them both, once
         own = _own(metadata)
         referencing = any(ref.rpartition("/")[2].lower() not in (name, own) for ref in named_refs)
-        if self._acts_on_what_it_names and named >= BASE_NAME and not acts_on(metadata, said):
+        subject = self._subject
+        if (
+            subject is not None
+            and subject.acts
+            and named >= BASE_NAME
+            and not acts_on(metadata, said)
+            and not subject.asks_for_kind(kind)
+            and not subject.names_the_doer(name, images=fields.IMAGES.of(metadata))
+        ):
             # "what gives producers an HTTP interface to Kafka": Kafka is what it acts on, not the answer; one
             # that acts on what is named is, named like it or not ("what scales the T5 inference server")
             named = CALLED

@@ -734,3 +734,18 @@ def test_configuration_names_the_config_map_unless_a_word_is_an_objects_name() -
     assert read("otel colector config").names_kind("ConfigMap") == 1.0
     configs = read("Which database does the configs service connect to?").among(frozenset({"configs", "configs-db"}))
     assert configs.names_kind("ConfigMap") == 0.0  # Cortex's ``configs`` component, not ConfigMaps
+
+
+def test_a_noun_and_a_verb_that_acts_ask_for_what_acts_not_for_what_it_names() -> None:
+    kafka = {"kind": "StatefulSet", "name": "kafka", "namespace": "k"}
+    asked = read("Which workload exports Kafka consumer group lag as Prometheus metrics?").among(frozenset({"kafka"}))
+    assert asked.boost(kafka) < 0.8
+    # the kind the noun names is asked for: one named like what it acts on is the answer
+    service = {"kind": "Service", "name": "frontend", "namespace": "b"}
+    deployment = {"kind": "Deployment", "name": "frontend", "namespace": "b"}
+    exposes = read("Which Service exposes the frontend deployment to the internet?").among(frozenset({"frontend"}))
+    assert exposes.boost(service) > exposes.boost(deployment)
+    # a name that says the verb names what does it
+    run = {"kind": "PipelineRun", "name": "build-frontend-7xk2p", "namespace": "b"}
+    builds = read("which pipeline builds the frontend image").among(frozenset({"frontend", "build-frontend-7xk2p"}))
+    assert builds.boost(run) > builds.boost(deployment)
