@@ -39,29 +39,29 @@ ASKS_FOR_NOUN_SUBJECT: Final = re.compile(
 )
 
 
-def noun_subject_verb(question: str, *, names: frozenset[str]) -> tuple[str, str] | None:
-    """The noun a question asks for and the verb after it (:data:`ASKS_FOR_NOUN_SUBJECT`), lower case, the
-    verb read as :func:`subject_verb` reads one."""
-    found = ASKS_FOR_NOUN_SUBJECT.search(question)
+def _verb_after(pattern: re.Pattern[str], question: str, *, names: frozenset[str]) -> re.Match[str] | None:
+    """``pattern``'s match whose last group is a verb: None when there is none, or the word is a name
+    (``names``: "which NATS address") or a noun another verb follows ("which Postgres user ... does the
+    frontend connect with")."""
+    found = pattern.search(question)
     if found is None:
         return None
-    verb = found.group(2).lower()
+    verb = found.group(found.lastindex or 0).lower()
     if any(verb in name.split("-") for name in names) or _DO.search(question, found.end()):
         return None
-    return found.group(1).lower(), verb
+    return found
+
+
+def noun_subject_verb(question: str, *, names: frozenset[str]) -> tuple[str, str] | None:
+    """The noun a question asks for and the verb after it (:data:`ASKS_FOR_NOUN_SUBJECT`), lower case."""
+    found = _verb_after(ASKS_FOR_NOUN_SUBJECT, question, names=names)
+    return (found.group(1).lower(), found.group(2).lower()) if found else None
 
 
 def subject_verb(question: str, *, names: frozenset[str]) -> str | None:
-    """The verb whose subject the question asks for (:data:`ASKS_FOR_SUBJECT`), lower case; None when there
-    is none, or the word is a name (``names``: "which NATS address") or a noun another verb follows ("which
-    Postgres user ... does the frontend connect with")."""
-    found = ASKS_FOR_SUBJECT.search(question)
-    if found is None:
-        return None
-    verb = found.group(1).lower()
-    if any(verb in name.split("-") for name in names) or _DO.search(question, found.end()):
-        return None
-    return verb
+    """The verb whose subject the question asks for (:data:`ASKS_FOR_SUBJECT`), lower case; None for none."""
+    found = _verb_after(ASKS_FOR_SUBJECT, question, names=names)
+    return found.group(1).lower() if found else None
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
