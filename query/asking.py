@@ -63,8 +63,8 @@ ASKS_FOR_VALUE: Final = re.compile(
 #: "what scales the inference server", "what limits evictions of the MySQL pods", "who owns the orders
 #: claim": the question asks for the subject of a verb (the word after "what" ends as a verb in the third
 #: person does, not in "ss" as "headless" does, and no auxiliary follows it, so it is no noun: "what limits
-#: does X have"); the kinds it
-#: names after the verb are what the answer acts on, not what it is.
+#: does X have"); the kinds it names after the verb are what the answer acts on, not what it is
+#: (:mod:`kubevec.query.subjects` reads the rest).
 ASKS_FOR_SUBJECT: Final = re.compile(
     r"^\W*(?:what|which|who)\s+(?!(?:is|was|has|does|goes)\b)([a-z]{2,}[^s\W]s)\b"
     r"(?!\s+(?:is|are|was|were|does|do|did|has|have|had|can|could|will|would|should|may|must|run|runs|exist)\b)",
