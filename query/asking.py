@@ -65,11 +65,13 @@ ASKS_FOR_VALUE: Final = re.compile(
 #: person does, not in "ss" as "headless" does, and no auxiliary follows it, so it is no noun: "what limits
 #: does X have"); the kinds it names after the verb are what the answer acts on, not what it is
 #: (:mod:`kubevec.query.subjects` reads the rest).
-ASKS_FOR_SUBJECT: Final = re.compile(
-    r"^\W*(?:what|which|who)\s+(?!(?:is|was|has|does|goes)\b)([a-z]{2,}[^s\W]s)\b"
-    r"(?!\s+(?:is|are|was|were|does|do|did|has|have|had|can|could|will|would|should|may|must|run|runs|exist)\b)",
-    re.IGNORECASE,
+#: A verb in the third person that no auxiliary follows (the group: the verb), shared with
+#: :data:`kubevec.query.subjects.ASKS_FOR_NOUN_SUBJECT`.
+VERB_S: Final = (
+    r"(?!(?:is|was|has|does|goes)\b)([a-z]{2,}[^s\W]s)\b"
+    r"(?!\s+(?:is|are|was|were|does|do|did|has|have|had|can|could|will|would|should|may|must|run|runs|exist)\b)"
 )
+ASKS_FOR_SUBJECT: Final = re.compile(r"^\W*(?:what|which|who)\s+" + VERB_S, re.IGNORECASE)
 
 
 def without_place(question: str) -> str:

@@ -11,10 +11,11 @@ them. When the verb says what the answer is ("runs", "serves", "provides"), they
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from typing import Final
 
-from kubevec.query.asking import ASKS_FOR_SUBJECT
+from kubevec.query.asking import ASKS_FOR_SUBJECT, VERB_S
 from kubevec.query.hearing import Heard
 from kubevec.query.kind_vocabulary import KindVocabulary
 from kubevec.query.software_words import software_said
@@ -32,11 +33,7 @@ _DO: Final = re.compile(r"\b(?:does|do|did)\b", re.IGNORECASE)
 
 #: "which workload exports Kafka lag", "which component caches chunks": a noun, then the verb whose subject
 #: it asks for (see :data:`ASKS_FOR_SUBJECT`).
-ASKS_FOR_NOUN_SUBJECT: Final = re.compile(
-    r"^\W*(?:what|which)\s+([a-z]+)\s+(?!(?:is|was|has|does|goes)\b)([a-z]{2,}[^s\W]s)\b"
-    r"(?!\s+(?:is|are|was|were|does|do|did|has|have|had|can|could|will|would|should|may|must|run|runs|exist)\b)",
-    re.IGNORECASE,
-)
+ASKS_FOR_NOUN_SUBJECT: Final = re.compile(r"^\W*(?:what|which)\s+([a-z]+)\s+" + VERB_S, re.IGNORECASE)
 
 
 def _verb_after(pattern: re.Pattern[str], question: str, *, names: frozenset[str]) -> re.Match[str] | None:
@@ -84,13 +81,18 @@ class Subject:
             self.noun is not None and kind.lower() in (self.noun, self.noun.removesuffix("s"))
         )
 
+    @functools.cached_property
+    def _said(self) -> tuple[Heard, frozenset[str]]:
+        """The verb and noun in every form names take, and their stems (read once per question)."""
+        said = [word for word in (self.verb, self.noun) if word]
+        return Heard.of(said), stems(" ".join(said))
+
     def names_the_doer(self, name: str, *, images: list[str]) -> bool:
         """A name that says the verb or the noun names what does it ("which pipeline builds the frontend
         image": ``build-frontend``; "what generates load": ``loadgenerator``; "which cache sits in front of
         hotel rates": ``memcached-rate``, Memcached being a cache), not what it acts on."""
-        said = [word for word in (self.verb, self.noun) if word]
-        heard = Heard.of(said)
-        implied = software_said(images, says=stems(" ".join(said)))
+        heard, said = self._said
+        implied = software_said(images, says=said)
         return any(heard.part(part) > 0 or part in implied for part in re.split(r"[-.:]", base_name(name)) if part)
 
 

@@ -31,7 +31,7 @@ import json
 import re
 import subprocess
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -217,10 +217,11 @@ def _charts(repo: str, *, under: str) -> dict[str, tuple[str, str]]:
     return {name: (text, values[name]) for name, text in charts.items() if name in values}
 
 
-def _retired(repo: str, *, named: str) -> dict[str, str]:
-    """``{folder: text}`` of every top-level ``<folder>/<named>`` since removed (before ``HEAD``), as its
-    last version not marked deprecated: the description its maintainers wrote while it was kept."""
-    present = set(_files(repo, under="", named=named))
+def _retired(repo: str, *, named: str, present: Iterable[str]) -> dict[str, str]:
+    """``{folder: text}`` of every top-level ``<folder>/<named>`` since removed (before ``HEAD``; ``present``:
+    the folders that have one there), as its last version not marked deprecated: the description its
+    maintainers wrote while it was kept."""
+    present = set(present)
     removed = _git(repo, "log", "--diff-filter=D", "--format=", "--name-only", "HEAD", "--", f"*/{named}").split()
     out = {}
     for path in sorted(set(removed)):
@@ -261,8 +262,9 @@ def main(argv: list[str] | None = None) -> int:
         HELM_STABLE: _git_dir(args.helm_stable),
         LANDSCAPE: _git_dir(args.landscape),
     }
-    official = official_images(_files(repos[DOCKER_DOCS], under="", named="README-short.txt"))
-    retired = official_images(_retired(repos[DOCKER_DOCS], named="README-short.txt"))
+    readmes = _files(repos[DOCKER_DOCS], under="", named="README-short.txt")
+    official = official_images(readmes)
+    retired = official_images(_retired(repos[DOCKER_DOCS], named="README-short.txt", present=readmes))
     bitnami = bitnami_images(_files(repos[BITNAMI], under="bitnami", named="Chart.yaml"))
     prometheus = chart_images(_charts(repos[PROMETHEUS_CHARTS], under="charts"))
     stable = chart_images(_charts(repos[HELM_STABLE], under="stable"))

@@ -37,5 +37,5 @@ def test_a_retired_image_says_its_last_description_before_it_was_marked_deprecat
         {"nats-streaming/README-short.txt": "DEPRECATED; use JetStream", "crux/README-short.txt": "DEPRECATED; gone"}
     )
     commit({"nats-streaming/README-short.txt": None, "crux/README-short.txt": None})
-    retired = build._retired(str(tmp_path / ".git"), named="README-short.txt")
+    retired = build._retired(str(tmp_path / ".git"), named="README-short.txt", present={"redis"})
     assert retired == {"nats-streaming": "NATS Streaming is a streaming system."}  # redis is current, crux says nothing
