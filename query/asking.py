@@ -15,7 +15,7 @@ TROUBLE: Final = re.compile(
     r"won'?t|unable|stuck|backoff|back-off|restart\w*|evict\w*|killed|down|degraded|refus\w*|denied|forbidden|"
     r"exceed\w*|wrong|problem\w*|issue\w*|pull|pending|unschedul\w*|unavailable|time[sd]? ?out|"
     r"no endpoints?|(?:not|never|isn'?t|aren'?t|doesn'?t|don'?t) (?:be |become |becomes |get |gets )?"
-    r"(?:healthy|ready|work|running|run|start|respond|scheduled|bound|bind|available|serv|scal|up|reachable)\w*|"
+    r"(?:healthy|ready|work|running|run|start|respond|scheduled|bound|bind|available|serv|scal|up|reachable|creat)\w*|"
     r"not found|(?:does|do|did)(?: not|n'?t) exist|missing)\b",
     re.IGNORECASE,
 )

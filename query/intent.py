@@ -220,6 +220,9 @@ class Intent:
     #: The (base) names of the objects the question names exactly: what shares one is their family.
     pointing: frozenset[str] = frozenset()
     selections: tuple[tuple[str, frozenset[str]], ...] = ()
+    #: What the troubled candidates' messages name as the cause (:mod:`kubevec.query.blame`): a question about
+    #: trouble wants it as much as what is in trouble.
+    blamed: frozenset[str] = frozenset()
     #: The kinds the cluster has and the phrases that name them (its capability records).
     vocabulary: KindVocabulary = EMPTY
 
@@ -473,6 +476,8 @@ class Intent:
             score += NEIGHBOUR
         if self.trouble:
             health = health_of(metadata)
+            if health != "degraded" and key_of(metadata) in self.blamed:
+                health = "degraded"  # the cause the troubled ones name ("exceeded quota: default")
             score += DEGRADED if health == "degraded" else PROGRESSING if health == "progressing" else 0.0
             if health in ("degraded", "progressing") and says_why(metadata, words=set(self.words) - _STOP):
                 score += REASON

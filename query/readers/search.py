@@ -19,6 +19,7 @@ from kubevec.inference.documents import CAPABILITIES, INSTANCES, is_kubernetes_n
 from kubevec.inference.fleet import project
 from kubevec.query.answers import Answer, Result, cosine, make_result
 from kubevec.query.asking import place_of, without_place
+from kubevec.query.blame import blamed
 from kubevec.query.cursors import any_word, make_cursor, read_cursor
 from kubevec.query.folding import fold, key_of
 from kubevec.query.hubs import centred
@@ -308,6 +309,15 @@ class Searcher:
             pointed = {r.id: r for r in found if r.id not in have and key_of(r.metadata) in read.neighbours}
             scored += await self._scored(name, vector=vector, records=pointed)
         scored += await self._referenced(name, read=read, scored=scored, vector=vector, conditions=conditions)
+        if read.trouble and (causes := blamed(hit.metadata for hit, _ in scored)):
+            # "why are some pods never created": the quota the troubled objects' messages name is the answer
+            have = {key_of(hit.metadata) for hit, _ in scored}
+            names = tuple(sorted({key.rpartition("/")[2] for key in causes - have}))
+            found = await self._by_names(name, names, conditions=conditions) if names else []
+            scored += await self._scored(
+                name, vector=vector, records={r.id: r for r in found if key_of(r.metadata) in causes - have}
+            )
+            read = dataclasses.replace(read, blamed=causes)
         intent = read
         boosted = sorted(
             fold(

@@ -286,6 +286,7 @@ def test_names_are_read_in_the_forms_names_take(question: str, name: str, covere
         ("requests to payments time out", True),
         ("which image tag does not exist in the registry", True),
         ("image not found", True),
+        ("why are some gceme pods never created", True),
         ("what port does the payments service listen on", False),
         ("which deployment runs the storefront", False),
     ],
