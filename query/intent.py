@@ -77,9 +77,9 @@ from kubevec.query.spelling import (
     title_initials,
 )
 from kubevec.query.stems import stem, stems
-from kubevec.query.subjects import Subject, subject_of
+from kubevec.query.subjects import Subject, acted_on, subject_of
 from kubevec.query.trouble import health_of, says_why
-from kubevec.query.typos import corrections, dictionary
+from kubevec.query.typos import as_cased, corrections, dictionary
 
 EXACT_NAME: Final = 0.8
 BASE_NAME: Final = 0.6
@@ -167,13 +167,6 @@ CALLED: Final = 0.0
 CALLEE: Final = EXACT_NAME
 
 
-def _as_cased(fixed: str | None, word: str) -> str:
-    """``word``'s correction (if any), capitalised as ``word`` was: "Servcie" is "Service", the kind."""
-    if fixed is None:
-        return word
-    return fixed[:1].upper() + fixed[1:] if word[:1].isupper() else fixed
-
-
 def _family_name(name: str, *, kind: str, owner: str) -> str:
     """The name an object shares with its family: a Pod's workload's, a generated name's base."""
     return base_name(owner.rpartition("/")[2].lower()) if kind == "Pod" and owner else base_name(name)
@@ -246,7 +239,7 @@ class Intent:
             for run, name in joined.items():
                 first, second = pairs[run]
                 asked = re.sub(rf"\b{re.escape(first)}\s+{re.escape(second)}\b", name, asked, flags=re.IGNORECASE)
-            asked = re.sub(r"[A-Za-z0-9]+", lambda m: _as_cased(fixed.get(m.group(0).lower()), m.group(0)), asked)
+            asked = re.sub(r"[A-Za-z0-9]+", lambda m: as_cased(fixed.get(m.group(0).lower()), m.group(0)), asked)
             read = Intent.of(asked, vocabulary=self.vocabulary)
         inside = inside_names(read.words, names=names)
         shadowed = frozenset(form for word in inside for form in (word, *name_forms(word)))
@@ -456,7 +449,10 @@ class Intent:
                 name, kind=kind, owner=fields.OWNER.of(metadata), images=fields.IMAGES.of(metadata)
             )
         score = KIND * kind_named + named
-        if any(p in self.phrases or p.replace("-", "") in self.phrases for p in places(metadata)):
+        acted_on = self.places_named - self._scoping  # the place acted on is no scope, its objects no answer
+        if any(
+            (p in self.phrases or p.replace("-", "") in self.phrases) and p not in acted_on for p in places(metadata)
+        ):
             score += NAMESPACE
         images = fields.IMAGES.of(metadata)
         if any(repository(image) in self.phrases for image in images) or describes(metadata, does=self._does):
@@ -498,9 +494,16 @@ class Intent:
     def elsewhere(self, metadata: Mapping[str, Any]) -> bool:
         """The question names places and this namespaced object is in none of them: neither its name nor its
         kind is what the question means (a namespace filter, softly: it keeps what its words gain)."""
-        return bool(self.places_named and fields.NAMESPACE.of(metadata)) and self.places_named.isdisjoint(
-            places(metadata)
-        )
+        scoping = self._scoping
+        return bool(scoping and fields.NAMESPACE.of(metadata)) and scoping.isdisjoint(places(metadata))
+
+    @functools.cached_property
+    def _scoping(self) -> frozenset[str]:
+        """The places that scope the question: not those a subject it asks for acts on (:func:`acted_on`)."""
+        subject = self._subject
+        if subject is None or not subject.acts:
+            return self.places_named
+        return self.places_named - acted_on(self.places_named, words=self.words, verb=subject.verb)
 
     def _neighbour(self, metadata: Mapping[str, Any], *, kind: str, name: str, namespace: str) -> bool:
         if not (self.neighbours or self.selections):

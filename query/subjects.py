@@ -109,3 +109,20 @@ def subject_of(
         return None
     noun, verb = found
     return Subject(verb=verb, noun=noun, kinds=kinds_named((noun,), names=frozenset(), vocabulary=vocabulary))
+
+
+def acted_on(places: frozenset[str], *, words: tuple[str, ...], verb: str) -> frozenset[str]:
+    """The ``places`` (namespaces, applications) a question says only after the verb of the subject it asks
+    for: what that verb acts on, not where to look ("which component tells the fights service where a fight
+    is": the answer acts on that application, it need not be in it)."""
+    if verb not in words:
+        return frozenset()
+    after = words.index(verb)
+    found = set()
+    for place in places:
+        run = tuple(place.split("-"))
+        starts = [at for at in range(len(words)) if words[at : at + len(run)] == run]
+        starts += [at for at, word in enumerate(words) if word == place.replace("-", "")]
+        if starts and min(starts) > after:
+            found.add(place)
+    return frozenset(found)

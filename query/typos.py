@@ -63,3 +63,10 @@ def corrections(words: Iterable[str], *, known: Iterable[str]) -> dict[str, str]
         if near and (len(near) == 1 or near[0][0] < near[1][0]):
             out[word] = near[0][1]
     return out
+
+
+def as_cased(fixed: str | None, word: str) -> str:
+    """``word``'s correction (if any), capitalised as ``word`` was: "Servcie" is "Service", the kind."""
+    if fixed is None:
+        return word
+    return fixed[:1].upper() + fixed[1:] if word[:1].isupper() else fixed

@@ -750,3 +750,19 @@ def test_a_noun_and_a_verb_that_acts_ask_for_what_acts_not_for_what_it_names() -
     run = {"kind": "PipelineRun", "name": "build-frontend-7xk2p", "namespace": "b"}
     builds = read("which pipeline builds the frontend image").among(frozenset({"frontend", "build-frontend-7xk2p"}))
     assert builds.boost(run) > builds.boost(deployment)
+
+
+def test_the_application_a_subject_question_acts_on_is_no_scope() -> None:
+    """ "which component tells the fights service where a fight is": the answer acts on that application, it
+    need not be in it; asked what runs in it, the application is where to look."""
+    locations = {"kind": "Deployment", "name": "grpc-locations", "namespace": "heroes", "labels": [
+        "app.kubernetes.io/part-of=locations-service"]}  # fmt: skip
+    candidates = frozenset({"grpc-locations", "fights-db"})
+    places = frozenset({"heroes", "locations-service", "fights-service"})
+    acting = read("Which component tells the fights service where a fight takes place, over gRPC?").among(
+        candidates, namespaces=places
+    )
+    assert not acting.elsewhere(locations)
+    assert acting.boost(locations) > 0  # "gRPC" names a part of it, where before the place took every gain
+    scoped = read("Which component of the fights service talks gRPC?").among(candidates, namespaces=places)
+    assert scoped.elsewhere(locations)
