@@ -53,7 +53,7 @@ ASKS_FOR_CALLEES: Final = re.compile(
 #: image does the inference deployment use": the question asks for a value the named object holds (in its
 #: env, its args, its containers), not for what it points at.
 ASKS_FOR_VALUE: Final = re.compile(
-    r"^\W*(?:which|what)\s+(?:\w+\s+)?(?:address(?:es)?|urls?|uris?|endpoints?|host(?:name)?s?|ports?|"
+    r"^\W*(?:which|what)\s+(?:\w+\s+){0,2}(?:address(?:es)?|urls?|uris?|endpoints?|host(?:name)?s?|ports?|paths?|"
     r"connection strings?|images?|versions?|tags?|commands?|arguments|args|flags)\s+(?:of\s+[^?]*?)?(?:does|do|did|will|can)\b"
     r"|\b(?:address(?:es)?|urls?|uris?|endpoints?|host(?:name)?s?|ports?|connection strings?) (?:used|read) by\b",
     re.IGNORECASE,

@@ -140,6 +140,7 @@ def test_what_the_named_object_calls_is_the_answer_though_the_question_names_it_
         ("the configmap mounted by the users database", True),
         ("What image does the t5-inference deployment use?", False),
         ("Which management endpoint of the model server does fastdash use?", False),
+        ("Which health check paths do the rest-heroes probes call?", False),
     ],
 )
 def test_a_question_asking_for_a_value_asks_for_the_object_that_holds_it(question: str, callees: bool) -> None:
