@@ -58,6 +58,8 @@ def corrections(words: Iterable[str], *, known: Iterable[str]) -> dict[str, str]
     for word in dict.fromkeys(words):
         if len(word) < MIN_LETTERS or not word.isalpha() or word in english or word in names:
             continue
+        if word.endswith("s") and (word[:-1] in names or (word.endswith("es") and word[:-2] in names)):
+            continue  # a known name in the plural ("namespaces", "statefulsets"), not a misspelling of it
         limit = 2 if len(word) >= LONG_WORD else 1
         near = sorted((d, name) for name in names if (d := distance(word, name, limit=limit)) <= limit)
         if near and (len(near) == 1 or near[0][0] < near[1][0]):

@@ -54,3 +54,11 @@ def test_a_corrected_word_keeps_its_case() -> None:
     among = intent.among(frozenset({"catalog"}), namespaces=frozenset({"shop"}))
     assert among.question == "Which Service selects the catalog pods?"
     assert among.names_kind("Service") == 1.0
+
+
+def test_a_known_word_in_the_plural_is_no_misspelling() -> None:
+    """ "which namespaces are there" was read "which namespace are there", and no longer asked for Namespaces."""
+    assert corrections(["namespaces", "statefulsets", "classes"], known=["namespace", "statefulset", "class"]) == {}
+    intent = Intent.of("which namespaces are there", vocabulary=vocabulary()).among(frozenset({"checkout"}))
+    assert intent.words == ("which", "namespaces", "are", "there")
+    assert "Namespace" in intent.kinds
