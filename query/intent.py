@@ -147,6 +147,7 @@ NOISE_KINDS: Final = frozenset(
         "CertificateSigningRequest",
         "ComponentStatus",
         "CSINode",
+        "Namespace",
     }
 )
 _WORD = re.compile(r"[a-z0-9][a-z0-9_.:/-]*[a-z0-9]|[a-z0-9]")

@@ -766,3 +766,17 @@ def test_the_application_a_subject_question_acts_on_is_no_scope() -> None:
     assert acting.boost(locations) > 0  # "gRPC" names a part of it, where before the place took every gain
     scoped = read("Which component of the fights service talks gRPC?").among(candidates, namespaces=places)
     assert scoped.elsewhere(locations)
+
+
+def test_a_namespace_not_asked_for_is_noise_though_its_name_is_said() -> None:
+    """ "what is the front proxy of the shop in ewolff-shop": the Namespace, a short document of little but its
+    name, would top both rankings; it is where to look unless the question asks for Namespaces."""
+    namespace = {"kind": "Namespace", "name": "ewolff-shop"}
+    proxy = {"kind": "Deployment", "name": "apache", "namespace": "ewolff-shop"}
+    places = frozenset({"ewolff-shop"})
+    said = read("What is the front reverse proxy of the shop in ewolff-shop?").among(
+        frozenset({"apache"}), namespaces=places
+    )
+    assert said.boost(namespace) < 0 < said.boost(proxy)
+    asked = read("what is the ewolff-shop namespace").among(frozenset({"apache"}), namespaces=places)
+    assert asked.boost(namespace) > asked.boost(proxy)
