@@ -59,7 +59,7 @@ from kubevec.query.asking import (
 from kubevec.query.folding import key_of
 from kubevec.query.hearing import Heard, forms
 from kubevec.query.kind_vocabulary import EMPTY, KindVocabulary
-from kubevec.query.pointing import MAX_REFS, acts_on, ref_named, targets
+from kubevec.query.pointing import MAX_REFS, acts_on, ref_named, selects_named, targets
 from kubevec.query.software_words import describes, software_said, what_software_does
 from kubevec.query.spelling import (
     APPLICATION_KEYS,
@@ -115,9 +115,8 @@ _ASKING: Final = frozenset(
         "my",
     }
 )
-#: Kinds whose name is an everyday word for something else: "the payments service" is the program as
-#: much as its Service object. Named in lower case they count as :data:`SINGLE_WORD_KIND`; spelt as the
-#: kind ("which Service selects ...") in full.
+#: Kinds whose name is an everyday word ("the payments service" is the program as much as its Service): in
+#: lower case they count as :data:`SINGLE_WORD_KIND`, spelt as the kind ("which Service selects") in full.
 EVERYDAY_KINDS: Final = frozenset({"Service"})
 DEGRADED: Final = 0.6
 #: A troubled candidate whose reasons or message meet the question's words.
@@ -418,6 +417,7 @@ class Intent:
         # what the question names: the question named them both, once
         own = _own(metadata)
         referencing = any(ref.rpartition("/")[2].lower() not in (name, own) for ref in named_refs)
+        referencing = referencing or selects_named(metadata, said, own=own)  # a policy that applies to it
         subject = self._subject
         if (
             subject is not None

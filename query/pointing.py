@@ -36,3 +36,17 @@ def ref_named(ref: str, phrases: frozenset[str]) -> bool:
     whole or by the last segment of a ``:`` name."""
     name = ref.rpartition("/")[2].lower()
     return name in phrases or name.rpartition(":")[2] in phrases
+
+
+#: Kinds that point at Pods by a label selector and are no part of the program they select (a Service is).
+SELECTING: Final = frozenset({"NetworkPolicy", "PodDisruptionBudget"})
+
+
+def selects_named(metadata: Mapping[str, Any], phrases: frozenset[str], *, own: str) -> bool:
+    """The object's selector picks the Pods of what the question names (``run=catalog`` for "catalog"), as a
+    reference by name would: a policy that applies to catalog is about catalog, though named otherwise."""
+    if fields.KIND.of(metadata) not in SELECTING:
+        return False
+    return any(
+        (value := pair.partition("=")[2].lower()) in phrases and value != own for pair in fields.SELECTOR.of(metadata)
+    )

@@ -780,3 +780,15 @@ def test_a_namespace_not_asked_for_is_noise_though_its_name_is_said() -> None:
     assert said.boost(namespace) < 0 < said.boost(proxy)
     asked = read("what is the ewolff-shop namespace").among(frozenset({"apache"}), namespaces=places)
     assert asked.boost(namespace) > asked.boost(proxy)
+
+
+def test_a_policy_that_selects_what_the_question_names_refers_to_it() -> None:
+    """ "what could block order from calling catalog": the NetworkPolicy applying to ``run=catalog`` is about
+    catalog, as a reference by name would be; one selecting other Pods is not."""
+    policy = {"kind": "NetworkPolicy", "name": "allow-apache-only", "namespace": "shop", "selector": ["run=catalog"]}
+    other = {**policy, "name": "allow-web-only", "selector": ["run=web"]}
+    intent = read("What could block order from calling catalog?").among(frozenset({"catalog", "order", "web"}))
+    assert intent.boost(policy) > intent.boost(other)
+    # a Service selecting it is part of the program, named as it is, not a reference to it
+    service = {"kind": "Service", "name": "front", "namespace": "shop", "selector": ["run=catalog"]}
+    assert intent.boost(service) == intent.boost({**service, "selector": ["run=web"]})
