@@ -65,6 +65,7 @@ from kubevec.query.spelling import (
     APPLICATION_KEYS,
     MAX_RUN,
     NAME_ABBREVIATIONS,
+    asks_for_namespaces,
     base_name,
     initials,
     inside_names,
@@ -353,6 +354,12 @@ class Intent:
             before = before[:-1]  # a word that says which one ("which governing Service", "what headless service")
         return kind if all(w in _ASKING for w in before) else None
 
+    def _asks_for_another(self, kind: str) -> bool:
+        """The question asks first for a kind, spelt as the kind ("which Secrets", not "which service"), not this one."""
+        asked = self.asked_kind
+        everyday = asked in EVERYDAY_KINDS and self._says_only_the_everyday_word(asked)
+        return asked is not None and kind != asked and not everyday
+
     @functools.cached_property
     def _subject(self) -> Subject | None:
         """The subject the question asks for, when it asks for one (:mod:`kubevec.query.subjects`)."""
@@ -375,25 +382,11 @@ class Intent:
     @functools.cached_property
     def kinds(self) -> frozenset[str]:
         kinds = kinds_named(self.words, names=self.names, vocabulary=self.vocabulary)
-        if "Namespace" in kinds and not self._asks_for_namespaces():
+        if "Namespace" in kinds and not asks_for_namespaces(
+            self.words, known=(self.namespaces | self.names) - self.scopes
+        ):
             kinds -= {"Namespace"}
         return kinds
-
-    def _asks_for_namespaces(self) -> bool:
-        """ "namespace" is mostly a word of place ("pods in namespace prod", "which namespace is web in"):
-        the question asks for Namespace objects only in the plural ("which namespaces have quotas") or
-        beside the name of one that is not its place ("the monitoring namespace", "namespace argocd")."""
-        if "namespaces" in self.words:
-            return True
-        known = (self.namespaces | self.names) - self.scopes
-        for at, word in enumerate(self.words):
-            if word not in ("namespace", "ns"):
-                continue
-            beside = [self.words[max(0, at - size) : at] for size in range(1, MAX_RUN + 1)]
-            beside += [self.words[at + 1 : at + 1 + size] for size in range(1, MAX_RUN + 1)]
-            if any(run and "-".join(run) in known for run in beside):
-                return True
-        return False
 
     def boost(self, metadata: Mapping[str, Any]) -> float:
         """What the question's names, kinds and health words add to a candidate's score (may be negative)."""
@@ -435,6 +428,8 @@ class Intent:
             # the kind said beside it says what it is, not what is asked
             named = CALLED
             kind_named = kind_named if kind == self.asked_kind else CALLED
+        if self._asks_for_another(kind) and named >= BASE_NAME:
+            named = NEIGHBOUR  # "which secrets hold the heroes-db credentials": heroes-db is where, not what
         namespace = fields.NAMESPACE.of(metadata).lower()
         neighbour = self._neighbour(metadata, kind=kind, name=name, namespace=namespace)
         if self.elsewhere(metadata):  # what the question names, it names in the place it names

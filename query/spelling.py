@@ -198,3 +198,19 @@ def image_names(candidates: Iterable[Mapping[str, Any]]) -> frozenset[str]:
     return frozenset(
         tail for metadata in candidates for image in fields.IMAGES.of(metadata) if "-" in (tail := repository(image))
     )
+
+
+def asks_for_namespaces(words: tuple[str, ...], *, known: frozenset[str]) -> bool:
+    """ "namespace" is mostly a word of place ("pods in namespace prod", "which namespace is web in"): a
+    question asks for Namespace objects only in the plural ("which namespaces have quotas") or beside a name
+    it ``known`` that is not its place ("the monitoring namespace", "namespace argocd")."""
+    if "namespaces" in words:
+        return True
+    for at, word in enumerate(words):
+        if word not in ("namespace", "ns"):
+            continue
+        beside = [words[max(0, at - size) : at] for size in range(1, MAX_RUN + 1)]
+        beside += [words[at + 1 : at + 1 + size] for size in range(1, MAX_RUN + 1)]
+        if any(run and "-".join(run) in known for run in beside):
+            return True
+    return False

@@ -720,7 +720,7 @@ def test_what_acts_on_the_object_named_is_the_answer_though_named_like_it() -> N
 
 @pytest.mark.parametrize(
     ("question", "name"),
-    [("Which headless Service governs the stan pods?", "stan"),
+    [("Which headless service governs the stan pods?", "stan"),
      ("Which NATS address does the streaming server connect to?", "nats"),
      ("Which Postgres user and database does the Sourcegraph frontend connect with?", "sourcegraph-frontend")],
 )  # fmt: skip
@@ -792,3 +792,15 @@ def test_a_policy_that_selects_what_the_question_names_refers_to_it() -> None:
     # a Service selecting it is part of the program, named as it is, not a reference to it
     service = {"kind": "Service", "name": "front", "namespace": "shop", "selector": ["run=catalog"]}
     assert intent.boost(service) == intent.boost({**service, "selector": ["run=web"]})
+
+
+def test_objects_of_another_kind_than_the_one_asked_for_say_where_to_look() -> None:
+    """ "which secrets hold the credentials of the heroes-db deployment": the Deployment named is where the
+    answer is found, not the answer; a Secret it names partly still comes first."""
+    deployment = {"kind": "Deployment", "name": "heroes-db", "namespace": "heroes"}
+    secret = {"kind": "Secret", "name": "heroes-db-config", "namespace": "heroes"}
+    intent = read("Which secrets hold the credentials of the heroes-db deployment?").among(
+        frozenset({"heroes-db", "heroes-db-config"})
+    )
+    assert intent.asked_kind == "Secret"
+    assert intent.boost(secret) > intent.boost(deployment)
