@@ -356,9 +356,12 @@ class Intent:
 
     def _asks_for_another(self, kind: str) -> bool:
         """The question asks first for a kind, spelt as the kind ("which Secrets", not "which service"), not this one."""
+        return self._asked_as_kind not in (None, kind)
+
+    @functools.cached_property
+    def _asked_as_kind(self) -> str | None:
         asked = self.asked_kind
-        everyday = asked in EVERYDAY_KINDS and self._says_only_the_everyday_word(asked)
-        return asked is not None and kind != asked and not everyday
+        return None if asked in EVERYDAY_KINDS and self._says_only_the_everyday_word(asked) else asked
 
     @functools.cached_property
     def _subject(self) -> Subject | None:
