@@ -27,7 +27,7 @@ instance search are re-scored by what the question says outright:
 - **health**: a question about trouble ("crashing", "failing", "not ready", "can't", "OOM") lifts
   degraded objects, more when their reasons or message meet its words ("out of memory": ``OOMKilled``);
 - **noise**: kinds nobody asks about unless they name them (IPAddress, ControllerRevision,
-  EndpointSlice, Lease...) and ``default`` ServiceAccounts lose a little unless the question names
+  EndpointSlice, Lease, Namespace...) and ``default`` ServiceAccounts lose a little unless the question names
   their kind; a workload's own ReplicaSets, Pods and same-named ServiceAccount fold under it
   (``folding.py``);
 - **"namespace"** names the Namespace kind only in the plural or beside a namespace's name that is
