@@ -8,7 +8,8 @@ is read as a name it misses when:
   shipped with the package), so "these" is never "theme" and "stored" never "store";
 - it is one edit from exactly one name part, kind word or namespace the candidates have (an insertion,
   a deletion, a substitution or two letters swapped; two edits from nine letters on); and
-- it has five letters or more (short words have too many neighbours).
+- it has five letters or more (short words have too many neighbours), or four when it is a name of five
+  with a letter dropped and no other name is ("ordr crashloop": ``order``).
 """
 
 from __future__ import annotations
@@ -56,7 +57,14 @@ def corrections(words: Iterable[str], *, known: Iterable[str]) -> dict[str, str]
     english = dictionary()
     out: dict[str, str] = {}
     for word in dict.fromkeys(words):
-        if len(word) < MIN_LETTERS or not word.isalpha() or word in english or word in names:
+        if not word.isalpha() or word in english or word in names:
+            continue
+        if len(word) == MIN_LETTERS - 1:  # a short word: only a letter dropped, from one name alone ("ordr")
+            dropped = [name for name in names if len(name) == MIN_LETTERS and distance(word, name, limit=1) == 1]
+            if len(dropped) == 1:
+                out[word] = dropped[0]
+            continue
+        if len(word) < MIN_LETTERS:
             continue
         if word.endswith("s") and (word[:-1] in names or (word.endswith("es") and word[:-2] in names)):
             continue  # a known name in the plural ("namespaces", "statefulsets"), not a misspelling of it

@@ -62,3 +62,10 @@ def test_a_known_word_in_the_plural_is_no_misspelling() -> None:
     intent = Intent.of("which namespaces are there", vocabulary=vocabulary()).among(frozenset({"checkout"}))
     assert intent.words == ("which", "namespaces", "are", "there")
     assert "Namespace" in intent.kinds
+
+
+def test_a_short_word_is_read_as_a_name_only_with_a_letter_dropped() -> None:
+    # "ordr" misses one letter of order alone; "cart" is English, "cagr" is a substitution (of cargo)
+    fixed = corrections(["ordr", "cart", "cagr"], known=["order", "carts", "cater", "cargo"])
+    assert fixed == {"ordr": "order"}
+    assert corrections(["ordr"], known=["order", "ordor"]) == {}  # two names as near: neither
