@@ -302,21 +302,11 @@ class Searcher:
         ).around([hit.metadata for hit, _ in scored])
         if read.callees and read.neighbours:
             # "which database does the frontend use": what it points at is the answer; fetch what neither found
-            have = {hit.id for hit, _ in scored}
-            missing = sorted(read.neighbours - {key_of(hit.metadata) for hit, _ in scored})[:MAX_NAMED]
-            names = tuple(sorted({key.rpartition("/")[2] for key in missing}))
-            found = await self._by_names(name, names, conditions=conditions) if names else []
-            pointed = {r.id: r for r in found if r.id not in have and key_of(r.metadata) in read.neighbours}
-            scored += await self._scored(name, vector=vector, records=pointed)
+            scored += await self._joined(name, read.neighbours, scored=scored, vector=vector, conditions=conditions)
         scored += await self._referenced(name, read=read, scored=scored, vector=vector, conditions=conditions)
         if read.trouble and (causes := blamed(hit.metadata for hit, _ in scored)):
             # "why are some pods never created": the quota the troubled objects' messages name is the answer
-            have = {key_of(hit.metadata) for hit, _ in scored}
-            names = tuple(sorted({key.rpartition("/")[2] for key in causes - have}))
-            found = await self._by_names(name, names, conditions=conditions) if names else []
-            scored += await self._scored(
-                name, vector=vector, records={r.id: r for r in found if key_of(r.metadata) in causes - have}
-            )
+            scored += await self._joined(name, causes, scored=scored, vector=vector, conditions=conditions)
             read = dataclasses.replace(read, blamed=causes)
         intent = read
         boosted = sorted(
@@ -329,6 +319,24 @@ class Searcher:
         )
         top = max((score for _, score in boosted), default=0.0)
         return [(hit, max(0.0, score / top) if top > 0 else 0.0) for hit, score in boosted]
+
+    async def _joined(
+        self,
+        name: str,
+        keys: frozenset[str],
+        *,
+        scored: list[tuple[Hit, float]],
+        vector: list[float],
+        conditions: Filter | None,
+    ) -> list[tuple[Hit, float]]:
+        """The objects of ``keys`` (``Kind/namespace/name``) that are not candidates yet, read by their names
+        under the view's conditions, as candidates with no rank score."""
+        have = {key_of(hit.metadata) for hit, _ in scored}
+        missing = sorted(keys - have)[:MAX_NAMED]
+        names = tuple(sorted({key.rpartition("/")[2] for key in missing}))
+        found = await self._by_names(name, names, conditions=conditions) if names else []
+        wanted = frozenset(missing)
+        return await self._scored(name, vector=vector, records={r.id: r for r in found if key_of(r.metadata) in wanted})
 
     async def _referenced(
         self,
