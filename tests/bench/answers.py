@@ -491,14 +491,22 @@ def one_shot(store: Path, cache: Path) -> tuple[float, float, float]:
 # -- the section -----------------------------------------------------------------------------------
 
 
-def scores(rows: list[dict[str, Any]]) -> tuple[float, float, float, float]:
-    """hit@1, hit@5, MRR@10 and fact recall of answered questions (``ask_all``'s rows)."""
+def scores(rows: list[dict[str, Any]]) -> tuple[float, float, float, float | None]:
+    """hit@1, hit@5, MRR@10 and fact recall of answered questions (``ask_all``'s rows).
+
+    Fact recall is None when none of the rows asks for a fact: a group of name questions has nothing
+    to recall, and 0/0 printed as 0.00 read as a failure that was never there."""
     count = len(rows)
     hit1 = sum(1 for r in rows if r["rank"] == 1) / count
     hit5 = sum(1 for r in rows if r["rank"] is not None and r["rank"] <= 5) / count
     mrr = sum(1 / r["rank"] for r in rows if r["rank"] is not None) / count
-    facts = sum(r["facts"] for r in rows) / max(1, sum(r["of"] for r in rows))
-    return hit1, hit5, mrr, facts
+    wanted = sum(r["of"] for r in rows)
+    return hit1, hit5, mrr, sum(r["facts"] for r in rows) / wanted if wanted else None
+
+
+def share(value: float | None) -> str:
+    """A score as printed in the tables: two decimals, or "-" when there was nothing to score."""
+    return "-" if value is None else f"{value:.2f}"
 
 
 def missed(rows: list[dict[str, Any]]) -> list[str]:
@@ -540,7 +548,7 @@ def run() -> str:
         ["questions", "hit@1", "hit@5", "MRR@10", "fact recall", "resident p50 ms", "resident p95 ms",
          "one-shot first s", "one-shot p50 s", "CLI p50 s (resident reader)", "sync s", "embedded"],
         [[
-            str(count), f"{hit1:.2f}", f"{hit5:.2f}", f"{mrr:.2f}", f"{facts:.2f}",
+            str(count), f"{hit1:.2f}", f"{hit5:.2f}", f"{mrr:.2f}", share(facts),
             f"{statistics.median(latencies) * 1000:.0f}", f"{latencies[int(0.95 * (len(latencies) - 1))] * 1000:.0f}",
             f"{first:.2f}", f"{warm:.2f}", f"{resident_p50:.2f}", f"{synced:.0f}", f"{embedded:.0f}",
         ]],

@@ -33,7 +33,17 @@ from typing import Any
 
 import yaml
 
-from tests.bench.answers import AS_DEPLOYED, CLUSTER, CONTROLLERS, _eventually, _kubectl_json, ask_all, missed, scores
+from tests.bench.answers import (
+    AS_DEPLOYED,
+    CLUSTER,
+    CONTROLLERS,
+    _eventually,
+    _kubectl_json,
+    ask_all,
+    missed,
+    scores,
+    share,
+)
 from tests.bench.report import table
 from tests.controlplane.cluster import ControlPlane, running
 from tests.e2e.controller_harness import Controller
@@ -126,24 +136,24 @@ def report(rows: list[dict[str, Any]], *, synced: float) -> str:
     parts = [
         table(
             ["held-out questions", "hit@1", "hit@5", "MRR@10", "fact recall", "sync s"],
-            [[str(len(asked)), f"{hit1:.2f}", f"{hit5:.2f}", f"{mrr:.2f}", f"{facts:.2f}", f"{synced:.0f}"]],
+            [[str(len(asked)), f"{hit1:.2f}", f"{hit5:.2f}", f"{mrr:.2f}", share(facts), f"{synced:.0f}"]],
         )
     ]
     for label, field in (("namespace", "namespace"), ("class", "class")):
         groups = sorted({r[field] for r in asked})
         if len(groups) > 1:
             parts.append(table([f"by {label}", "questions", "hit@1", "hit@5", "MRR@10", "fact recall"], [
-                [group or "(cluster-scoped)", str(len(chosen)), *(f"{v:.2f}" for v in scores(chosen))]
+                [group or "(cluster-scoped)", str(len(chosen)), *(share(v) for v in scores(chosen))]
                 for group in groups if (chosen := [r for r in asked if r[field] == group])
             ]))  # fmt: skip
     parts.append(f"not in the top 5: {', '.join(missed(asked)) or '-'}")
     if tasks := [r for r in rows if r["class"] == "agent"]:
         every = sum(1 for r in tasks if r["seen"] == r["wanted"]) / len(tasks)
-        share = sum(r["seen"] for r in tasks) / max(1, sum(r["wanted"] for r in tasks))
+        found = sum(r["seen"] for r in tasks) / max(1, sum(r["wanted"] for r in tasks))
         facts = sum(r["facts"] for r in tasks) / max(1, sum(r["of"] for r in tasks))
         parts.append(table(
             ["agent tasks", "all expected in top 10", "expected objects in top 10", "facts"],
-            [[str(len(tasks)), f"{every:.2f}", f"{share:.2f}", f"{facts:.2f}"]],
+            [[str(len(tasks)), f"{every:.2f}", f"{found:.2f}", f"{facts:.2f}"]],
         ))  # fmt: skip
         parts.append(f"tasks missing an object: {', '.join(r['id'] for r in tasks if r['seen'] < r['wanted']) or '-'}")
     return "\n".join(parts)

@@ -1,0 +1,30 @@
+"""The held-out report: a group of questions that asks for no facts has no fact recall to print."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.bench.answers import scores, share
+from tests.bench.held_out import report
+
+
+def row(*, ident: str, klass: str, rank: int | None, facts: int, of: int) -> dict[str, Any]:
+    return {"id": ident, "class": klass, "namespace": "shop", "rank": rank, "facts": facts, "of": of}
+
+
+def test_a_group_without_facts_prints_a_dash_not_zero() -> None:
+    rows = [
+        row(ident="a1", klass="name", rank=1, facts=0, of=0),
+        row(ident="a2", klass="name", rank=2, facts=0, of=0),
+        row(ident="a3", klass="config", rank=1, facts=1, of=2),
+    ]
+    assert scores(rows[:2])[3] is None
+    assert scores(rows)[3] == 0.5
+    by_class = {line.split()[0]: line.split() for line in report(rows, synced=0).splitlines() if line}
+    assert by_class["name"][-1] == "-"
+    assert by_class["config"][-1] == "0.50"
+
+
+def test_share_keeps_two_decimals() -> None:
+    assert share(0.0) == "0.00"
+    assert share(None) == "-"
