@@ -99,10 +99,29 @@ def write_statuses(plane: ControlPlane, statuses: list[dict[str, Any]]) -> None:
         else:
             names = [str(entry["name"])]
         for name in names:
+            status = dict(entry["status"])
+            if "replicas" in status and any(count not in status for count in _COUNTS):
+                written = json.loads(plane.kubectl("get", kind, name, "-n", namespace, "-o", "json")).get("status", {})
+                status = consistent(status, written=written)
             plane.kubectl(
                 "patch", kind, name, "-n", namespace, "--subresource=status", "--type=merge",
-                "-p", json.dumps({"status": entry["status"]}),
+                "-p", json.dumps({"status": status}),
             )  # fmt: skip
+
+
+#: A workload's Pod counts that may not exceed its ``replicas``: the API server refuses a status that says more.
+_COUNTS = ("updatedReplicas", "readyReplicas", "availableReplicas", "currentReplicas")
+
+
+def consistent(status: dict[str, Any], *, written: dict[str, Any]) -> dict[str, Any]:
+    """A status as its controller would write it: counts the entry does not set, as the controller wrote them
+    (``written``), but no more than the ``replicas`` it sets ("replicas: 0" for a Deployment whose Pods a
+    quota forbids: no Pod is updated either)."""
+    replicas = int(status["replicas"])
+    capped = {
+        count: min(replicas, int(written[count])) for count in _COUNTS if count not in status and count in written
+    }
+    return {**status, **capped}
 
 
 def run(blind: Path = BLIND) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from tests.bench.answers import scores, share
-from tests.bench.held_out import report
+from tests.bench.held_out import consistent, report
 
 
 def row(*, ident: str, klass: str, rank: int | None, facts: int, of: int) -> dict[str, Any]:
@@ -28,3 +28,16 @@ def test_a_group_without_facts_prints_a_dash_not_zero() -> None:
 def test_share_keeps_two_decimals() -> None:
     assert share(0.0) == "0.00"
     assert share(None) == "-"
+
+
+def test_a_status_with_fewer_replicas_caps_the_counts_the_controller_wrote() -> None:
+    """Set 11's quota-blocked Deployment says ``replicas: 0``; the controller had written one updated replica,
+    which the API server would refuse beside it."""
+    status = {"replicas": 0, "unavailableReplicas": 1}
+    written = {"replicas": 1, "updatedReplicas": 1, "readyReplicas": 0}
+    assert consistent(status, written=written) == {
+        "replicas": 0, "unavailableReplicas": 1, "updatedReplicas": 0, "readyReplicas": 0,
+    }  # fmt: skip
+    assert consistent({"replicas": 3, "updatedReplicas": 3}, written={"updatedReplicas": 1}) == {
+        "replicas": 3, "updatedReplicas": 3,
+    }  # fmt: skip
