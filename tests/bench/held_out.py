@@ -90,6 +90,7 @@ def write_statuses(plane: ControlPlane, statuses: list[dict[str, Any]]) -> None:
     for entry in statuses:
         kind, namespace = str(entry["kind"]).lower(), str(entry["namespace"])
         if "selector" in entry:
+            start_jobs(plane, namespace=namespace, selector=str(entry["selector"]))
 
             def pods(selector: str = str(entry["selector"]), namespace: str = namespace) -> list[str] | None:
                 found = _kubectl_json(plane, "pods", "-n", namespace, "-l", selector)
@@ -107,6 +108,35 @@ def write_statuses(plane: ControlPlane, statuses: list[dict[str, Any]]) -> None:
                 "patch", kind, name, "-n", namespace, "--subresource=status", "--type=merge",
                 "-p", json.dumps({"status": status}),
             )  # fmt: skip
+
+
+def start_jobs(plane: ControlPlane, *, namespace: str, selector: str) -> None:
+    """Make the Pod of each Job whose Pods ``selector`` matches and that has none yet, as the job controller
+    would (this control plane runs none, so that the Jobs of earlier sets stay as they were measured)."""
+    wanted = dict(pair.split("=", 1) for pair in selector.split(","))
+    for job in _kubectl_json(plane, "jobs", "-n", namespace):
+        template = job["spec"]["template"]
+        labels = {**template.get("metadata", {}).get("labels", {}), "job-name": job["metadata"]["name"]}
+        if not wanted.items() <= labels.items() or _kubectl_json(plane, "pods", "-n", namespace, "-l", selector):
+            continue
+        plane.kubectl("create", "-n", namespace, "-f", "-", input=json.dumps(job_pod(job, labels=labels)))
+
+
+def job_pod(job: dict[str, Any], *, labels: dict[str, str]) -> dict[str, Any]:
+    """The Pod the job controller makes of a Job: its template, owned by the Job."""
+    meta = job["metadata"]
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "generateName": f"{meta['name']}-",
+            "labels": labels,
+            "ownerReferences": [
+                {"apiVersion": "batch/v1", "kind": "Job", "name": meta["name"], "uid": meta["uid"], "controller": True}
+            ],
+        },
+        "spec": job["spec"]["template"]["spec"],
+    }
 
 
 #: A workload's Pod counts that may not exceed its ``replicas``: the API server refuses a status that says more.
