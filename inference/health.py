@@ -291,6 +291,10 @@ def _pod_state(status: Mapping[str, Any], *, phase: str | None, waiting: list[tu
                 message=_said(scheduled),
             )
         reason = next((r for r, _ in waiting if r), None)
+        ready = conditions.get("Ready")
+        if reason is None and _is(ready, "False"):
+            # running but not ready (a failing readiness probe): the kubelet's words say which containers
+            return Health(state=PROGRESSING, ready=False, phase=phase, reason=_reason(ready), message=_said(ready))
         return Health(state=PROGRESSING, ready=False, phase=phase, reason=reason)
     return Health(state=UNKNOWN, ready=False, phase=phase)
 

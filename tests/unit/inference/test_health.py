@@ -114,6 +114,11 @@ CASES = [
         ),
         ("degraded", False, "CrashLoopBackOff"),
     ),
+    # running, not ready: the Ready condition says why (a readiness probe failing)
+    (
+        obj("v1", "Pod", status={"phase": "Running", "conditions": [cond("Ready", "False", "ContainersNotReady")]}),
+        ("progressing", False, "ContainersNotReady"),
+    ),
     (
         obj("v1", "Pod", status={"phase": "Pending", "conditions": [cond("PodScheduled", "False", "Unschedulable")]}),
         ("degraded", False, "Unschedulable"),
