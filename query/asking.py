@@ -87,3 +87,13 @@ def place_of(question: str) -> str | None:
     """The one namespace the question places itself in ("pods in namespace prod"), None for none or several."""
     found = {m.group(1) or m.group(2) for m in IN_NAMESPACE.finditer(question.lower())}
     return found.pop() if len(found) == 1 else None
+
+
+#: Words for what only a Pod template holds ("which image does the claims service run", "the bank service
+#: container", "its env variables", "what fsGroup ..."): the answer is a workload (or its Pods), whatever
+#: else the question names (the Service of the program, its claim).
+ASKS_FOR_TEMPLATE: Final = re.compile(
+    r"\b(?:images?|containers?(?! ports?)|env|environment|variables?|commands?|args|arguments|probes?|liveness|readiness|"
+    r"fsgroup|runasuser|security ?context|restarts?|restarted|tolerat\w*|sidecars?)\b",
+    re.IGNORECASE,
+)

@@ -59,23 +59,21 @@ from kubevec.query.asking import (
 from kubevec.query.folding import key_of
 from kubevec.query.hearing import Heard, forms
 from kubevec.query.kind_vocabulary import EMPTY, KindVocabulary
+from kubevec.query.kinds_asked import ASKING, CONTEXT_KIND, KindsAsked
 from kubevec.query.pointing import MAX_REFS, acts_on, ref_named, selects_named, targets
 from kubevec.query.software_words import describes, software_said, what_software_does
 from kubevec.query.spelling import (
     APPLICATION_KEYS,
     MAX_RUN,
     NAME_ABBREVIATIONS,
-    asks_for_namespaces,
     base_name,
     initials,
     inside_names,
-    kind_places,
-    kinds_named,
     name_forms,
     namespace_of,
     places,
-    says,
     title_initials,
+    unversioned,
 )
 from kubevec.query.stems import stem, stems
 from kubevec.query.subjects import Subject, acted_on, subject_of
@@ -89,36 +87,6 @@ NAMESPACE: Final = 0.15
 IMAGE: Final = 0.2
 LABEL: Final = 0.1
 KIND: Final = 0.8
-#: ``role`` names Role fully and ClusterRole by this share (and RoleBinding/ClusterRoleBinding alike).
-CLUSTER_TWIN: Final = 0.6
-#: A custom kind of one word (``Prometheus``) named by that word: it may be the product, not the kind.
-SINGLE_WORD_KIND: Final = 0.5
-#: A kind the question names after the kind it asks for ("which Service ... the orders pods").
-CONTEXT_KIND: Final = 0.5
-#: Words before the kind a question asks for ("which", "list the", "what are all the").
-_ASKING: Final = frozenset(
-    {
-        "which",
-        "what",
-        "list",
-        "show",
-        "find",
-        "get",
-        "the",
-        "all",
-        "every",
-        "are",
-        "is",
-        "how",
-        "many",
-        "me",
-        "of",
-        "my",
-    }
-)
-#: Kinds whose name is an everyday word ("the payments service" is the program as much as its Service): in
-#: lower case they count as :data:`SINGLE_WORD_KIND`, spelt as the kind ("which Service selects") in full.
-EVERYDAY_KINDS: Final = frozenset({"Service"})
 DEGRADED: Final = 0.6
 #: A troubled candidate whose reasons or message meet the question's words.
 REASON: Final = 0.3
@@ -323,73 +291,36 @@ class Intent:
             vocabulary=vocabulary,
         )
 
+    @functools.cached_property
+    def _kinds(self) -> KindsAsked:
+        """The kinds this question names and asks for (:mod:`kubevec.query.kinds_asked`), read once."""
+        return KindsAsked(
+            question=self.question,
+            words=self.words,
+            names=self.names,
+            namespaces=self.namespaces,
+            scopes=self.scopes,
+            vocabulary=self.vocabulary,
+            for_a_subject=self._subject is not None and self._subject.noun is None,
+        )
+
     def names_kind(self, kind: str) -> float:
-        """1 when the question names ``kind`` (longest phrase wins), :data:`CLUSTER_TWIN` for its Cluster twin, else 0."""
-        named = self.kinds
-        if kind in named and (self.asked_kind not in (None, kind) or self._asks_for_a_subject):
-            return CONTEXT_KIND  # "which Service routes traffic to the orders pods": Pods say where
-        if kind in named:
-            if kind in EVERYDAY_KINDS and self._says_only_the_everyday_word(kind):
-                return SINGLE_WORD_KIND  # "which service handles payments": the program as much as its Service
-            return 1.0
-        if kind.startswith("Cluster") and kind.removeprefix("Cluster") in named:
-            return CLUSTER_TWIN
-        phrase = tuple(w.lower() for w in camel_words(kind))
-        if kind not in self.vocabulary.known and says(self.words, phrase):
-            # A custom kind the question spells out ("database", "pipeline run"); one word may be a
-            # product's name as well (Prometheus, Alertmanager, Application), so it counts half.
-            return 1.0 if len(phrase) > 1 else SINGLE_WORD_KIND
-        return 0.0
+        """1 when the question names ``kind``, less as context, a Cluster twin or one word (see :class:`KindsAsked`)."""
+        return self._kinds.weight(kind)
 
-    @functools.cached_property
+    @property
+    def kinds(self) -> frozenset[str]:
+        return self._kinds.named
+
+    @property
     def asked_kind(self) -> str | None:
-        """The kind the question asks for, when it names one first ("which Service routes traffic to the
-        orders pods", "list the StatefulSets"): the kinds named after it say where to look, not what."""
-        places = kind_places(self.words, names=self.names, vocabulary=self.vocabulary)
-        if len(places) < 2:
-            return None
-        at, kind = places[0]
-        before = self.words[:at]
-        if before[:1] in (("which",), ("what",)) and len(before) >= 2 and before[-1] not in self.names:
-            before = before[:-1]  # a word that says which one ("which governing Service", "what headless service")
-        return kind if all(w in _ASKING for w in before) else None
-
-    def _asks_for_another(self, kind: str) -> bool:
-        """The question asks first for a kind, spelt as the kind ("which Secrets", not "which service"), not this one."""
-        return self._asked_as_kind not in (None, kind)
-
-    @functools.cached_property
-    def _asked_as_kind(self) -> str | None:
-        asked = self.asked_kind
-        return None if asked in EVERYDAY_KINDS and self._says_only_the_everyday_word(asked) else asked
+        """The kind the question asks for, when it names one first (:attr:`KindsAsked.asked`)."""
+        return self._kinds.asked
 
     @functools.cached_property
     def _subject(self) -> Subject | None:
         """The subject the question asks for, when it asks for one (:mod:`kubevec.query.subjects`)."""
-        return subject_of(self.question, names=self.names, vocabulary=self.vocabulary, asking=_ASKING)
-
-    @property
-    def _asks_for_a_subject(self) -> bool:
-        """The question asks for what does something to the objects it names ("what limits evictions of the
-        MySQL pods"): their kinds say what it acts on, not what it asks for."""
-        return self._subject is not None and self._subject.noun is None
-
-    def _says_only_the_everyday_word(self, kind: str) -> bool:
-        """The kind is named by its everyday word in lower case or first in the question, not spelt as the
-        kind ("which Service selects ...") nor by a short name (``svc``)."""
-        word = kind.lower()
-        if not any(w in (word, word + "s") for w in self.words):
-            return False  # a short name
-        return not re.search(rf"(?<!^)(?<![.?!] )\b{kind}s?\b", self.question.strip())
-
-    @functools.cached_property
-    def kinds(self) -> frozenset[str]:
-        kinds = kinds_named(self.words, names=self.names, vocabulary=self.vocabulary)
-        if "Namespace" in kinds and not asks_for_namespaces(
-            self.words, known=(self.namespaces | self.names) - self.scopes
-        ):
-            kinds -= {"Namespace"}
-        return kinds
+        return subject_of(self.question, names=self.names, vocabulary=self.vocabulary, asking=ASKING)
 
     def boost(self, metadata: Mapping[str, Any]) -> float:
         """What the question's names, kinds and health words add to a candidate's score (may be negative)."""
@@ -430,8 +361,8 @@ class Intent:
             # "who calls books": books is what they call, not who; "which workloads read the db-pass secret":
             # the kind said beside it says what it is, not what is asked
             named = CALLED
-            kind_named = kind_named if kind == self.asked_kind else CALLED
-        if self._asks_for_another(kind) and named >= BASE_NAME:
+            kind_named = kind_named if self._kinds.asks_for(kind, default=False) else CALLED
+        if self._kinds.asks_for_another(kind) and named >= BASE_NAME:
             named = NEIGHBOUR  # "which secrets hold the heroes-db credentials": heroes-db is where, not what
         namespace = fields.NAMESPACE.of(metadata).lower()
         neighbour = self._neighbour(metadata, kind=kind, name=name, namespace=namespace)
@@ -539,6 +470,9 @@ class Intent:
         base = _family_name(name, kind=kind, owner=owner)
         if base != name and base in self.phrases and base not in self.shadowed:
             return BASE_NAME
+        program = unversioned(base)
+        if program != base and program in self.phrases and program not in self.shadowed | self._place_words:
+            return BASE_NAME  # "the claims service": each of ``claims-v1``, ``claims-v2`` runs it
         if "-" in name and name.replace("-", "") in self.phrases:
             return EXACT_NAME  # "trainticket", "nodeexporter": a name run together
         if self._names_an_image(images):  # "NATS Streaming": the StatefulSet ``stan`` runs ``nats-streaming``
@@ -580,12 +514,14 @@ class Intent:
         return dataclasses.replace(self, phrases=kept, words=words)
 
     @functools.cached_property
+    def _place_words(self) -> frozenset[str]:
+        """The places the question names and their words ("fraud-detection": ``fraud``, ``detection``)."""
+        return frozenset(word for place in self.places_named | self.scopes for word in (place, *place.split("-")))
+
+    @functools.cached_property
     def _heard(self) -> Heard:
         """The question's words in every form, but those that name its place ("the voting app" is no ``vote``)."""
-        place = self.places_named | self.scopes
-        return Heard.of(
-            w for w in self.words if w not in _STOP and w not in place and not any(w in p.split("-") for p in place)
-        )
+        return Heard.of(w for w in self.words if w not in _STOP and w not in self._place_words)
 
     @functools.cached_property
     def _says_what_software_is(self) -> frozenset[str]:

@@ -10,7 +10,7 @@ Kinds of the Kubernetes project's own API groups (the core group, ``apps``, ``ba
 ``*.k8s.io``) are named at full weight by any of their phrases. A custom kind is named by its
 several-word phrase, its short names or its run-together name; by one word alone it is not (one
 word may be a product's name as well: Prometheus, Alertmanager, Application), and the ranking reads
-such a word at half weight (``SINGLE_WORD_KIND`` in ``intent.py``).
+such a word at half weight (``SINGLE_WORD_KIND`` in ``kinds_asked.py``).
 
 :data:`SYNONYMS` are English words for a kind that no API spells (``autoscaler``, ``claim``,
 ``configuration``: "find the configuration that sets the Redis address" asks for a ConfigMap):
@@ -42,6 +42,15 @@ SYNONYMS: Final[Mapping[tuple[str, ...], str]] = {
     ("each", "node"): "DaemonSet",
     ("configuration",): "ConfigMap",
     ("config",): "ConfigMap",
+}
+
+#: Words that name a family of kinds, as Kubernetes' own documentation groups them ("which workload
+#: mounts the claim": a Deployment, StatefulSet, DaemonSet, Job or CronJob), read as a kind of its own
+#: that stands for its members (:meth:`KindVocabulary.members`).
+WORKLOAD: Final = "Workload"
+CATEGORIES: Final[Mapping[tuple[str, ...], str]] = {("workload",): WORKLOAD}
+MEMBERS: Final[Mapping[str, frozenset[str]]] = {
+    WORKLOAD: frozenset({"Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob"}),
 }
 
 
@@ -80,6 +89,9 @@ class KindVocabulary:
         for phrase, name in SYNONYMS.items():
             if name in named:
                 phrases.setdefault(phrase, name)
+        for phrase, name in CATEGORIES.items():
+            if MEMBERS[name] & named:
+                phrases.setdefault(phrase, name)
         self.phrases: Mapping[tuple[str, ...], str] = phrases
         #: Kinds named at full weight (the rest are read by their own words: see the module docstring).
         self.known: frozenset[str] = frozenset(named)
@@ -93,6 +105,11 @@ class KindVocabulary:
             if (name := fields.KIND.of(payload))
         ]
         return cls(kinds)
+
+    @staticmethod
+    def members(kind: str) -> frozenset[str]:
+        """The kinds a phrase's kind stands for: a category's members (:data:`MEMBERS`), else itself."""
+        return MEMBERS.get(kind, frozenset({kind}))
 
     def __len__(self) -> int:
         return len(self.phrases)

@@ -111,6 +111,15 @@ def base_name(name: str) -> str:
     return "-".join(parts)
 
 
+#: A version a name ends with (``claims-v3``, ``reviews-v2``): versions of one program, side by side.
+_VERSION_TAIL: Final = re.compile(r"-v[0-9]+$")
+
+
+def unversioned(name: str) -> str:
+    """A name without the version it ends with: ``claims-v3`` -> ``claims`` (the name itself without one)."""
+    return _VERSION_TAIL.sub("", name)
+
+
 def initials(word: str) -> str:
     """A compound's initials: ``point-of-sales`` -> ``pos`` (``""`` for a plain word)."""
     parts = [p for p in word.split("-") if p]

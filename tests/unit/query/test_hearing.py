@@ -9,7 +9,8 @@ import pytest
 from kubevec.backends.filters import Eq
 from kubevec.query.asking import place_of, without_place
 from kubevec.query.hearing import Heard, forms
-from kubevec.query.intent import CALLEE, KIND, SINGLE_WORD_KIND, Intent
+from kubevec.query.intent import CALLEE, KIND, Intent
+from kubevec.query.kinds_asked import SINGLE_WORD_KIND
 from kubevec.query.request import SearchRequest
 from tests.doubles.kinds import vocabulary
 

@@ -1,0 +1,89 @@
+""" "Workload" names a family of kinds: a question asking for one asks for any of them, and the kinds it
+names after the word say where to look ("which workload uses the volume claim datadir-claim-1")."""
+
+from __future__ import annotations
+
+from kubevec.query.intent import Intent
+from kubevec.query.kind_vocabulary import WORKLOAD, KindVocabulary
+from tests.doubles.kinds import vocabulary
+
+KINDS = vocabulary()
+
+
+def read(question: str, *names: str) -> Intent:
+    return Intent.of(question, vocabulary=KINDS).among(frozenset(names))
+
+
+def test_workload_asks_for_the_workload_kinds_and_gains_them_nothing() -> None:
+    """Most of what a cluster runs is a workload: the word says what is asked for, it tells none apart."""
+    intent = read("Which workloads mount the app-config ConfigMap?")
+    assert intent.kinds == {WORKLOAD, "ConfigMap"}
+    assert intent.asked_kind == WORKLOAD
+    assert intent.names_kind("Deployment") == 0.0
+    assert intent.names_kind("ConfigMap") == 0.5  # where to look, not what
+    assert KindVocabulary.members(WORKLOAD) == {"Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob"}
+    assert KindVocabulary.members("Service") == frozenset({"Service"})
+
+
+def test_a_cluster_without_workload_kinds_has_no_such_word() -> None:
+    assert ("workload",) not in KindVocabulary(()).phrases
+
+
+def test_the_workload_asked_for_comes_before_the_claim_it_uses() -> None:
+    claim = {"kind": "PersistentVolumeClaim", "name": "datadir-claim-1", "namespace": "galera"}
+    other = {"kind": "PersistentVolumeClaim", "name": "datadir-claim-2", "namespace": "galera"}
+    node = {
+        "kind": "Deployment",
+        "name": "pxc-node1",
+        "namespace": "galera",
+        "refs": ["PersistentVolumeClaim/galera/datadir-claim-1"],
+    }
+    intent = read("Which workload uses the volume claim datadir-claim-1?", "datadir-claim-1", "datadir-claim-2")
+    assert intent.asked_kind == WORKLOAD
+    assert intent.boost(node) > intent.boost(other) > intent.boost(claim)
+
+
+def test_a_workload_named_is_the_answer_when_workloads_are_asked_for() -> None:
+    """The named Deployment is of the kind asked for: no neighbour of it, the answer."""
+    deployment = {"kind": "Deployment", "name": "tb-node", "namespace": "thingsboard"}
+    service = {"kind": "Service", "name": "tb-node", "namespace": "thingsboard"}
+    intent = read("Which workload is tb-node and which claims does it mount?", "tb-node")
+    assert intent.boost(deployment) > intent.boost(service)
+
+
+def test_kinds_joined_by_and_are_asked_for_too() -> None:
+    """ "Find the Deployment that scores fraud and the Secrets it reads": both kinds are the answer; in "which
+    Deployment mounts the Secret", the Secret says where to look."""
+    both = read("Find the Deployment that scores fraud and the Secrets it reads.")
+    assert both.names_kind("Secret") == 1.0
+    assert both.names_kind("Deployment") == 1.0
+    one = read("Which Deployment mounts the Secret?")
+    assert one.names_kind("Secret") < one.names_kind("Deployment") == 1.0
+
+
+def test_what_a_pod_template_holds_is_asked_of_the_workload_not_the_service() -> None:
+    """ "Which image does the claims service run": the Service named ``claims`` holds no image; the
+    Deployments ``claims-v1`` and ``claims-v2`` (versions of the claims program) do."""
+    service = {"kind": "Service", "name": "claims", "namespace": "fraud"}
+    versions = [{"kind": "Deployment", "name": f"claims-v{n}", "namespace": "fraud"} for n in (1, 2)]
+    names = ("claims", "claims-v1", "claims-v2")
+    asked = read("Which image does the claims service run?", *names)
+    assert all(asked.boost(deployment) > asked.boost(service) for deployment in versions)
+    # what a Service holds is still the Service's, and so is a container port it forwards to
+    for question in (
+        "Which port does the claims service listen on?",
+        "Which container port does the claims service use?",
+    ):
+        ported = read(question, *names)
+        assert all(ported.boost(service) > ported.boost(deployment) for deployment in versions), question
+
+
+def test_a_version_at_the_end_of_a_name_is_no_part_the_question_must_say() -> None:
+    intent = read("What does the reviews service call?", "reviews", "reviews-v2")
+    assert intent.boost({"kind": "Deployment", "name": "reviews-v2", "namespace": "shop"}) >= 0.6
+    # a word of the place the question names is no program's name ("fraud" of fraud-detection)
+    placed = read("which pod in fraud-detection cannot pull its image", "fraud-v1", "insurance-v2")
+    placed = placed.among(frozenset({"fraud-v1", "insurance-v2"}), namespaces=frozenset({"fraud-detection"}))
+    assert placed.boost({"kind": "Pod", "name": "fraud-v1-6cb9-x", "namespace": "fraud-detection"}) == placed.boost(
+        {"kind": "Pod", "name": "insurance-v2-54c8-y", "namespace": "fraud-detection"}
+    )
