@@ -97,3 +97,19 @@ ASKS_FOR_TEMPLATE: Final = re.compile(
     r"fsgroup|runasuser|security ?context|restarts?|restarted|tolerat\w*|sidecars?)\b",
     re.IGNORECASE,
 )
+#: A question about what is let through or kept out: which rules allow, block or restrict traffic
+#: ("which pods may connect to the shop database", "is anything blocking it", "who is allowed to reach the
+#: cards pods").
+ASKS_WHAT_LETS_THROUGH: Final = re.compile(
+    r"\b(?:allow(?:s|ed|ing)?(?! to use)|permit(?:s|ted)?|den(?:y|ies|ied)|block(?:s|ed|ing)?|"
+    r"restrict(?:s|ed|ing|ions?)?|admits?|admitted|isolat\w+|lock(?:s|ed)? down|lockdown|"
+    r"may (?:connect|reach|call|talk|access|send))\b",
+    re.IGNORECASE,
+)
+#: A question about what an identity may do in the API ("what lets the init container label its own pod",
+#: "which role lets the fights account read jobs").
+ASKS_WHAT_MAY_DO: Final = re.compile(
+    r"\b(?:lets?|allows?|permits?|may|can)\b(?:\s+\S+){0,5}?\s+(?:read|list|get|watch|create|delete|patch|update|"
+    r"label|do)\b",
+    re.IGNORECASE,
+)

@@ -302,6 +302,8 @@ class Intent:
             scopes=self.scopes,
             vocabulary=self.vocabulary,
             for_a_subject=self._subject is not None and self._subject.noun is None,
+            verb=self._subject.verb if self._subject is not None else None,
+            noun=self._subject.noun if self._subject is not None else None,
         )
 
     def names_kind(self, kind: str) -> float:

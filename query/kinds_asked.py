@@ -20,7 +20,7 @@ import re
 from typing import Final
 
 from kubevec.core.words import camel_words
-from kubevec.query.asking import ASKS_FOR_TEMPLATE
+from kubevec.query.asking import ASKS_FOR_TEMPLATE, ASKS_WHAT_LETS_THROUGH, ASKS_WHAT_MAY_DO
 from kubevec.query.kind_vocabulary import KindVocabulary
 from kubevec.query.spelling import asks_for_namespaces, kind_places, kinds_named, says
 
@@ -45,6 +45,22 @@ TEMPLATED: Final = frozenset(
     {"Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob", "ReplicaSet", "ReplicationController", "Pod"}
 )
 
+#: Words of the names of kinds that let traffic through or keep it out (NetworkPolicy, Istio's
+#: AuthorizationPolicy, Consul's ServiceIntentions), and of kinds that let an identity act in the API.
+TRAFFIC_RULES: Final = frozenset({"policy", "intention", "intentions", "authorization"})
+ACCESS_RULES: Final = frozenset({"role", "binding"})
+#: What a kind of rule gains in a question about what such rules decide, naming none of them.
+RULE: Final = SINGLE_WORD_KIND
+
+#: What a Service does ("which service exposes postgres", "which service selects the web pods"): a question
+#: asking for the subject of one of these asks for the Service, not for the program behind it.
+ROUTING: Final = frozenset(
+    {"exposes", "expose", "routes", "route", "selects", "select", "forwards", "forward", "balances", "fronts",
+     "listens", "listen", "targets", "points", "load-balances"}
+)  # fmt: skip
+#: Nouns a question asks for a program by ("which service", "which component"; "what" says none).
+_PROGRAM_NOUNS: Final = frozenset({None, "service", "services", "component", "components", "app", "program"})
+
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class KindsAsked:
@@ -60,6 +76,10 @@ class KindsAsked:
     #: The question asks for what does something to the objects it names ("what limits evictions of the
     #: MySQL pods"): their kinds say what it acts on, not what it asks for.
     for_a_subject: bool = False
+    #: The verb whose subject the question asks for and the noun it asks for it by ("which service manages
+    #: customers": ``manages``, ``service``), when it asks for one.
+    verb: str | None = None
+    noun: str | None = None
 
     @functools.cached_property
     def named(self) -> frozenset[str]:
@@ -74,6 +94,8 @@ class KindsAsked:
     def weight(self, kind: str) -> float:
         """1 when the question names ``kind`` (longest phrase wins), :data:`CLUSTER_TWIN` for its Cluster twin, else 0."""
         named = self.named
+        if self.rules:  # "which pods may connect to the shop database": a NetworkPolicy says which
+            return RULE if kind in self.rules else 0.0  # the kinds it names are what the rules apply to
         if kind in named and (not self.asks_for(kind, default=True) or self.for_a_subject):
             return CONTEXT_KIND  # "which Service routes traffic to the orders pods": Pods say where
         if kind in named:
@@ -125,14 +147,35 @@ class KindsAsked:
     def asks_for_another(self, kind: str) -> bool:
         """The question asks first for a kind, spelt as the kind ("which Secrets", not "which service"), not this
         one; or, naming none, for what a Pod template holds and this kind has none."""
+        if self.rules:
+            return kind not in self.rules
         if self._asked_as_kind is None:
             return self.template and kind not in TEMPLATED
         return kind not in self._asked_kinds
 
     @functools.cached_property
+    def rules(self) -> frozenset[str]:
+        """The kinds of rule a question about what is allowed asks for, when it names none of them: "what lets
+        the init container label its pod" (a Role, a binding), "is anything blocking it" (a NetworkPolicy)."""
+        if ASKS_WHAT_MAY_DO.search(self.question):
+            words = ACCESS_RULES
+        elif ASKS_WHAT_LETS_THROUGH.search(self.question):
+            words = TRAFFIC_RULES
+        else:
+            return frozenset()
+        kinds = frozenset(
+            kind for kind in set(self.vocabulary.phrases.values()) if words & {w.lower() for w in camel_words(kind)}
+        )
+        return frozenset() if kinds & self.named else kinds
+
+    @functools.cached_property
     def template(self) -> bool:
-        """The question asks about what only a Pod template holds ("which image", "the bank container")."""
-        return ASKS_FOR_TEMPLATE.search(self.question) is not None
+        """The question asks about what only a Pod template holds ("which image", "the bank container"), or
+        for the program that does something ("what runs the cards service", "which service manages
+        customers"): a Service only routes to it (:data:`ROUTING`)."""
+        if ASKS_FOR_TEMPLATE.search(self.question) is not None:
+            return True
+        return self.verb is not None and self.noun in _PROGRAM_NOUNS and self.verb not in ROUTING
 
     @functools.cached_property
     def _asked_as_kind(self) -> str | None:

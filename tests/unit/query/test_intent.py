@@ -583,7 +583,8 @@ def test_the_place_the_question_names_is_where_not_what() -> None:
 
 @pytest.mark.parametrize(
     ("question", "weight"),
-    [("which service handles payments", 0.5), ("Service sea-lion", 0.5), ("Which Service selects the db pods?", 1.0),
+    [("which service exposes payments", 0.5), ("Service sea-lion", 0.5), ("Which Service selects the db pods?", 1.0),
+     ("which service handles payments", 0.0),  # the program that handles them: its workload, not its Service
      ("list Services in prod", 1.0), ("the payments svc", 1.0)],
 )  # fmt: skip
 def test_service_in_lower_case_is_the_program_as_much_as_the_kind(question: str, weight: float) -> None:

@@ -87,3 +87,36 @@ def test_a_version_at_the_end_of_a_name_is_no_part_the_question_must_say() -> No
     assert placed.boost({"kind": "Pod", "name": "fraud-v1-6cb9-x", "namespace": "fraud-detection"}) == placed.boost(
         {"kind": "Pod", "name": "insurance-v2-54c8-y", "namespace": "fraud-detection"}
     )
+
+
+def test_what_is_let_through_is_asked_of_the_traffic_rules() -> None:
+    """ "Which pods may connect to the shop database": the NetworkPolicy that says so, not the Pods."""
+    policy = {"kind": "NetworkPolicy", "name": "db-allow-backends", "namespace": "shop"}
+    pod = {"kind": "Pod", "name": "frontend-5b8f-x2k9p", "namespace": "shop"}
+    for question in (
+        "Which pods may connect to the shop database on port 5432?",
+        "The storefront cannot reach postgres. Is anything blocking it?",
+        "Who is allowed to reach the cards pods?",
+    ):
+        intent = read(question, "db", "frontend")
+        assert intent.boost(policy) > intent.boost(pod), question
+    # a rule's kind said outright is asked for as any kind is
+    assert read("Which NetworkPolicy restricts traffic to the cards pods?").names_kind("NetworkPolicy") == 1.0
+    # and a question that allows nothing asks for no rule
+    assert read("Which pods run the shop database?").names_kind("NetworkPolicy") == 0.0
+
+
+def test_what_an_identity_may_do_is_asked_of_roles_and_bindings() -> None:
+    intent = read("What lets the broker init container label its own pod?")
+    assert intent.names_kind("Role") == intent.names_kind("ClusterRoleBinding") > 0
+    assert intent.names_kind("Pod") == intent.names_kind("NetworkPolicy") == 0.0
+
+
+def test_the_program_that_does_the_work_is_its_workload_what_routes_to_it_its_service() -> None:
+    service = {"kind": "Service", "name": "payments", "namespace": "shop"}
+    deployment = {"kind": "Deployment", "name": "payments", "namespace": "shop"}
+    for question in ("Which service handles payments?", "What runs the payments service?"):
+        intent = read(question, "payments")
+        assert intent.boost(deployment) > intent.boost(service), question
+    routing = read("Which service exposes payments outside the cluster?", "payments")
+    assert routing.boost(service) > routing.boost(deployment)
