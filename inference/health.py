@@ -232,6 +232,7 @@ def _pod(status: Mapping[str, Any], spec: Mapping[str, Any], meta: Mapping[str, 
         if isinstance(c, Mapping)
     ]
     waiting: list[tuple[str, str | None]] = []  # (reason, message) of containers waiting now
+    last_words: list[str] = []  # what containers said as they last terminated (their termination message)
     reasons: list[str] = []
     exit_codes: list[int] = []
     restarts = 0
@@ -251,10 +252,15 @@ def _pod(status: Mapping[str, Any], spec: Mapping[str, Any], meta: Mapping[str, 
                 code = detail.get("exitCode")
                 if name == "terminated" and isinstance(code, int) and not isinstance(code, bool) and code != 0:
                     exit_codes.append(code)
+                message = detail.get("message")
                 if key == "state" and name == "waiting":
-                    message = detail.get("message")
                     waiting.append((str(reason or ""), message if isinstance(message, str) else None))
+                elif name == "terminated" and isinstance(message, str) and message.strip():
+                    last_words.append(message)
     health = _pod_state(status, phase=phase, waiting=waiting)
+    if health.reason == "CrashLoopBackOff" and last_words:
+        # the kubelet's back-off line names only the container; its last words say why it crashes
+        health = dataclasses.replace(health, message=last_words[0])
     return dataclasses.replace(
         health, container_reasons=tuple(reasons), exit_codes=tuple(exit_codes), restarts=restarts
     )
@@ -331,6 +337,17 @@ def _node(status: Mapping[str, Any], spec: Mapping[str, Any], meta: Mapping[str,
     if _is(ready, "False"):
         return Health(state=DEGRADED, ready=False, reason=_reason(ready), message=_said(ready))
     return Health(state=UNKNOWN, ready=False, reason=_reason(ready))
+
+
+def _disruption_budget(status: Mapping[str, Any], spec: Mapping[str, Any], meta: Mapping[str, Any]) -> Health:
+    """A PodDisruptionBudget that allows no disruption blocks every drain of its Pods' nodes: it says why
+    (``InsufficientPods``: fewer healthy Pods than it must keep)."""
+    allowed = _conditions(status).get("DisruptionAllowed")
+    if _is(allowed, "True"):
+        return Health(state=HEALTHY, ready=True)
+    if _is(allowed, "False"):
+        return Health(state=DEGRADED, ready=False, reason=_reason(allowed), message=_said(allowed))
+    return Health(state=UNKNOWN, ready=False)
 
 
 def _autoscaler(status: Mapping[str, Any], spec: Mapping[str, Any], meta: Mapping[str, Any]) -> Health:
@@ -455,4 +472,5 @@ _RULES: Final[dict[tuple[str, str], Rule]] = {
     ("", "PersistentVolumeClaim"): _pvc,
     ("", "Node"): _node,
     ("autoscaling", "HorizontalPodAutoscaler"): _autoscaler,
+    ("policy", "PodDisruptionBudget"): _disruption_budget,
 }

@@ -114,6 +114,19 @@ CASES = [
         ),
         ("degraded", False, "CrashLoopBackOff"),
     ),
+    # a disruption budget that allows none blocks every drain
+    (
+        obj("policy/v1", "PodDisruptionBudget", status={"conditions": [cond("DisruptionAllowed", "True")]}),
+        ("healthy", True, None),
+    ),
+    (
+        obj(
+            "policy/v1",
+            "PodDisruptionBudget",
+            status={"disruptionsAllowed": 0, "conditions": [cond("DisruptionAllowed", "False", "InsufficientPods")]},
+        ),
+        ("degraded", False, "InsufficientPods"),
+    ),
     # running, not ready: the Ready condition says why (a readiness probe failing)
     (
         obj("v1", "Pod", status={"phase": "Running", "conditions": [cond("Ready", "False", "ContainersNotReady")]}),
@@ -412,3 +425,26 @@ def test_a_message_is_judged_before_it_is_cut(tail: str) -> None:
 
 def test_a_short_message_reads_as_before() -> None:
     assert clean_message("Back-off  pulling image\n nginx:1.27") == "Back-off pulling image nginx:1.27"
+
+
+def test_a_crash_loop_says_the_containers_last_words_not_the_back_off_line() -> None:
+    """The kubelet's back-off line names only the container; its termination message says why it crashes."""
+    pod = obj(
+        "v1",
+        "Pod",
+        status={
+            "phase": "Running",
+            "containerStatuses": [
+                {
+                    "restartCount": 19,
+                    "state": {"waiting": {"reason": "CrashLoopBackOff", "message": "back-off 5m0s restarting failed"}},
+                    "lastState": {"terminated": {"reason": "Error", "exitCode": 1,
+                                                 "message": "PSQLException: Connection to tb-database:5432 refused."}},
+                }
+            ],
+        },
+    )  # fmt: skip
+    health = health_of(pod)
+    assert health is not None
+    assert health.reason == "CrashLoopBackOff"
+    assert health.metadata()["health_message"] == "PSQLException: Connection to tb-database:5432 refused."
