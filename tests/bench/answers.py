@@ -241,8 +241,17 @@ def first_hit(keys: list[str], expect: Iterable[str]) -> int | None:
 
 
 def facts_found(facts: list[str], results: list[tuple[str, Mapping[str, Any]]]) -> int:
-    blob = "\n".join(text + "\n" + json.dumps(dict(metadata), default=str) for text, metadata in results).lower()
+    """How many ``facts`` the results say: in their text, or in their payloads' values as they are (JSON
+    escapes quotes: ``configmap "x" not found`` is in a payload, never in its JSON)."""
+    blob = "\n".join(
+        text + "\n" + json.dumps(dict(metadata), default=str) + "\n" + "\n".join(map(_plain, metadata.values()))
+        for text, metadata in results
+    ).lower()
     return sum(1 for fact in facts if fact.lower() in blob)
+
+
+def _plain(value: Any) -> str:
+    return "\n".join(map(str, value)) if isinstance(value, list) else str(value)
 
 
 def settings_for(store: Path) -> Settings:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.bench.answers import scores, share
+from tests.bench.answers import facts_found, scores, share
 from tests.bench.held_out import consistent, report
 
 
@@ -41,3 +41,8 @@ def test_a_status_with_fewer_replicas_caps_the_counts_the_controller_wrote() -> 
     assert consistent({"replicas": 3, "updatedReplicas": 3}, written={"updatedReplicas": 1}) == {
         "replicas": 3, "updatedReplicas": 3,
     }  # fmt: skip
+
+
+def test_a_fact_with_quotes_is_found_in_a_payload() -> None:
+    payload = {"warning_message": 'configmap "tb-config" not found', "container_reasons": ["OOMKilled"]}
+    assert facts_found(['configmap "tb-config" not found', "OOMKilled", "absent"], [("Pod web", payload)]) == 2
