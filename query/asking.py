@@ -94,14 +94,14 @@ def place_of(question: str) -> str | None:
 #: else the question names (the Service of the program, its claim).
 ASKS_FOR_TEMPLATE: Final = re.compile(
     r"\b(?:images?|containers?(?! ports?)|env|environment|variables?|commands?|args|arguments|probes?|liveness|readiness|"
-    r"fsgroup|runasuser|security ?context|restarts?|restarted|tolerat\w*|sidecars?)\b",
+    r"fsgroup|runasuser|security ?context|restarts?|restarted|tolerat\w*|sidecars?|runs? (?:with|as|under))\b",
     re.IGNORECASE,
 )
 #: A question about what is let through or kept out: which rules allow, block or restrict traffic
 #: ("which pods may connect to the shop database", "is anything blocking it", "who is allowed to reach the
 #: cards pods").
 ASKS_WHAT_LETS_THROUGH: Final = re.compile(
-    r"\b(?:allow(?:s|ed|ing)?(?! to use)|permit(?:s|ted)?|den(?:y|ies|ied)|block(?:s|ed|ing)?|"
+    r"\b(?:allow(?:s|ed|ing)?(?! to use)|permit(?:s|ted)?|den(?:y|ies|ied)|block(?:s|ed|ing)?|drop(?:s|ped)?|"
     r"restrict(?:s|ed|ing|ions?)?|admits?|admitted|isolat\w+|lock(?:s|ed)? down|lockdown|"
     r"may (?:connect|reach|call|talk|access|send))\b",
     re.IGNORECASE,
@@ -110,6 +110,8 @@ ASKS_WHAT_LETS_THROUGH: Final = re.compile(
 #: "which role lets the fights account read jobs").
 ASKS_WHAT_MAY_DO: Final = re.compile(
     r"\b(?:lets?|allows?|permits?|may|can)\b(?:\s+\S+){0,5}?\s+(?:read|list|get|watch|create|delete|patch|update|"
-    r"label|do)\b",
+    r"label|do)\b|\b(?:permissions?|privileges?|rights)\b",
     re.IGNORECASE,
 )
+#: A question about evicting Pods ("why can't I drain the node", "how many may be evicted at once").
+ASKS_WHAT_EVICTS: Final = re.compile(r"\b(?:drain\w*|evict\w*|disruptions?)\b", re.IGNORECASE)

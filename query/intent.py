@@ -220,6 +220,11 @@ class Intent:
         Asked for what a named object points at, a named object another named one points at is an answer,
         not what points ("which redis does the users service use": ``users-redis`` is named whole too)."""
         named = [metadata for metadata in candidates if self.names_exactly(metadata)]
+        # what the question names, it names in the namespace it names: a namesake in another points at nothing asked
+        # for (an application's label is a place that not all of its objects carry: it filters nothing here)
+        spaces = self._scoping & {fields.NAMESPACE.of(metadata) for metadata in candidates}
+        if spaces:
+            named = [metadata for metadata in named if fields.NAMESPACE.of(metadata) in spaces | {""}]
         pointed = {key_of(metadata): (_own(metadata), targets(metadata)) for metadata in named}
         neighbours: set[str] = set()
         selections: list[tuple[str, frozenset[str]]] = []
@@ -404,8 +409,10 @@ class Intent:
             score += NEIGHBOUR
         if self.trouble:
             health = health_of(metadata)
-            if health != "degraded" and key_of(metadata) in self.blamed:
-                health = "degraded"  # the cause the troubled ones name ("exceeded quota: default")
+            if health != "degraded" and (key_of(metadata) in self.blamed or kind in self._kinds.rules):
+                # the cause the troubled ones name ("exceeded quota: default"); a rule that may keep out what
+                # fails to get through ("the storefront cannot reach postgres: is anything blocking it")
+                health = "degraded"
             score += DEGRADED if health == "degraded" else PROGRESSING if health == "progressing" else 0.0
             if health in ("degraded", "progressing") and says_why(metadata, words=set(self.words) - _STOP):
                 score += REASON

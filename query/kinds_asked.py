@@ -20,7 +20,7 @@ import re
 from typing import Final
 
 from kubevec.core.words import camel_words
-from kubevec.query.asking import ASKS_FOR_TEMPLATE, ASKS_WHAT_LETS_THROUGH, ASKS_WHAT_MAY_DO
+from kubevec.query.asking import ASKS_FOR_TEMPLATE, ASKS_WHAT_EVICTS, ASKS_WHAT_LETS_THROUGH, ASKS_WHAT_MAY_DO
 from kubevec.query.kind_vocabulary import KindVocabulary
 from kubevec.query.spelling import asks_for_namespaces, kind_places, kinds_named, says
 
@@ -49,6 +49,8 @@ TEMPLATED: Final = frozenset(
 #: AuthorizationPolicy, Consul's ServiceIntentions), and of kinds that let an identity act in the API.
 TRAFFIC_RULES: Final = frozenset({"policy", "intention", "intentions", "authorization"})
 ACCESS_RULES: Final = frozenset({"role", "binding"})
+#: ... and of kinds that limit how many Pods may be evicted at once (PodDisruptionBudget).
+EVICTION_RULES: Final = frozenset({"disruption", "budget"})
 #: What a kind of rule gains in a question about what such rules decide, naming none of them.
 RULE: Final = SINGLE_WORD_KIND
 
@@ -95,7 +97,9 @@ class KindsAsked:
         """1 when the question names ``kind`` (longest phrase wins), :data:`CLUSTER_TWIN` for its Cluster twin, else 0."""
         named = self.named
         if self.rules:  # "which pods may connect to the shop database": a NetworkPolicy says which
-            return RULE if kind in self.rules else 0.0  # the kinds it names are what the rules apply to
+            if kind in self.rules:
+                return 1.0 if kind in named else RULE
+            return 0.0  # the kinds it names are what the rules apply to
         if kind in named and (not self.asks_for(kind, default=True) or self.for_a_subject):
             return CONTEXT_KIND  # "which Service routes traffic to the orders pods": Pods say where
         if kind in named:
@@ -155,10 +159,14 @@ class KindsAsked:
 
     @functools.cached_property
     def rules(self) -> frozenset[str]:
-        """The kinds of rule a question about what is allowed asks for, when it names none of them: "what lets
-        the init container label its pod" (a Role, a binding), "is anything blocking it" (a NetworkPolicy)."""
+        """The kinds of rule a question about what is allowed asks for: "what lets the init container label its
+        pod" (a Role, a binding), "is anything blocking it" (a NetworkPolicy), "why can't I drain the node" (a
+        PodDisruptionBudget). Those of them it names, when it names some ("which pods are allowed to connect to
+        Kafka under the network policy": the NetworkPolicy, not the Pods)."""
         if ASKS_WHAT_MAY_DO.search(self.question):
             words = ACCESS_RULES
+        elif ASKS_WHAT_EVICTS.search(self.question):
+            words = EVICTION_RULES
         elif ASKS_WHAT_LETS_THROUGH.search(self.question):
             words = TRAFFIC_RULES
         else:
@@ -166,7 +174,7 @@ class KindsAsked:
         kinds = frozenset(
             kind for kind in set(self.vocabulary.phrases.values()) if words & {w.lower() for w in camel_words(kind)}
         )
-        return frozenset() if kinds & self.named else kinds
+        return (kinds & self.named) or kinds
 
     @functools.cached_property
     def template(self) -> bool:

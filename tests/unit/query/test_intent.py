@@ -633,7 +633,7 @@ def test_the_kind_asked_for_first_counts_the_others_say_where(question: str, ask
 
 @pytest.mark.parametrize(
     ("question", "context", "asked"),
-    [("What limits voluntary disruptions of the MySQL pods in mysql1?", "Pod", None),
+    [("What scales the MySQL pods in mysql1?", "Pod", None),
      ("what exposes the frontend deployment", "Deployment", None),
      ("what limits does the frontend deployment have", None, "Deployment"),
      ("what pods are crashing", None, "Pod"),
@@ -808,3 +808,17 @@ def test_objects_of_another_kind_than_the_one_asked_for_say_where_to_look() -> N
     )
     assert intent.asked_kind == "Secret"
     assert intent.boost(secret) > intent.boost(deployment)
+
+
+def test_a_namesake_in_another_place_points_at_nothing_the_question_asks_for() -> None:
+    """ "Which storage class do the galera data claims use": the Service ``claims`` of another namespace is
+    named too, but its Pods are no answer (they were: its neighbours gained as what it uses)."""
+    service = {"kind": "Service", "name": "claims", "namespace": "fraud", "selector": ["app=claims"]}
+    pod = {"kind": "Pod", "name": "claims-v1-57f5b45bfc-b4h4w", "namespace": "fraud", "labels": ["app=claims"]}
+    claim = {"kind": "PersistentVolumeClaim", "name": "datadir-claim-1", "namespace": "galera"}
+    intent = (
+        read("Which storage class do the galera data claims use?")
+        .among(frozenset({"claims", "datadir-claim-1"}), namespaces=frozenset({"galera", "fraud"}))
+        .around([service, pod, claim])
+    )
+    assert intent.boost(pod) < intent.boost(claim)

@@ -120,3 +120,28 @@ def test_the_program_that_does_the_work_is_its_workload_what_routes_to_it_its_se
         assert intent.boost(deployment) > intent.boost(service), question
     routing = read("Which service exposes payments outside the cluster?", "payments")
     assert routing.boost(service) > routing.boost(deployment)
+
+
+def test_a_rule_that_may_keep_out_what_fails_to_get_through_is_the_cause() -> None:
+    policy = {"kind": "NetworkPolicy", "name": "db-allow-backends", "namespace": "shop"}
+    crashing = {"kind": "Pod", "name": "db-backup", "namespace": "shop", "health": "degraded"}
+    intent = read("The storefront cannot reach postgres. Is anything blocking it?", "db-backup")
+    assert intent.boost(policy) >= intent.boost(crashing)
+    # a question about trouble that asks about no rule lifts no rule
+    assert read("Why is the storefront crashing?").boost(policy) == 0.0
+
+
+def test_what_limits_evictions_is_asked_of_the_disruption_budget() -> None:
+    for question in ("What limits voluntary disruptions of the MySQL pods in mysql1?",
+                     "Why can't I drain the node that runs the Thanos querier?"):  # fmt: skip
+        intent = read(question)
+        assert intent.names_kind("PodDisruptionBudget") == 0.5, question
+        assert intent.names_kind("Pod") == intent.names_kind("NetworkPolicy") == 0.0, question
+
+
+def test_a_rule_kind_said_beside_what_is_allowed_is_the_answer() -> None:
+    """ "Which pods are allowed to connect to Kafka under the network policy": the policy, not the Pods."""
+    intent = read("Which pods are allowed to connect to Kafka under the network policy?")
+    assert intent.names_kind("NetworkPolicy") == 1.0
+    assert intent.names_kind("Pod") == 0.0
+    assert read("What permissions does the default ServiceAccount get?").names_kind("Role") == 0.5
