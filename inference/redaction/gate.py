@@ -162,7 +162,13 @@ def _judged(value: str, *, raw: bool, key: str | None) -> str:
         if "\n" in value:
             value = redact_blocks(value)
         value = COLON_PAIR.sub(colon_pair, value)
-    return deny_generated(value, key=key)
+    return _TAIL.sub(REDACTED, deny_generated(value, key=key))
+
+
+#: What a judgement left glued to a redaction marker that a password's characters begin: the rest of the
+#: same word ("-pR00t!Dump2024": the prose rule took ``-pR00t`` as a word and kept ``!Dump2024``). A tail a
+#: separator begins stays (``<redacted>@db:5432``, ``<redacted>/app``).
+_TAIL: Final = re.compile(re.escape(REDACTED) + r"[!#$%^*+~?][^\s\"'|;&,)]*")
 
 
 def _judge_setting(key: str, value: str) -> str:

@@ -663,3 +663,12 @@ def test_a_label_key_is_judged_by_its_name_not_its_owners_domain() -> None:
     judged = redact_object(role).obj
     assert judged["aggregationRule"] == role["aggregationRule"]
     assert "Zx9Qm2Lp7Rt4Vb8Nk3Hs6Jd1" not in str(judged)
+
+
+def test_a_glued_password_whose_head_reads_as_a_word_goes_whole() -> None:
+    """``-pR00t!Dump2024``: the prose rule took ``-pR00t`` as a word and kept ``!Dump2024`` (found trying a
+    crash-looping Pod's termination message); what a separator begins after the marker stays."""
+    said = redact_text("mysqldump -h db -u root -pR00t!Dump2024 failed")
+    assert "Dump2024" not in said
+    assert "R00t" not in said
+    assert redact_text("postgres://admin:hunter2@db:5432/app") == "postgres://<redacted>@db:5432/app"
