@@ -9,9 +9,10 @@ when they are that part; here they also meet it when
 - the part and a question word share a stem (``orders`` / "ordering"), the part is an agent noun
   whose verb the question says (``collector`` / "collected", ``adder`` / "add"), or the question says
   the action noun of the part's verb (``add`` / "addition", ``divide`` / "division");
-- the part runs two words together and the question says one of them: both said, the part is heard
-  whole (``ratelimit`` / "rate limiter"); one said and the other a plain English word (the model's own
-  vocabulary), it is half heard (``subtractapp`` / "subtracts": ``app`` is left unsaid).
+- the part runs words together and the question says some of them: all said, the part is heard
+  whole (``ratelimit`` / "rate limiter", ``productcatalogservice`` / "the product catalog service"); some
+  said and the others plain English words (the model's own vocabulary), it is half heard
+  (``subtractapp`` / "subtracts": ``app`` is left unsaid; ``customermanagementapi`` / "manages customers").
 """
 
 from __future__ import annotations
@@ -91,15 +92,30 @@ class Heard:
         english = dictionary()
         if len(part) < 2 * SHORTEST or part in english:
             return 0.0
-        best = 0.0
-        for at in range(SHORTEST, len(part) - SHORTEST + 1):
-            head, tail = part[:at], part[at:]
-            heard_head, heard_tail = self._word(head), self._word(tail)
-            if heard_head and heard_tail:
-                return 1.0
-            if (heard_head and tail in english) or (heard_tail and head in english):
-                best = 0.5
-        return best
+        heard, words = self._run_together(part)
+        return 0.0 if not heard else 1.0 if heard == words else 0.5
+
+    def _run_together(self, part: str) -> tuple[int, int]:
+        """The words ``part`` runs together, read the way that hears most of them (and has fewest words):
+        how many the question says, and how many there are (``productcatalogservice``: product, catalog,
+        service). Each word is one the question says or a plain English word; (0, 0) when no reading is."""
+        english = dictionary()
+        # best[i]: (heard, -words) of the best reading of part[:i], None when it cannot be read
+        best: list[tuple[int, int] | None] = [(0, 0)] + [None] * len(part)
+        for end in range(SHORTEST, len(part) + 1):
+            for start in range(0, end - SHORTEST + 1):
+                before = best[start]
+                word = part[start:end]
+                if before is None or word == part:
+                    continue
+                said = self._word(word)
+                if not said and word not in english:
+                    continue
+                reading = (before[0] + said, before[1] - 1)
+                if best[end] is None or reading > best[end]:  # type: ignore[operator]
+                    best[end] = reading
+        found = best[len(part)]
+        return (found[0], -found[1]) if found is not None else (0, 0)
 
     def _word(self, word: str) -> bool:
         return not self.said.isdisjoint(forms(word))

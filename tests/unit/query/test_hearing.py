@@ -52,6 +52,11 @@ def test_a_name_run_together_from_a_verb_is_heard_by_its_action_noun() -> None:
         ("which workload subtracts numbers", "subtractapp", 0.5),  # one said, the other a plain word
         ("which port does the go adder listen on", "addapp", 0.5),
         ("which workload subtracts numbers", "calculator", 0.0),
+        # more than two words run together: all said, or some said and the others plain words
+        ("where is the product catalog kept", "productcatalogservice", 0.5),
+        ("the product catalog service", "productcatalogservice", 1.0),
+        ("which service manages customers", "customermanagementapi", 0.5),
+        ("which service sends invoices", "customermanagementapi", 0.0),
         ("which pod serves the page", "zipkin", 0.0),
     ],
 )
