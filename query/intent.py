@@ -317,6 +317,7 @@ class Intent:
 
     @property
     def kinds(self) -> frozenset[str]:
+        """The kinds the question names (:attr:`KindsAsked.named`)."""
         return self._kinds.named
 
     @property

@@ -7,7 +7,12 @@ both are asked for). A word for a family of kinds ("workload": :data:`~kubevec.q
 asks for any of its members; it gains none of them anything by itself, as they are most of what a
 cluster runs. A question about what only a Pod template holds (an image, a container, env variables,
 probes: :data:`~kubevec.query.asking.ASKS_FOR_TEMPLATE`) asks for a workload or its Pods, whatever else it
-names: "which image does the claims service run" is answered by the Deployment, not the Service.
+names: "which image does the claims service run" is answered by the Deployment, not the Service; so is
+one asking for the program that does something ("what runs the payments service", "which service handles
+payments"), where one asking what exposes, routes or selects (:data:`ROUTING`) asks for the Service. A
+question about what is allowed asks for the rules that decide it (:meth:`KindsAsked.rules`): kinds whose
+names say they let traffic through, let an identity act or limit evictions, read from the cluster's own
+kind names; the kinds it names besides are what the rules apply to.
 
 Read by :mod:`kubevec.query.intent` once per question.
 """
