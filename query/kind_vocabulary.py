@@ -93,6 +93,11 @@ class KindVocabulary:
             if MEMBERS[name] & named:
                 phrases.setdefault(phrase, name)
         self.phrases: Mapping[tuple[str, ...], str] = phrases
+        #: Each kind a phrase names, by the words of its name ("NetworkPolicy": network, policy), read once
+        #: here rather than per question (a question about what is allowed looks for kinds by these words).
+        self.kind_words: Mapping[str, frozenset[str]] = {
+            kind: frozenset(word.lower() for word in camel_words(kind)) for kind in set(phrases.values())
+        }
         #: Kinds named at full weight (the rest are read by their own words: see the module docstring).
         self.known: frozenset[str] = frozenset(named)
 

@@ -26,8 +26,9 @@ from typing import Final
 
 from kubevec.core.words import camel_words
 from kubevec.query.asking import ASKS_FOR_TEMPLATE, ASKS_WHAT_EVICTS, ASKS_WHAT_LETS_THROUGH, ASKS_WHAT_MAY_DO
+from kubevec.query.folding import WORKLOADS
 from kubevec.query.kind_vocabulary import KindVocabulary
-from kubevec.query.spelling import asks_for_namespaces, kind_places, kinds_named, says
+from kubevec.query.spelling import asks_for_namespaces, kind_places, says
 
 #: ``role`` names Role fully and ClusterRole by this share (and RoleBinding/ClusterRoleBinding alike).
 CLUSTER_TWIN: Final = 0.6
@@ -46,9 +47,7 @@ _DETERMINERS: Final = frozenset({"the", "its", "their", "which", "what", "all", 
 #: lower case they count as :data:`SINGLE_WORD_KIND`, spelt as the kind ("which Service selects") in full.
 EVERYDAY_KINDS: Final = frozenset({"Service"})
 #: Kinds with a Pod template (or a Pod's own spec): what holds images, containers, env and probes.
-TEMPLATED: Final = frozenset(
-    {"Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob", "ReplicaSet", "ReplicationController", "Pod"}
-)
+TEMPLATED: Final = frozenset({*WORKLOADS, "ReplicationController", "Pod"})
 
 #: Words of the names of kinds that let traffic through or keep it out (NetworkPolicy, Istio's
 #: AuthorizationPolicy, Consul's ServiceIntentions), and of kinds that let an identity act in the API.
@@ -89,9 +88,14 @@ class KindsAsked:
     noun: str | None = None
 
     @functools.cached_property
+    def _places(self) -> list[tuple[int, str]]:
+        """Where the question names each kind (:func:`~kubevec.query.spelling.kind_places`), read once."""
+        return kind_places(self.words, names=self.names, vocabulary=self.vocabulary)
+
+    @functools.cached_property
     def named(self) -> frozenset[str]:
         """The kinds the question names; "namespace" names Namespace only when it asks for Namespaces."""
-        kinds = kinds_named(self.words, names=self.names, vocabulary=self.vocabulary)
+        kinds = frozenset(kind for _, kind in self._places)
         if "Namespace" in kinds and not asks_for_namespaces(
             self.words, known=(self.namespaces | self.names) - self.scopes
         ):
@@ -126,10 +130,9 @@ class KindsAsked:
     def asked(self) -> str | None:
         """The kind the question asks for, when it names one first ("which Service routes traffic to the
         orders pods", "list the StatefulSets"): the kinds named after it say where to look, not what."""
-        places = kind_places(self.words, names=self.names, vocabulary=self.vocabulary)
-        if len(places) < 2:
+        if len(self._places) < 2:
             return None
-        at, kind = places[0]
+        at, kind = self._places[0]
         before = self.words[:at]
         if before[:1] in (("which",), ("what",)) and len(before) >= 2 and before[-1] not in self.names:
             before = before[:-1]  # a word that says which one ("which governing Service", "what headless service")
@@ -141,7 +144,7 @@ class KindsAsked:
         if self.asked is None:
             return frozenset()
         asked = {self.asked}
-        for at, kind in kind_places(self.words, names=self.names, vocabulary=self.vocabulary)[1:]:
+        for at, kind in self._places[1:]:
             before = list(self.words[:at])
             while before and before[-1] in _DETERMINERS:
                 before.pop()
@@ -176,9 +179,7 @@ class KindsAsked:
             words = TRAFFIC_RULES
         else:
             return frozenset()
-        kinds = frozenset(
-            kind for kind in set(self.vocabulary.phrases.values()) if words & {w.lower() for w in camel_words(kind)}
-        )
+        kinds = frozenset(kind for kind, said in self.vocabulary.kind_words.items() if words & said)
         return (kinds & self.named) or kinds
 
     @functools.cached_property
