@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -76,6 +77,11 @@ class StoreDirectory:
     An embedded store keeps writing into files that were deleted under it (the open handles still
     work), so every write "succeeds" into nothing. Only a new process recreates the directory; so
     liveness fails once this has lasted ``bound`` seconds and the kubelet restarts the pod.
+
+    The opened directory is held open: a file system may give a directory created in its place the
+    very inode number it freed (ext4 does at once, and LanceDB recreates its directory on its next
+    write), so the number alone cannot tell the two apart. A held directory keeps its inode, and
+    once removed its link count is 0.
     """
 
     def __init__(self, path: Path, *, bound: float, clock: Callable[[], float] = time.monotonic) -> None:
@@ -83,24 +89,34 @@ class StoreDirectory:
         self.bound = bound
         self._clock = clock
         self._identity: tuple[int, int] | None = None
+        self._held: int | None = None
         self.failing_since: float | None = None
         self.error: str | None = None
 
     def remember(self) -> None:
-        """Note the directory the store has opened (after it has)."""
+        """Note the directory the store has opened (after it has), and hold it open."""
+        self.close()
         with contextlib.suppress(OSError):
-            found = self.path.stat()
+            self._held = os.open(self.path, os.O_RDONLY | os.O_DIRECTORY)
+            found = os.fstat(self._held)
             self._identity = (found.st_dev, found.st_ino)
+
+    def close(self) -> None:
+        if self._held is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._held)
+            self._held = None
 
     def check(self) -> str | None:
         """None while the opened directory is in place, else why not (also kept in ``error``)."""
         try:
             found = self.path.stat()
-            error = (
-                f"the store directory {self.path} was replaced after it was opened"
-                if self._identity is not None and (found.st_dev, found.st_ino) != self._identity
-                else None
-            )
+            if self._held is not None and os.fstat(self._held).st_nlink == 0:
+                error: str | None = f"the store directory {self.path} is gone (removed after it was opened)"
+            elif self._identity is not None and (found.st_dev, found.st_ino) != self._identity:
+                error = f"the store directory {self.path} was replaced after it was opened"
+            else:
+                error = None
         except OSError as exc:
             error = f"the store directory {self.path} is gone ({exc.strerror or exc})"
         if error is None:
