@@ -16,7 +16,7 @@ TROUBLE: Final = re.compile(
     r"exceed\w*|wrong|problem\w*|issue\w*|pull|pending|unschedul\w*|unavailable|time[sd]? ?out|"
     r"no endpoints?|(?:not|never|isn'?t|aren'?t|doesn'?t|don'?t) (?:be |become |becomes |get |gets )?"
     r"(?:healthy|ready|work|running|run|start|respond|scheduled|bound|bind|available|serv|scal|up|reachable|creat)\w*|"
-    r"not found|(?:does|do|did)(?: not|n'?t) exist|missing)\b",
+    r"not found|(?:does|do|did)(?: not|n'?t) exist|missing|warnings?)\b",
     re.IGNORECASE,
 )
 #: "in the prod namespace", "in namespace prod", "in the 'prod' namespace", "in prod ns": a namespace as the

@@ -15,6 +15,8 @@ from kubevec.core.words import camel_words
 
 #: Question words for the words of Kubernetes' reasons.
 SYNONYMS: Final = {"memory": "oom", "crashing": "crash", "crashes": "crash", "pulling": "pull", "pulled": "pull"}
+#: Question words that ask for the objects Warning Events were recorded for.
+WARNED: Final = frozenset({"warning", "warnings", "warned"})
 
 
 def health_of(metadata: Mapping[str, Any]) -> str:
@@ -27,7 +29,9 @@ def health_of(metadata: Mapping[str, Any]) -> str:
 
 def says_why(metadata: Mapping[str, Any], *, words: Iterable[str]) -> bool:
     """The question's ``words`` (stop words out) meet the candidate's reasons or message ("out of memory":
-    ``OOMKilled``), its status's or its latest Warning Event's."""
+    ``OOMKilled``), its status's or its latest Warning Event's; or they ask for Warnings and it has one."""
+    if fields.WARNING_REASON.of(metadata) and not WARNED.isdisjoint(words):
+        return True  # "which Warning events were recorded": its latest one is what is asked
     said: list[str] = []
     reasons = [fields.HEALTH_REASON.of(metadata), *fields.CONTAINER_REASONS.of(metadata)]
     reasons += [fields.WARNING_REASON.of(metadata)]  # its latest Warning Event says why as well

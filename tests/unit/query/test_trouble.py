@@ -27,3 +27,11 @@ def test_the_reasons_and_the_warning_say_why_in_the_questions_words() -> None:
     assert says_why(FAILED, words={"storageclass"})
     assert says_why({"container_reasons": ["OOMKilled"]}, words={"memory"})
     assert not says_why(PENDING, words={"memory"})
+
+
+def test_a_question_for_warning_events_is_about_trouble_and_wants_the_objects_warned() -> None:
+    asked = read("Which Warning events were recorded in namespace db, and for which objects?")
+    assert asked.trouble
+    assert says_why(FAILED, words={"warning", "events"})
+    assert not says_why(PENDING, words={"warning", "events"})  # nothing was recorded for it
+    assert asked.boost(FAILED) > asked.boost({**PENDING, "health": "degraded"})
