@@ -35,6 +35,13 @@ _ADDRESS: Final = re.compile(
     rf"(?P<host>{_HOST})(?::(?P<port>\d{{2,5}}))?(?![\w.:-])"
 )
 _WHOLE_HOST: Final = re.compile(_HOST)
+#: Schemes that name no peer on the network: an image (``docker://springcloud/task-runner:2.11``: the host
+#: read is an image repository's owner), a file, a class path, an artifact.
+_NO_PEER_SCHEMES: Final = frozenset({"docker", "oci", "file", "classpath", "maven", "jar", "data", "mailto"})
+#: The variables Kubernetes sets for every Service of the namespace (``SKIPPER_SERVICE_HOST``,
+#: ``SKIPPER_SERVICE_PORT_HTTP``), referred to in a value (``http://${SKIPPER_SERVICE_HOST}:${SKIPPER_SERVICE_PORT}``
+#: or ``$(...)``): the Service is named, with its dashes written as underscores.
+_SERVICE_LINK: Final = re.compile(r"\$[({]([A-Z][A-Z0-9_]{0,62})_SERVICE_(?:HOST|PORT(?:_[A-Z0-9_]+)?)[)}]")
 #: The last word of a variable's name that says its value is an address (``DB_HOST``, ``REDIS_ADDR``,
 #: ``KAFKA_BOOTSTRAP_SERVERS``): only then is a bare name (``mysql``) read as a host. ``OTEL_SERVICE_NAME=frontend``
 #: and ``MODE=backend`` name no peer.
@@ -82,15 +89,21 @@ def container_addresses(containers: list[Mapping[str, Any]]) -> list[Address]:
 
 def value_addresses(value: str, *, via: str) -> list[Address]:
     """The addresses in one value: URLs (``http://backend``, port optional) and ``host:port`` anywhere in
-    it, and the whole value as a host when ``via`` is a variable named like an address (``DB_HOST=mysql``)."""
+    it, the Services whose link variables it refers to, and the whole value as a host when ``via`` is a
+    variable named like an address (``DB_HOST=mysql``)."""
     text = value[:MAX_VALUE_CHARS]
-    out = []
+    out: list[Address | None] = [
+        Address(shown=link, host=link, via=via, service=(link, None), in_cluster=True)
+        for link in dict.fromkeys(m.group(1).lower().replace("_", "-") for m in _SERVICE_LINK.finditer(text))
+    ]
     bare = text.strip().lower()
     if via != ARGS and _named_like_address(via) and _WHOLE_HOST.fullmatch(bare):
         out.append(_address(scheme=None, host=bare, port=None, via=via))
     elif ":" in text:
         for match in _ADDRESS.finditer(text):
             scheme, host, port = match.group("scheme"), match.group("host"), match.group("port")
+            if scheme in _NO_PEER_SCHEMES:
+                continue
             if (scheme or port) and (port is None or 0 < int(port) < 65536):
                 out.append(_address(scheme=scheme, host=host, port=port, via=via))
     return [a for a in out if a is not None]

@@ -68,6 +68,10 @@ def test_a_bare_host_is_an_address_only_under_a_variable_named_like_one() -> Non
         "12:30",
         "file:/dev/urandom",
         "-Xms64m -Xmx128m -Djava.security.egd=file:/dev/urandom",
+        "docker://springcloud/spring-cloud-dataflow-composed-task-runner:2.11.3-SNAPSHOT",  # an image, not a host
+        "oci://registry/charts/app:1.0",
+        "maven://org.springframework.cloud.stream.app:log-sink-kafka:3.2.1",
+        "file://config/app.yaml",
     ],
 )
 def test_ips_localhost_listen_addresses_and_times_are_no_peers(value: str) -> None:
@@ -172,3 +176,17 @@ def test_a_cluster_scoped_object_with_containers_names_no_service_by_a_bare_host
     }
     document = build_instance(body, plural="clusterrunners").to_document()
     assert "calls" not in document.metadata.get("ref_relations", [])
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "http://${SKIPPER_SERVICE_HOST}:${SKIPPER_SERVICE_PORT}/api",
+        "$(SKIPPER_SERVICE_HOST):$(SKIPPER_SERVICE_PORT_HTTP)",
+    ],
+)
+def test_a_services_link_variables_name_the_service(value: str) -> None:
+    """Kubernetes sets ``<NAME>_SERVICE_HOST`` and ``_PORT`` for each Service; a value built of them calls it."""
+    assert _one(value, via="SKIPPER_URI") == ("skipper", ("skipper", None), True)
+    (address,) = value_addresses("${KAFKA_BROKER_SERVICE_HOST}", via="BROKERS")
+    assert address.service == ("kafka-broker", None)
