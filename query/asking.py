@@ -49,6 +49,17 @@ ASKS_FOR_CALLEES: Final = re.compile(
     r"\b(?:send|store|keep|write|push|forward|export|report|persist|save|cache|get|read|connect)\b",
     re.IGNORECASE,
 )
+#: "find the rate limit service, the store it depends on", "the database it is configured to use", "the queue it
+#: publishes to", "and what it depends on": a relative clause whose subject is a pronoun asks for what the
+#: object named before it points at, beside that object (both are wanted: an agent's task, not a question).
+ASKS_ALSO_FOR_CALLEES: Final = re.compile(
+    r"\b(?:it|they)\s+(?:(?:is|are)\s+(?:\w+\s+)?to\s+|(?:should|must|would|will|can|tries to|try to|needs? to|"
+    r"is supposed to|are supposed to)\s+)?"
+    r"(?:calls?|talks? to|uses?|depends? on|connects? to|reads? from|writes? to|reach(?:es)?|queries|"
+    r"(?:sends?|forwards?|publish(?:es)?|push(?:es)?|reports?|exports?|routes?|proxies|proxy) (?:\w+ ){0,2}to|"
+    r"(?:keeps?|stores?|persists?|saves?|caches?) (?:\w+ ){0,2}(?:in|to))\b",
+    re.IGNORECASE,
+)
 #: "what address does the cartservice use for redis", "the Redis address used by the rate limiter", "what
 #: image does the inference deployment use": the question asks for a value the named object holds (in its
 #: env, its args, its containers), not for what it points at.

@@ -50,6 +50,7 @@ from kubevec.core import fields
 from kubevec.core.words import camel_words
 from kubevec.inference.software import repository
 from kubevec.query.asking import (
+    ASKS_ALSO_FOR_CALLEES,
     ASKS_FOR_CALLEES,
     ASKS_FOR_CALLERS,
     ASKS_FOR_VALUE,
@@ -160,6 +161,8 @@ class Intent:
     callers: bool = False
     #: The question asks for what the object it names points at (``ASKS_FOR_CALLEES``).
     callees: bool = False
+    #: The question asks, beside the object it names, for what that points at (``ASKS_ALSO_FOR_CALLEES``).
+    also_callees: bool = False
     #: Abbreviations of the question's words ("database" -> ``db``): they name a part of a name
     #: (``catalogue-db``), never a whole one (a ``db`` of another application is not "the geo database").
     abbreviated: frozenset[str] = frozenset()
@@ -282,7 +285,8 @@ class Intent:
         scopes = frozenset(m.group(1) or m.group(2) for m in IN_NAMESPACE.finditer(question.lower()))
         trouble = TROUBLE.search(question) is not None
         callees = ASKS_FOR_CALLEES.search(question) is not None and ASKS_FOR_VALUE.search(question) is None
-        callers = not callees and ASKS_FOR_CALLERS.search(question) is not None
+        also_callees = not callees and ASKS_ALSO_FOR_CALLEES.search(question) is not None
+        callers = not callees and not also_callees and ASKS_FOR_CALLERS.search(question) is not None
         return cls(
             question=question,
             words=words,
@@ -290,6 +294,7 @@ class Intent:
             trouble=trouble,
             callers=callers,
             callees=callees,
+            also_callees=also_callees,
             abbreviated=abbreviated,
             stems=stems(" ".join(_SPELLED_OUT.get(w, w) for w in words if w not in _STOP)),
             scopes=scopes,
@@ -404,6 +409,8 @@ class Intent:
             score += CALLER if self.callers else REFERENCE
         if neighbour and callees and not family:  # the named family points at each other: no answer
             score += CALLEE
+        elif neighbour and self.also_callees and own not in self.pointing:
+            score += CALLEE  # "the rate limit service and the store it depends on": both are asked for
         elif neighbour and name not in self.phrases and kind_named != CONTEXT_KIND:
             # one the question spells out gains as named already; one of a kind said as context ("which Service
             # exposes the router pods": Pods) is where the answer points, not the answer

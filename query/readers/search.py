@@ -300,8 +300,9 @@ class Searcher:
             | image_names(hit.metadata for hit, _ in scored),
             namespaces=frozenset(place for hit, _ in scored for place in places(hit.metadata)),
         ).around([hit.metadata for hit, _ in scored])
-        if read.callees and read.neighbours:
-            # "which database does the frontend use": what it points at is the answer; fetch what neither found
+        if (read.callees or read.also_callees) and read.neighbours:
+            # "which database does the frontend use", "the frontend and the database it uses": what it points at
+            # is the answer (or one of them); fetch what neither ranking found
             scored += await self._joined(name, read.neighbours, scored=scored, vector=vector, conditions=conditions)
         scored += await self._referenced(name, read=read, scored=scored, vector=vector, conditions=conditions)
         if read.trouble and (causes := blamed(hit.metadata for hit, _ in scored)):

@@ -822,3 +822,29 @@ def test_a_namesake_in_another_place_points_at_nothing_the_question_asks_for() -
         .around([service, pod, claim])
     )
     assert intent.boost(pod) < intent.boost(claim)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Find the ratelimit service, the store it depends on, and why it is not serving.",
+        "Find the ratelimit workload and the database it is configured to use",
+        "find the ratelimit deployment and what it depends on",
+        "the ratelimit service and the cache it tries to reach",
+    ],
+)
+def test_a_pronoun_clause_asks_for_what_the_named_object_points_at_beside_it(question: str) -> None:
+    """An agent's task names an object and, through "it", what that object uses: both are wanted (a
+    question "which store does ratelimit use" wants only the store)."""
+    deployment = {"kind": "Deployment", "name": "ratelimit", "namespace": "mesh", "refs": ["Service/mesh/redis"]}
+    redis = {"kind": "Service", "name": "redis", "namespace": "mesh"}
+    unrelated = {"kind": "Service", "name": "httpbin", "namespace": "mesh"}
+    asked = read(question)
+    assert asked.also_callees
+    assert not asked.callees
+    assert not asked.callers
+    intent = asked.among(frozenset({"ratelimit", "redis", "httpbin"})).around([deployment, redis, unrelated])
+    assert intent.boost(redis) > intent.boost(unrelated) + 0.5
+    assert intent.boost(deployment) == asked.among(frozenset({"ratelimit", "redis", "httpbin"})).boost(deployment)
+    assert not read("which store does the ratelimit service use").also_callees
+    assert not read("is it running, and which port does it listen on").also_callees

@@ -573,3 +573,30 @@ async def test_count_by_answers_with_totals_and_no_documents() -> None:
     assert compact(counted) == "6 matched: prod 4, staging 2"
     with pytest.raises(SearchError, match="count_by counts filter and keyword matches"):
         SearchRequest.build(collection="instances", query="web", count_by="namespace")
+
+
+async def test_what_a_named_object_uses_is_fetched_when_a_task_asks_for_it_too() -> None:
+    """ "Find the ratelimit deployment and the store it depends on": the Service its env calls is fetched
+    though neither ranking found it (its text shares no word with the task and its vector is far)."""
+    store, embedder = MemoryStore(), CountingEmbedder()
+    await store.ensure_collection("instances", dimension=embedder.dimension, embedder=embedder.name)
+    docs = [
+        ("Deployment/mesh/ratelimit", "Deployment ratelimit | namespace: mesh | calls: Service redis:6379 (REDIS_URL)",
+         {"kind": "Deployment", "name": "ratelimit", "namespace": "mesh", "refs": ["Service/mesh/redis"]}),
+        ("Service/mesh/redis", "Service redis | namespace: mesh | ports: 6379/TCP", {"kind": "Service", "name": "redis", "namespace": "mesh"}),
+        *((f"ConfigMap/mesh/filler-{i}", f"ConfigMap filler-{i} | namespace: mesh | store depends find",
+           {"kind": "ConfigMap", "name": f"filler-{i}", "namespace": "mesh"}) for i in range(2000)),
+    ]  # fmt: skip
+    await store.upsert(
+        "instances",
+        [Record(id=i, vector=embedder.vector(t), text=t, metadata={**m, "content_hash": i}) for i, t, m in docs],
+    )
+    service = SearchService(store=store, embedder=embedder, collections={"instances": "instances"})
+
+    async def top(question: str) -> list[str]:
+        answer = await service.search(SearchRequest(collection="instances", query=question, k=10))
+        return [str(r.metadata["name"]) for r in answer]
+
+    assert "redis" not in await top("Find the ratelimit deployment and the store")  # not found by meaning or words
+    found = await top("Find the ratelimit deployment and the store it depends on")
+    assert set(found[:2]) == {"ratelimit", "redis"}
