@@ -118,10 +118,10 @@ ASKS_WHAT_LETS_THROUGH: Final = re.compile(
     re.IGNORECASE,
 )
 #: A question about what an identity may do in the API ("what lets the init container label its own pod",
-#: "which role lets the fights account read jobs").
+#: "which role lets the fights account read jobs", "which RBAC objects let the services discover endpoints").
 ASKS_WHAT_MAY_DO: Final = re.compile(
     r"\b(?:lets?|allows?|permits?|may|can)\b(?:\s+\S+){0,5}?\s+(?:read|list|get|watch|create|delete|patch|update|"
-    r"label|do)\b|\b(?:permissions?|privileges?|rights)\b",
+    r"label|discover|do)\b|\b(?:permissions?|privileges?|rights)\b|\brbac (?:objects?|rules?|resources?|roles?|bindings?)\b",
     re.IGNORECASE,
 )
 #: A question about evicting Pods ("why can't I drain the node", "how many may be evicted at once").

@@ -34,6 +34,14 @@ NAME_ABBREVIATIONS: Final = {
     "kubernetes": "k8s",
     "message": "msg",
     "management": "mgmt",
+    "gateway": "gw",
+    "zookeeper": "zk",
+    "production": "prod",
+    "development": "dev",
+    "repository": "repo",
+    "environment": "env",
+    "controller": "ctrl",
+    "manager": "mgr",
 }
 
 
@@ -93,14 +101,18 @@ def places(metadata: Mapping[str, Any]) -> frozenset[str]:
 
 
 def name_forms(word: str) -> tuple[str, ...]:
-    """Other ways a name spells ``word``: its singular ("sessions" -> ``session-db``) and abbreviation
-    ("database" -> ``catalogue-db``)."""
+    """Other ways a name spells ``word``: its singular ("sessions" -> ``session-db``), its abbreviation
+    ("database" -> ``catalogue-db``) and, for an abbreviation, the word it stands for ("gw" -> ``api-gateway``)."""
     forms = []
     if len(word) > 4 and word.endswith("ies"):
         forms.append(word[:-3] + "y")
     elif len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")) and word.isalpha():
         forms.append(word[:-1])
-    return tuple(forms + [NAME_ABBREVIATIONS[f] for f in (word, *forms) if f in NAME_ABBREVIATIONS])
+    return tuple(
+        forms
+        + [NAME_ABBREVIATIONS[f] for f in (word, *forms) if f in NAME_ABBREVIATIONS]
+        + [long for long, short in NAME_ABBREVIATIONS.items() if short == word]  # "zk" names ``zookeeper``
+    )
 
 
 def base_name(name: str) -> str:

@@ -268,6 +268,10 @@ def test_a_namespace_the_question_names_is_its_scope_not_its_subject() -> None:
         ("status of the payments svc", "payment", True),
         ("which class is it", "clas", False),
         ("the redis service", "redis-svc", True),
+        ("zk ensemble for thingsboard", "zookeeper", True),  # an abbreviation names what it stands for
+        ("petclinic gw lb", "api-gateway", False),  # "api" is not said
+        ("petclinic gw lb", "gateway", True),
+        ("gceme backend prod", "gceme-backend-production", True),
     ],
 )
 def test_names_are_read_in_the_forms_names_take(question: str, name: str, covered: bool) -> None:

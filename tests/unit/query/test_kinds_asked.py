@@ -145,3 +145,6 @@ def test_a_rule_kind_said_beside_what_is_allowed_is_the_answer() -> None:
     assert intent.names_kind("NetworkPolicy") == 1.0
     assert intent.names_kind("Pod") == 0.0
     assert read("What permissions does the default ServiceAccount get?").names_kind("Role") == 0.5
+    rbac = read("Check which RBAC objects let the petclinic services discover Services and endpoints.")
+    assert rbac.names_kind("Role") == rbac.names_kind("RoleBinding") == 0.5
+    assert read("which argo cd rbac configmap sets the default role").names_kind("ConfigMap") == 1.0
