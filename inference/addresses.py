@@ -41,6 +41,9 @@ _NO_PEER_SCHEMES: Final = frozenset({"docker", "oci", "file", "classpath", "mave
 #: The variables Kubernetes sets for every Service of the namespace (``SKIPPER_SERVICE_HOST``,
 #: ``SKIPPER_SERVICE_PORT_HTTP``), referred to in a value (``http://${SKIPPER_SERVICE_HOST}:${SKIPPER_SERVICE_PORT}``
 #: or ``$(...)``): the Service is named, with its dashes written as underscores.
+#: DNS service discovery as Prometheus, Thanos and Cortex write it (``dnssrv+_grpc._tcp.thanos-store.thanos:10901``,
+#: ``dns+memcached:11211``): the scheme and the SRV record's ``_service._proto`` labels go, the host stays.
+_DISCOVERY: Final = re.compile(r"\bdns(?:srv(?:noa)?)?\+(?:_[A-Za-z0-9-]{1,63}\.)*")
 _SERVICE_LINK: Final = re.compile(r"\$[({]([A-Z][A-Z0-9_]{0,62})_SERVICE_(?:HOST|PORT(?:_[A-Z0-9_]+)?)[)}]")
 #: The last word of a variable's name that says its value is an address (``DB_HOST``, ``REDIS_ADDR``,
 #: ``KAFKA_BOOTSTRAP_SERVERS``): only then is a bare name (``mysql``) read as a host. ``OTEL_SERVICE_NAME=frontend``
@@ -96,6 +99,7 @@ def value_addresses(value: str, *, via: str) -> list[Address]:
         Address(shown=link, host=link, via=via, service=(link, None), in_cluster=True)
         for link in dict.fromkeys(m.group(1).lower().replace("_", "-") for m in _SERVICE_LINK.finditer(text))
     ]
+    text = _DISCOVERY.sub("", text)
     bare = text.strip().lower()
     if via != ARGS and _named_like_address(via) and _WHOLE_HOST.fullmatch(bare):
         out.append(_address(scheme=None, host=bare, port=None, via=via))

@@ -190,3 +190,14 @@ def test_a_services_link_variables_name_the_service(value: str) -> None:
     assert _one(value, via="SKIPPER_URI") == ("skipper", ("skipper", None), True)
     (address,) = value_addresses("${KAFKA_BROKER_SERVICE_HOST}", via="BROKERS")
     assert address.service == ("kafka-broker", None)
+
+
+def test_dns_service_discovery_names_its_host() -> None:
+    """Thanos, Prometheus and Cortex find peers by DNS: ``dnssrv+_grpc._tcp.<service>`` and ``dns+<host>:<port>``."""
+    assert _one("--endpoint=dnssrv+_grpc._tcp.thanos-store.thanos:10901", via=ARGS) == (
+        "thanos-store.thanos:10901",
+        ("thanos-store", "thanos"),
+        False,  # ``name.ns``: a Service only if the cluster has it
+    )
+    assert _one("-memcached.addresses=dns+memcached:11211", via=ARGS) == ("memcached:11211", ("memcached", None), True)
+    assert _one("dnssrvnoa+_http._tcp.querier.cortex.svc.cluster.local", via="QUERIER_URL")[1] == ("querier", "cortex")
