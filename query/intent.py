@@ -371,10 +371,13 @@ class Intent:
             # that acts on what is named is, named like it or not ("what scales the T5 inference server")
             named = CALLED
         if self.callers and named >= BASE_NAME and not referencing:
-            # "who calls books": books is what they call, not who; "which workloads read the db-pass secret":
-            # the kind said beside it says what it is, not what is asked
+            # "who calls books": books is what they call, not who; the kind said beside it says what it is
             named = CALLED
             kind_named = kind_named if self._kinds.asks_for(kind, default=False) else CALLED
+        elif self.callers and not self._kinds.asks_for(kind, default=True):
+            # "which workloads read the db-pass secret": the kind said beside what is called says what that is,
+            # not what is asked; no Secret is the answer, named or not
+            kind_named = CALLED
         if self._kinds.asks_for_another(kind) and named >= BASE_NAME:
             named = NEIGHBOUR  # "which secrets hold the heroes-db credentials": heroes-db is where, not what
         namespace = fields.NAMESPACE.of(metadata).lower()
