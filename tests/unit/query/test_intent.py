@@ -446,6 +446,7 @@ def test_the_kind_of_what_is_called_lends_its_objects_nothing_when_the_callers_a
     )
     assert asked.callers
     assert asked.boost(sister) < 0.3
+    assert asked.boost(claim) < asked.boost(node)  # the claim named is what is used, not the answer
     assert asked.boost(node) - asked.boost(sister) >= 0.6
     # asked the other way, claims are what is asked for
     assert read("which claims does pxc-node1 mount").boost(sister) > 0.3
