@@ -430,28 +430,6 @@ def test_a_question_may_ask_for_what_points_at_what_it_names(question: str, call
     assert read(question).callers == callers
 
 
-def test_the_kind_of_what_is_called_lends_its_objects_nothing_when_the_callers_are_asked_for() -> None:
-    """ "Which workload uses the volume claim datadir-claim-1": a claim is what is used, so its sister claims,
-    near the question in meaning, gain nothing from "volume claim"; the workload that mounts it does."""
-    claim = {"kind": "PersistentVolumeClaim", "name": "datadir-claim-1", "namespace": "galera"}
-    sister = {"kind": "PersistentVolumeClaim", "name": "datadir-claim-2", "namespace": "galera"}
-    node = {
-        "kind": "Deployment",
-        "name": "pxc-node1",
-        "namespace": "galera",
-        "refs": ["PersistentVolumeClaim/galera/datadir-claim-1"],
-    }
-    asked = read("Which workload uses the volume claim datadir-claim-1?").among(
-        frozenset({"datadir-claim-1", "datadir-claim-2", "pxc-node1"})
-    )
-    assert asked.callers
-    assert asked.boost(sister) < 0.3
-    assert asked.boost(claim) < asked.boost(node)  # the claim named is what is used, not the answer
-    assert asked.boost(node) - asked.boost(sister) >= 0.6
-    # asked the other way, claims are what is asked for
-    assert read("which claims does pxc-node1 mount").boost(sister) > 0.3
-
-
 def test_what_calls_the_named_object_outranks_it_when_the_question_asks_for_callers() -> None:
     books = {"kind": "Deployment", "name": "books", "namespace": "booksapp", "refs": ["ServiceAccount/booksapp/books"]}
     webapp = {"kind": "Deployment", "name": "webapp", "namespace": "booksapp", "refs": ["Service/booksapp/books"]}

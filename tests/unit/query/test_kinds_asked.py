@@ -41,6 +41,10 @@ def test_the_workload_asked_for_comes_before_the_claim_it_uses() -> None:
     intent = read("Which workload uses the volume claim datadir-claim-1?", "datadir-claim-1", "datadir-claim-2")
     assert intent.asked_kind == WORKLOAD
     assert intent.boost(node) > intent.boost(other) > intent.boost(claim)
+    # a claim is what is used: the sister claims, near the question in meaning, gain nothing from "volume claim"
+    assert intent.callers
+    assert intent.boost(other) < 0.3
+    assert intent.boost(node) - intent.boost(other) >= 0.6
 
 
 def test_a_workload_named_is_the_answer_when_workloads_are_asked_for() -> None:
