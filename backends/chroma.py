@@ -20,6 +20,7 @@ cannot tell: opening a client touches ``chroma.sqlite3`` although nothing was wr
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 from typing import Any, Final
 from urllib.parse import urlsplit
@@ -35,6 +36,8 @@ from kubevec.backends.protocol import CollectionInfo, Cursor
 from kubevec.backends.records import Hit, MetadataValue, Record, cosine_distance_to_score
 from kubevec.backends.stamps import STAMP_FIELD, STAMPS
 from kubevec.core.errors import BackendError, BackendUnavailable, CollectionNotFound, InvalidFilter
+
+logger = logging.getLogger(__name__)
 
 WORDS_FIELD: Final = "_words"
 #: Candidates the HNSW index visits per query (Chroma's default is 100, as many as the ranking asks for):
@@ -190,9 +193,12 @@ class ChromaStore(BaseStore):
         """No payload indexes (Chroma filters without them); a collection made before :data:`EF_SEARCH`
         was set searches as broadly from now on (a configuration change: nothing is rebuilt)."""
         collection = self._collection(name)
-        hnsw = (collection.configuration or {}).get("hnsw") or {}
-        if int(hnsw.get("ef_search") or 0) < EF_SEARCH:
-            collection.modify(configuration={"hnsw": {"ef_search": EF_SEARCH}})
+        hnsw = (collection.configuration or {}).get("hnsw") or {}  # none: another index (SPANN) of its own
+        if hnsw and int(hnsw.get("ef_search") or 0) < EF_SEARCH:
+            try:
+                collection.modify(configuration={"hnsw": {"ef_search": EF_SEARCH}})
+            except Exception as exc:  # a server that refuses it still searches as before: no reason to stop
+                logger.warning("Kept the store's search breadth collection=%s error=%s", name, exc)
             self._collections.pop(name, None)
 
     def _drop(self, name: str) -> None:

@@ -72,3 +72,46 @@ async def test_collections_search_twice_as_many_candidates_as_chromas_default(tm
     await store.close()
     client = chromadb.PersistentClient(path=str(tmp_path / "db"), settings=Settings(anonymized_telemetry=False))
     assert client.get_collection("older").configuration["hnsw"]["ef_search"] == EF_SEARCH
+
+
+async def test_a_servers_older_collection_is_widened_too(chroma_server: str) -> None:
+    """The same widening over HTTP: a collection a Chroma server made at its default breadth."""
+    import chromadb
+    from chromadb.config import Settings
+
+    from kubevec.backends.chroma import EF_SEARCH
+
+    host, _, port = chroma_server.removeprefix("http://").partition(":")
+    client = chromadb.HttpClient(host=host, port=int(port), settings=Settings(anonymized_telemetry=False))
+    made = {"kubevec_dimension": 2, "kubevec_distance": "cosine", "kubevec_embedder": "e"}
+    client.create_collection(
+        "served-older", configuration={"hnsw": {"space": "cosine"}}, metadata=made, embedding_function=None
+    )
+    store = ChromaStore(url=chroma_server)
+    await store.ensure_collection("served-older", dimension=2, embedder="e")
+    await store.close()
+    assert client.get_collection("served-older").configuration["hnsw"]["ef_search"] == EF_SEARCH
+
+
+async def test_a_store_that_refuses_the_wider_search_still_opens(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    import chromadb
+    from chromadb.api.models.Collection import Collection
+    from chromadb.config import Settings
+
+    client = chromadb.PersistentClient(path=str(tmp_path / "db"), settings=Settings(anonymized_telemetry=False))
+    made = {"kubevec_dimension": 2, "kubevec_distance": "cosine", "kubevec_embedder": "e"}
+    client.create_collection(
+        "older", configuration={"hnsw": {"space": "cosine"}}, metadata=made, embedding_function=None
+    )
+    del client
+
+    def refuse(self: Collection, **kwargs: object) -> None:
+        raise ValueError("not supported here")
+
+    monkeypatch.setattr(Collection, "modify", refuse)
+    store = ChromaStore(path=str(tmp_path / "db"))
+    await store.ensure_collection("older", dimension=2, embedder="e")  # no error: it searches as before
+    await store.close()
+    assert "Kept the store's search breadth collection=older" in caplog.text
