@@ -38,12 +38,12 @@ _WHOLE_HOST: Final = re.compile(_HOST)
 #: Schemes that name no peer on the network: an image (``docker://springcloud/task-runner:2.11``: the host
 #: read is an image repository's owner), a file, a class path, an artifact.
 _NO_PEER_SCHEMES: Final = frozenset({"docker", "oci", "file", "classpath", "maven", "jar", "data", "mailto"})
-#: The variables Kubernetes sets for every Service of the namespace (``SKIPPER_SERVICE_HOST``,
-#: ``SKIPPER_SERVICE_PORT_HTTP``), referred to in a value (``http://${SKIPPER_SERVICE_HOST}:${SKIPPER_SERVICE_PORT}``
-#: or ``$(...)``): the Service is named, with its dashes written as underscores.
 #: DNS service discovery as Prometheus, Thanos and Cortex write it (``dnssrv+_grpc._tcp.thanos-store.thanos:10901``,
 #: ``dns+memcached:11211``): the scheme and the SRV record's ``_service._proto`` labels go, the host stays.
 _DISCOVERY: Final = re.compile(r"\bdns(?:srv(?:noa)?)?\+(?:_[A-Za-z0-9-]{1,63}\.)*")
+#: The variables Kubernetes sets for every Service of the namespace (``SKIPPER_SERVICE_HOST``,
+#: ``SKIPPER_SERVICE_PORT_HTTP``), referred to in a value (``http://${SKIPPER_SERVICE_HOST}:${SKIPPER_SERVICE_PORT}``
+#: or ``$(...)``): the Service is named, with its dashes written as underscores.
 _SERVICE_LINK: Final = re.compile(r"\$[({]([A-Z][A-Z0-9_]{0,62})_SERVICE_(?:HOST|PORT(?:_[A-Z0-9_]+)?)[)}]")
 #: The last word of a variable's name that says its value is an address (``DB_HOST``, ``REDIS_ADDR``,
 #: ``KAFKA_BOOTSTRAP_SERVERS``): only then is a bare name (``mysql``) read as a host. ``OTEL_SERVICE_NAME=frontend``

@@ -102,6 +102,7 @@ class StoreDirectory:
             self._identity = (found.st_dev, found.st_ino)
 
     def close(self) -> None:
+        """Let the held directory go (a new :meth:`remember` holds the one opened then)."""
         if self._held is not None:
             with contextlib.suppress(OSError):
                 os.close(self._held)
