@@ -42,9 +42,10 @@ logger = logging.getLogger(__name__)
 WORDS_FIELD: Final = "_words"
 #: Candidates the HNSW index visits per query (Chroma's default is 100, as many as the ranking asks for):
 #: at 100 the index missed 2-5 of the 100 nearest of 329 documents, the nearest one included, and which
-#: ones changed from one process to the next (Chroma builds the graph again on load); at 200 it missed
-#: none. The other HNSW stores visit as many (pgvector.py, redis.py).
-EF_SEARCH: Final = 200
+#: ones changed from one process to the next (Chroma builds the graph again on load); at 200 one process
+#: in four still missed one; at 500 none of ten did. At 100,000 documents 500 finds 98% of the 100
+#: nearest (200: 94%) for a few milliseconds more (docs/performance.md).
+EF_SEARCH: Final = 500
 _META_PREFIX: Final = "kubevec_"
 _RANGE: Final = {Gt: "$gt", Gte: "$gte", Lt: "$lt", Lte: "$lte"}
 

@@ -46,7 +46,7 @@ async def test_embedded_store_persists_across_clients(tmp_path: Path) -> None:
     await second.close()
 
 
-async def test_collections_search_twice_as_many_candidates_as_chromas_default(tmp_path: Path) -> None:
+async def test_collections_search_more_candidates_than_chromas_default(tmp_path: Path) -> None:
     """At Chroma's ef_search of 100 a search for the 100 nearest of 329 instance documents missed 2 to 5 of
     them, now and then the nearest, and which ones changed with each process (the graph is built again on
     load): an answer for a question came and went between two runs of the same code."""
@@ -59,7 +59,7 @@ async def test_collections_search_twice_as_many_candidates_as_chromas_default(tm
     await store.ensure_collection("instances", dimension=2, embedder="e")
     await store.close()
     client = chromadb.PersistentClient(path=str(tmp_path / "db"), settings=Settings(anonymized_telemetry=False))
-    assert client.get_collection("instances").configuration["hnsw"]["ef_search"] == EF_SEARCH == 200
+    assert client.get_collection("instances").configuration["hnsw"]["ef_search"] == EF_SEARCH > 100
     made = {"kubevec_dimension": 2, "kubevec_distance": "cosine", "kubevec_embedder": "e"}
     client.create_collection(
         "older", configuration={"hnsw": {"space": "cosine"}}, metadata=made, embedding_function=None
