@@ -67,6 +67,7 @@ from kubevec.query.spelling import (
     APPLICATION_KEYS,
     MAX_RUN,
     NAME_ABBREVIATIONS,
+    SPELLED_OUT,
     base_name,
     initials,
     inside_names,
@@ -126,7 +127,6 @@ _STOP: Final = frozenset(
      "that", "it", "its", "by", "and", "or", "with", "any", "all", "my", "me", "there", "this", "run", "runs",
      "use", "uses", "used", "where", "why", "from", "into", "at", "be", "can", "has", "have", "many", "much"}
 )  # fmt: skip
-_SPELLED_OUT: Final = {short: word for word, short in NAME_ABBREVIATIONS.items()}
 #: What a candidate that points at the object named gains when the question asks for what points at
 #: it (as much as a name), and what the named object keeps of its name's gain: nothing, it is what the
 #: answer points at, not the answer (it keeps what its place and kind gain).
@@ -296,7 +296,7 @@ class Intent:
             callees=callees,
             also_callees=also_callees,
             abbreviated=abbreviated,
-            stems=stems(" ".join(_SPELLED_OUT.get(w, w) for w in words if w not in _STOP)),
+            stems=stems(" ".join(SPELLED_OUT.get(w, w) for w in words if w not in _STOP)),
             scopes=scopes,
             vocabulary=vocabulary,
         )

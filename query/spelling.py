@@ -43,6 +43,8 @@ NAME_ABBREVIATIONS: Final = {
     "controller": "ctrl",
     "manager": "mgr",
 }
+#: The word each abbreviation stands for ("zk" -> zookeeper).
+SPELLED_OUT: Final = {short: word for word, short in NAME_ABBREVIATIONS.items()}
 
 
 @functools.cache
@@ -111,7 +113,7 @@ def name_forms(word: str) -> tuple[str, ...]:
     return tuple(
         forms
         + [NAME_ABBREVIATIONS[f] for f in (word, *forms) if f in NAME_ABBREVIATIONS]
-        + [long for long, short in NAME_ABBREVIATIONS.items() if short == word]  # "zk" names ``zookeeper``
+        + ([SPELLED_OUT[word]] if word in SPELLED_OUT else [])  # "zk" names ``zookeeper``
     )
 
 
