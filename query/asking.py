@@ -60,6 +60,30 @@ ASKS_ALSO_FOR_CALLEES: Final = re.compile(
     r"(?:keeps?|stores?|persists?|saves?|caches?) (?:\w+ ){0,2}(?:in|to))\b",
     re.IGNORECASE,
 )
+#: "find the object that holds the Kafka settings and the workloads that load it", "which ConfigMap provides
+#: zoo.cfg, and which workload mounts it", "and what depends on it": a relation verb whose object is a pronoun
+#: asks, beside what the question finds first (what "it" stands for), for what points at that.
+ASKS_ALSO_FOR_CALLERS: Final = re.compile(
+    r"\b(?:(?P<calls>calls?|connects? to|talks? to|queries|reach(?:es)?)|(?P<loads>reads?|loads?|consumes?|imports?)|(?P<mounts>mounts?)|"
+    r"uses?|depends? on|references?|needs?)\s+(?:it|them)\b(?!\s+(?:to|for|as)\b)",
+    re.IGNORECASE,
+)
+#: What "it" can stand for after each group of :data:`ASKS_ALSO_FOR_CALLERS`' verbs: what is called is a
+#: Service; what is loaded or read holds settings, what is mounted a volume too (none: anything may be used).
+POINTED_AT_BY: Final = {
+    "calls": frozenset({"Service"}),
+    "loads": frozenset({"ConfigMap", "Secret"}),
+    "mounts": frozenset({"ConfigMap", "Secret", "PersistentVolumeClaim"}),
+}
+
+
+def pointed_kinds(question: str) -> frozenset[str]:
+    """The kinds the "it" of a question asking for what points at it can be (empty: any)."""
+    found = ASKS_ALSO_FOR_CALLERS.search(question)
+    group = found.lastgroup if found is not None else None
+    return POINTED_AT_BY.get(group or "", frozenset())
+
+
 #: "what address does the cartservice use for redis", "the Redis address used by the rate limiter", "what
 #: image does the inference deployment use": the question asks for a value the named object holds (in its
 #: env, its args, its containers), not for what it points at.

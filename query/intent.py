@@ -51,6 +51,7 @@ from kubevec.core.words import camel_words
 from kubevec.inference.software import repository
 from kubevec.query.asking import (
     ASKS_ALSO_FOR_CALLEES,
+    ASKS_ALSO_FOR_CALLERS,
     ASKS_FOR_CALLEES,
     ASKS_FOR_CALLERS,
     ASKS_FOR_VALUE,
@@ -163,6 +164,11 @@ class Intent:
     callees: bool = False
     #: The question asks, beside the object it names, for what that points at (``ASKS_ALSO_FOR_CALLEES``).
     also_callees: bool = False
+    #: The question asks, beside what it finds first, for what points at that (``ASKS_ALSO_FOR_CALLERS``).
+    also_callers: bool = False
+    #: What the question's "it" stands for when it asks for what points at it (:attr:`also_callers`): the keys
+    #: (``Kind/namespace/name``) of the answer found first.
+    referred: frozenset[str] = frozenset()
     #: Abbreviations of the question's words ("database" -> ``db``): they name a part of a name
     #: (``catalogue-db``), never a whole one (a ``db`` of another application is not "the geo database").
     abbreviated: frozenset[str] = frozenset()
@@ -286,7 +292,8 @@ class Intent:
         trouble = TROUBLE.search(question) is not None
         callees = ASKS_FOR_CALLEES.search(question) is not None and ASKS_FOR_VALUE.search(question) is None
         also_callees = not callees and ASKS_ALSO_FOR_CALLEES.search(question) is not None
-        callers = not callees and not also_callees and ASKS_FOR_CALLERS.search(question) is not None
+        also_callers = not callees and not also_callees and ASKS_ALSO_FOR_CALLERS.search(question) is not None
+        callers = not (callees or also_callees or also_callers) and ASKS_FOR_CALLERS.search(question) is not None
         return cls(
             question=question,
             words=words,
@@ -295,6 +302,7 @@ class Intent:
             callers=callers,
             callees=callees,
             also_callees=also_callees,
+            also_callers=also_callers,
             abbreviated=abbreviated,
             stems=stems(" ".join(SPELLED_OUT.get(w, w) for w in words if w not in _STOP)),
             scopes=scopes,
@@ -410,6 +418,10 @@ class Intent:
             score += LABEL
         if referencing:
             score += CALLER if self.callers else REFERENCE
+        elif self.referred and not self.referred.isdisjoint(targets(metadata)):
+            score += CALLER  # "the config map with the Kafka settings and the workloads that load it"
+        if key_of(metadata) in self.referred:
+            score += CALLEE  # what "it" stands for is asked for as much as what points at it
         if neighbour and callees and not family:  # the named family points at each other: no answer
             score += CALLEE
         elif neighbour and self.also_callees and own not in self.pointing:

@@ -18,7 +18,7 @@ from kubevec.core.errors import InvalidFilter, SearchError
 from kubevec.inference.documents import CAPABILITIES, INSTANCES, is_kubernetes_name
 from kubevec.inference.fleet import project
 from kubevec.query.answers import Answer, Result, cosine, make_result
-from kubevec.query.asking import place_of, without_place
+from kubevec.query.asking import place_of, pointed_kinds, without_place
 from kubevec.query.blame import blamed
 from kubevec.query.cursors import any_word, make_cursor, read_cursor
 from kubevec.query.folding import fold, key_of
@@ -309,15 +309,18 @@ class Searcher:
             # "why are some pods never created": the quota the troubled objects' messages name is the answer
             scored += await self._joined(name, causes, scored=scored, vector=vector, conditions=conditions)
             read = dataclasses.replace(read, blamed=causes)
-        intent = read
-        boosted = sorted(
-            fold(
-                [(hit, base + intent.boost(hit.metadata)) for hit, base in scored],
-                metadata=lambda hit: hit.metadata,
-                asked=lambda kind: intent.names_kind(kind) > 0,
-            ),
-            key=lambda pair: (-pair[1], pair[0].id),
-        )
+        boosted = _boosted(scored, intent=read)
+        if read.also_callers and boosted:
+            # "the config map that holds the Kafka settings and the workloads that load it": "it" is the answer
+            # found first; what points at it is asked for too, found or not
+            # "which ConfigMap provides zoo.cfg, and which workload mounts it": a ConfigMap, and one that can be mounted
+            kinds = {read.asked_kind} if read.asked_kind else pointed_kinds(read.question)
+            first = next(
+                (key_of(hit.metadata) for hit, _ in boosted if not kinds or fields.KIND.of(hit.metadata) in kinds),
+                key_of(boosted[0][0].metadata),
+            )
+            scored += await self._referring(name, first, scored=scored, vector=vector, conditions=conditions)
+            boosted = _boosted(scored, intent=dataclasses.replace(read, referred=frozenset({first})))
         top = max((score for _, score in boosted), default=0.0)
         return [(hit, max(0.0, score / top) if top > 0 else 0.0) for hit, score in boosted]
 
@@ -338,6 +341,27 @@ class Searcher:
         found = await self._by_names(name, names, conditions=conditions) if names else []
         wanted = frozenset(missing)
         return await self._scored(name, vector=vector, records={r.id: r for r in found if key_of(r.metadata) in wanted})
+
+    async def _referring(
+        self,
+        name: str,
+        key: str,
+        *,
+        scored: list[tuple[Hit, float]],
+        vector: list[float],
+        conditions: Filter | None,
+    ) -> list[tuple[Hit, float]]:
+        """The objects that point at ``key`` (their ``refs`` hold it) and are not candidates yet."""
+        have = {hit.id for hit, _ in scored}
+        found: dict[str, Record] = {}
+        async for record in self.sources.store.iter_records(
+            name, filter=all_of(conditions, Eq("refs", key)), page_size=MAX_NAMED
+        ):
+            if record.id not in have:
+                found[record.id] = record
+            if len(found) >= 2 * MAX_NAMED:
+                break
+        return await self._scored(name, vector=vector, records=found)
 
     async def _referenced(
         self,
@@ -459,3 +483,15 @@ class Searcher:
         assert self.sources.reranker is not None
         order = await self.sources.reranker.rerank(query, [hit.text for hit, _ in ranked], top_k=k)
         return [(ranked[index][0], min(1.0, max(0.0, relevance))) for index, relevance in order]
+
+
+def _boosted(scored: list[tuple[Hit, float]], *, intent: Intent) -> list[tuple[Hit, float]]:
+    """Candidates with what the question's words add, folded (a workload's own Pods under it) and ordered."""
+    return sorted(
+        fold(
+            [(hit, base + intent.boost(hit.metadata)) for hit, base in scored],
+            metadata=lambda hit: hit.metadata,
+            asked=lambda kind: intent.names_kind(kind) > 0,
+        ),
+        key=lambda pair: (-pair[1], pair[0].id),
+    )

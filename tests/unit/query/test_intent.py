@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -10,6 +11,7 @@ from kubevec.backends import Record
 from kubevec.backends.memory import MemoryStore
 from kubevec.inference.capabilities import describe_builtin, describe_crd
 from kubevec.inference.instances import build_instance
+from kubevec.query.asking import pointed_kinds
 from kubevec.query.intent import Intent
 from kubevec.query.request import SearchRequest
 from kubevec.query.search import SearchService
@@ -852,3 +854,41 @@ def test_a_pronoun_clause_asks_for_what_the_named_object_points_at_beside_it(que
     assert intent.boost(deployment) == asked.among(frozenset({"ratelimit", "redis", "httpbin"})).boost(deployment)
     assert not read("which store does the ratelimit service use").also_callees
     assert not read("is it running, and which port does it listen on").also_callees
+
+
+@pytest.mark.parametrize(
+    ("question", "kinds"),
+    [
+        ("Find the object that holds the Kafka settings and the workloads that load it.", {"ConfigMap", "Secret"}),
+        ("Which ConfigMap provides zoo.cfg, and which workload mounts it?", {"ConfigMap", "Secret", "PersistentVolumeClaim"}),
+        ("find the cache and everything that connects to it", {"Service"}),
+        ("the orders database and what depends on it", set()),
+    ],
+)  # fmt: skip
+def test_a_pronoun_object_asks_for_what_points_at_the_answer_beside_it(question: str, kinds: set[str]) -> None:
+    """ "... and the workloads that load it": what "it" stands for and what points at it are both wanted, so
+    what the question names keeps its name's gain (a question "which workloads load X" wants only them); the
+    verb says what "it" can be (a Service is called, a ConfigMap loaded)."""
+    asked = read(question)
+    assert asked.also_callers
+    assert not asked.callers
+    assert not asked.callees
+    assert pointed_kinds(question) == kinds
+
+
+def test_what_points_at_the_answer_gains_as_much_as_the_answer() -> None:
+    """Once the first answer is known (:attr:`Intent.referred`), what points at it gains as a caller, and it
+    gains as what the question asks for beside them."""
+    config = {"kind": "ConfigMap", "name": "tb-kafka-config", "namespace": "iot"}
+    loader = {"kind": "StatefulSet", "name": "tb-node", "namespace": "iot", "refs": ["ConfigMap/iot/tb-kafka-config"]}
+    other = {"kind": "StatefulSet", "name": "tb-web", "namespace": "iot", "refs": ["ConfigMap/iot/tb-web-config"]}
+    asked = read("Find the object that holds the Kafka settings and the workloads that load it.")
+    names = frozenset({"tb-kafka-config", "tb-node", "tb-web"})
+    plain = asked.among(names).around([config, loader, other])
+    referred = dataclasses.replace(plain, referred=frozenset({"ConfigMap/iot/tb-kafka-config"}))
+    assert referred.boost(loader) >= plain.boost(loader) + 0.5
+    assert referred.boost(config) >= plain.boost(config) + 0.5
+    assert referred.boost(other) == plain.boost(other)
+    assert not read("which workloads load the tb-kafka-config map").also_callers
+    assert not read("does it use too much memory").also_callers
+    assert not read("which secret does the app use it for").also_callers

@@ -561,6 +561,35 @@ async def test_keyword_pages_hold_every_unchanged_match_once_while_documents_com
     assert embedder.queries == []
 
 
+async def test_what_points_at_the_answer_is_fetched_when_a_task_asks_for_it_too() -> None:
+    """ "Find the object that holds the Kafka settings and the workloads that load it": the first ConfigMap
+    answered is what "it" stands for, and the workloads whose refs hold it are fetched though neither ranking
+    found them (their text shares no word with the task)."""
+    store, embedder = MemoryStore(), CountingEmbedder()
+    await store.ensure_collection("instances", dimension=embedder.dimension, embedder=embedder.name)
+    docs = [
+        ("ConfigMap/iot/tb-kafka-config", "ConfigMap tb-kafka-config | namespace: iot | keys: TB_KAFKA_SERVERS | kafka settings",
+         {"kind": "ConfigMap", "name": "tb-kafka-config", "namespace": "iot"}),
+        ("StatefulSet/iot/tb-node", "StatefulSet tb-node | namespace: iot | env from: ConfigMap tb-kafka-config",
+         {"kind": "StatefulSet", "name": "tb-node", "namespace": "iot", "refs": ["ConfigMap/iot/tb-kafka-config"]}),
+        *((f"Service/iot/filler-{i}", f"Service filler-{i} | namespace: iot | object holds workloads find",
+           {"kind": "Service", "name": f"filler-{i}", "namespace": "iot"}) for i in range(2000)),
+    ]  # fmt: skip
+    await store.upsert(
+        "instances",
+        [Record(id=i, vector=embedder.vector(t), text=t, metadata={**m, "content_hash": i}) for i, t, m in docs],
+    )
+    service = SearchService(store=store, embedder=embedder, collections={"instances": "instances"})
+
+    async def top(question: str) -> list[str]:
+        answer = await service.search(SearchRequest(collection="instances", query=question, k=10))
+        return [str(r.metadata["name"]) for r in answer]
+
+    assert "tb-node" not in await top("Find the object that holds the Kafka settings and the workloads")
+    found = await top("Find the object that holds the Kafka settings and the workloads that load it")
+    assert set(found[:2]) == {"tb-kafka-config", "tb-node"}
+
+
 async def test_count_by_answers_with_totals_and_no_documents() -> None:
     service, _, embedder = await listing(24)
     counted = await service.search(
