@@ -100,6 +100,9 @@ PROGRESSING: Final = 0.1
 #: Pods of the Service asked about, which say why it has no endpoints).
 NEIGHBOUR: Final = 0.3
 NOISE: Final = -0.5
+#: A program asked for by what it does (:attr:`Subject.does_work`): a workload.
+DOER: Final = 0.2
+PROGRAMS: Final = frozenset({"Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob"})
 DEFAULT_ACCOUNT: Final = -0.3
 
 #: Kinds that fill a cluster and answer almost no question unless it names them.
@@ -439,6 +442,8 @@ class Intent:
             score += DEGRADED if health == "degraded" else PROGRESSING if health == "progressing" else 0.0
             if health in ("degraded", "progressing") and says_why(metadata, words=set(self.words) - _STOP):
                 score += REASON
+        if subject is not None and subject.does_work and kind in PROGRAMS and not self._kinds.named:
+            score += DOER  # "what generates the narration text": a program, not its ConfigMap
         if not kind_named:
             if kind in NOISE_KINDS:
                 score += NOISE

@@ -892,3 +892,25 @@ def test_what_points_at_the_answer_gains_as_much_as_the_answer() -> None:
     assert not read("which workloads load the tb-kafka-config map").also_callers
     assert not read("does it use too much memory").also_callers
     assert not read("which secret does the app use it for").also_callers
+
+
+@pytest.mark.parametrize(
+    ("question", "program"),
+    [
+        ("What generates the narration text for a fight?", True),
+        ("Which component caches chunks for the queriers?", True),
+        ("what serves the web UI", True),
+        ("What scales the narration server up and down?", False),  # an autoscaler does that
+        ("What tells the receivers which endpoints belong to the hashring?", False),  # a ConfigMap may
+        ("which pipeline builds the narration image", False),  # a noun that is no program's
+        ("which ConfigMap configures the narration service", False),  # a kind asked for
+    ],
+)
+def test_what_only_a_program_does_asks_for_a_workload(question: str, program: bool) -> None:
+    """Asked for the subject of a verb only a running program does, the answer is a workload: the
+    narration service's Deployment, not its ConfigMap, though both carry the words."""
+    deployment = {"kind": "Deployment", "name": "rest-narration", "namespace": "heroes"}
+    config = {"kind": "ConfigMap", "name": "rest-narration-config", "namespace": "heroes"}
+    intent = read(question).among(frozenset({"rest-narration", "rest-narration-config"}))
+    gained = intent.boost(deployment) - intent.boost(config)
+    assert (gained > 0.1) is program
