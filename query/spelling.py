@@ -45,6 +45,33 @@ NAME_ABBREVIATIONS: Final = {
 }
 #: The word each abbreviation stands for ("zk" -> zookeeper).
 SPELLED_OUT: Final = {short: word for word, short in NAME_ABBREVIATIONS.items()}
+#: Shorthand of questions that names seldom use but documents spell out ("LB": ``type: LoadBalancer
+#: (exposed ... through an external load balancer)``; "mem lim": ``limits: memory=512Mi``).
+SHORTHAND: Final = {
+    **SPELLED_OUT,
+    "lb": "load balancer",
+    "pw": "password",
+    "pwd": "password",
+    "passwd": "password",
+    "creds": "credentials",
+    "mem": "memory",
+    "lim": "limit",
+    "qry": "query",
+    "img": "image",
+    "cfg": "configuration",
+    "ver": "version",
+    "vol": "volume",
+}
+_SHORT: Final = re.compile(
+    r"\b(" + "|".join(sorted(map(re.escape, SHORTHAND), key=len, reverse=True)) + r")\b", re.IGNORECASE
+)
+
+
+def spell_out(question: str) -> str:
+    """The question with its shorthand spelt out beside it ("LB for gceme" -> "LB (load balancer) for
+    gceme"): the embedder and the word ranking meet the words documents use, and the shorthand stays for
+    names that use it (``catalog-db``)."""
+    return _SHORT.sub(lambda m: f"{m.group(0)} ({SHORTHAND[m.group(0).lower()]})", question)
 
 
 @functools.cache

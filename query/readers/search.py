@@ -30,7 +30,7 @@ from kubevec.query.referenced import referenced
 from kubevec.query.request import SearchRequest
 from kubevec.query.scope import admit, within_clusters
 from kubevec.query.sources import Sources
-from kubevec.query.spelling import image_names, places
+from kubevec.query.spelling import image_names, places, spell_out
 from kubevec.query.views import View
 
 #: Objects a question names (and degraded ones, for a question about trouble) added to the candidates, at most.
@@ -168,9 +168,10 @@ class Searcher:
     ) -> list[Result]:
         await self.sources.vectors.check(self.sources.store, name)
         pool, k = request.pool, request.k
-        vector = await self.sources.vectors.vector(query)
+        said = spell_out(query) if request.collection == INSTANCES else query  # "LB": a load balancer
+        vector = await self.sources.vectors.vector(said)
         if vector is None:
-            return await self._from_words(name, request=request, query=query, conditions=conditions)
+            return await self._from_words(name, request=request, query=said, conditions=conditions)
         dense = await self.sources.store.search(
             name, vector=vector, k=pool, filter=conditions, text_contains=request.keyword
         )
@@ -178,9 +179,9 @@ class Searcher:
             mean = await self.sources.centres.of(self.sources.store, name)
             if mean is not None:  # hubs (near every question) rank by what they share with this one only
                 dense = await centred(self.sources.store, name, hits=dense, mean=mean)
-        topic = without_place(query) if request.collection == INSTANCES else query  # its words, the place left out
+        topic = spell_out(without_place(query)) if request.collection == INSTANCES else query  # the place left out
         place = place_of(query) if request.collection == INSTANCES and request.namespace is None else None
-        if place is not None and topic != query.lower():
+        if place is not None and without_place(query) != query.lower():
             dense = await self._placed(
                 name, request=request, topic=topic, place=place, dense=dense, conditions=conditions
             )
