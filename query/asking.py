@@ -125,11 +125,13 @@ def place_of(question: str) -> str | None:
 
 
 #: Words for what only a Pod template holds ("which image does the claims service run", "the bank service
-#: container", "its env variables", "what fsGroup ..."): the answer is a workload (or its Pods), whatever
-#: else the question names (the Service of the program, its claim).
+#: container", "its env variables", "what fsGroup ...", "the memory limit of the carts service"): the answer
+#: is a workload (or its Pods), whatever else the question names (the Service of the program, its claim).
 ASKS_FOR_TEMPLATE: Final = re.compile(
     r"\b(?:images?|containers?(?! ports?)|env|environment|variables?|commands?|args|arguments|probes?|liveness|readiness|"
-    r"fsgroup|runasuser|security ?context|restarts?|restarted|tolerat\w*|sidecars?|runs? (?:with|as|under))\b",
+    r"fsgroup|runasuser|security ?context|restarts?|restarted|tolerat\w*|sidecars?|runs? (?:with|as|under)|"
+    r"(?:memory|mem|cpu) (?:limits?|requests?|requested)|(?:limits?|requests?) (?:of|for|on) (?:memory|cpu)|"
+    r"resource (?:limits?|requests?)|how much (?:memory|cpu))\b",
     re.IGNORECASE,
 )
 #: A question about what is let through or kept out: which rules allow, block or restrict traffic

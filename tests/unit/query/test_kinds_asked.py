@@ -3,6 +3,8 @@ names after the word say where to look ("which workload uses the volume claim da
 
 from __future__ import annotations
 
+import pytest
+
 from kubevec.query.intent import Intent
 from kubevec.query.kind_vocabulary import WORKLOAD, KindVocabulary
 from tests.doubles.kinds import vocabulary
@@ -80,6 +82,24 @@ def test_what_a_pod_template_holds_is_asked_of_the_workload_not_the_service() ->
     ):
         ported = read(question, *names)
         assert all(ported.boost(service) > ported.boost(deployment) for deployment in versions), question
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "memory limit of the carts service",
+        "cpu request of the carts service",
+        "How much memory is the carts service allowed to use?",
+        "what are the resource limits of the carts service",
+    ],
+)
+def test_resources_are_asked_of_the_workload_not_the_service(question: str) -> None:
+    """A container's requests and limits are in the Pod template: the Deployment ``carts`` holds them, its
+    Service of the same name does not (an "in-memory store" says nothing of limits)."""
+    service = {"kind": "Service", "name": "carts", "namespace": "shop"}
+    deployment = {"kind": "Deployment", "name": "carts", "namespace": "shop"}
+    asked = read(question, "carts")
+    assert asked.boost(deployment) > asked.boost(service)
 
 
 def test_a_version_at_the_end_of_a_name_is_no_part_the_question_must_say() -> None:
