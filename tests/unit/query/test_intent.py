@@ -700,7 +700,7 @@ def test_a_reference_to_its_own_namesake_gains_nothing() -> None:
     hpa = {"kind": "HorizontalPodAutoscaler", "name": "t5-inference", "namespace": "t5",
            "refs": ["Deployment/t5/t5-inference"], "ref_relations": ["scaleTargetRef"]}  # fmt: skip
     workload = {"kind": "Deployment", "name": "t5-inference", "namespace": "t5"}
-    intent = read("How much memory does the t5-inference deployment request?").among(names)
+    intent = read("Which labels does the t5-inference deployment carry?").among(names)
     assert intent.boost(hpa) == pytest.approx(intent.boost(workload) - 0.8)  # the kind named, not a reference
     # a container is a Pod template's: the autoscaler holds none
     intent = read("How much memory does the t5-inference container request?").among(names)
