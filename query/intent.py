@@ -100,7 +100,8 @@ PROGRESSING: Final = 0.1
 #: Pods of the Service asked about, which say why it has no endpoints).
 NEIGHBOUR: Final = 0.3
 NOISE: Final = -0.5
-#: A program asked for by what it does (:attr:`Subject.does_work`): a workload.
+#: A program asked for by what it does or what its Pod template holds (:attr:`KindsAsked.program`), no kind
+#: named: a workload gains over the ConfigMap or claim that shares its words.
 DOER: Final = 0.2
 PROGRAMS: Final = frozenset({"Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob"})
 DEFAULT_ACCOUNT: Final = -0.3
@@ -442,7 +443,7 @@ class Intent:
             score += DEGRADED if health == "degraded" else PROGRESSING if health == "progressing" else 0.0
             if health in ("degraded", "progressing") and says_why(metadata, words=set(self.words) - _STOP):
                 score += REASON
-        if subject is not None and subject.does_work and kind in PROGRAMS and not self._kinds.named:
+        if self._kinds.program and kind in PROGRAMS and not self._kinds.named:
             score += DOER  # "what generates the narration text": a program, not its ConfigMap
         if not kind_named:
             if kind in NOISE_KINDS:

@@ -192,6 +192,13 @@ class KindsAsked:
         return self.verb is not None and self.noun in _PROGRAM_NOUNS and self.verb not in ROUTING
 
     @functools.cached_property
+    def program(self) -> bool:
+        """The question asks for a program (:attr:`template`) and says no other noun for it: "what generates
+        the narration text", "which component caches chunks", "which image runs the cart", not "which
+        pipeline builds the image" or "what command starts the container" (a pipeline, a command)."""
+        return self.template and self.noun in _PROGRAM_NOUNS
+
+    @functools.cached_property
     def _asked_as_kind(self) -> str | None:
         asked = self.asked
         return None if asked in EVERYDAY_KINDS and self.says_only_the_everyday_word(asked) else asked

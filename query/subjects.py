@@ -28,20 +28,6 @@ BEING: Final = frozenset(
     {"runs", "serves", "processes", "handles", "hosts", "provides", "stores", "holds", "keeps", "caches", "backs",
      "implements", "powers", "contains", "exists", "does", "means"}
 )  # fmt: skip
-#: What objects that run nothing do to others (an autoscaler scales, a binding grants, a Service exposes, a
-#: ConfigMap tells, a policy limits): a question asking for the subject of one of these may want such an
-#: object; asked for the subject of any other verb ("what generates load", "what serves the web UI"), the
-#: answer is a program.
-STRUCTURAL: Final = frozenset(
-    {"scales", "limits", "lets", "allows", "permits", "grants", "binds", "selects", "exposes", "routes", "gives",
-     "tells", "holds", "contains", "defines", "configures", "sets", "says", "lists", "means", "mounts", "restricts",
-     "blocks", "denies", "points", "names", "maps", "protects", "secures", "stores", "claims", "reserves",
-     "schedules", "balances", "load-balances", "isolates", "admits", "matches", "exists", "describes"}
-)  # fmt: skip
-#: Nouns that ask for a program without naming a kind.
-PROGRAM_NOUNS: Final = frozenset(
-    {"component", "workload", "app", "application", "program", "process", "server", "tool"}
-)
 _DO: Final = re.compile(r"\b(?:does|do|did)\b", re.IGNORECASE)
 
 
@@ -88,14 +74,6 @@ class Subject:
     def acts(self) -> bool:
         """The verb acts on its object ("scales", "exports"), where one of :data:`BEING` says what the answer is."""
         return self.verb not in BEING
-
-    @property
-    def does_work(self) -> bool:
-        """The verb is one only a program does ("generates", "serves", "writes": not one of
-        :data:`STRUCTURAL`), and the noun, if any, is a program's ("which component caches chunks", not
-        "which pipeline builds the image")."""
-        noun = (self.noun or "component").removesuffix("s")
-        return self.verb not in STRUCTURAL and not self.kinds and noun in PROGRAM_NOUNS
 
     def asks_for_kind(self, kind: str) -> bool:
         """The noun names ``kind``, a custom kind by its one word too ("which pipeline builds ...": Pipeline)."""

@@ -900,15 +900,17 @@ def test_what_points_at_the_answer_gains_as_much_as_the_answer() -> None:
         ("What generates the narration text for a fight?", True),
         ("Which component caches chunks for the queriers?", True),
         ("what serves the web UI", True),
-        ("What scales the narration server up and down?", False),  # an autoscaler does that
+        ("What exposes the narration server outside the cluster?", False),  # a Service does that
+        ("which image does the narration deployment run", True),  # what a Pod template holds
+        ("what command starts the narration container", False),  # a command, not a program
         ("What tells the receivers which endpoints belong to the hashring?", False),  # a ConfigMap may
         ("which pipeline builds the narration image", False),  # a noun that is no program's
         ("which ConfigMap configures the narration service", False),  # a kind asked for
     ],
 )
 def test_what_only_a_program_does_asks_for_a_workload(question: str, program: bool) -> None:
-    """Asked for the subject of a verb only a running program does, the answer is a workload: the
-    narration service's Deployment, not its ConfigMap, though both carry the words."""
+    """Asked for a program (by what it does, or what its Pod template holds) and no kind, the answer is a
+    workload: the narration service's Deployment, not its ConfigMap, though both carry the words."""
     deployment = {"kind": "Deployment", "name": "rest-narration", "namespace": "heroes"}
     config = {"kind": "ConfigMap", "name": "rest-narration-config", "namespace": "heroes"}
     intent = read(question).among(frozenset({"rest-narration", "rest-narration-config"}))
