@@ -134,6 +134,14 @@ ASKS_FOR_TEMPLATE: Final = re.compile(
     r"resource (?:limits?|requests?)|how much (?:memory|cpu))\b",
     re.IGNORECASE,
 )
+#: Words for what only a Service has ("on which node port", "is it headless", "the load balancer", "LB",
+#: "internal only (ClusterIP)", "which port maps to 53", "exposed outside the cluster"): the answer is a
+#: Service, whatever else the question names (the workload behind it, named alike).
+ASKS_FOR_SERVICE: Final = re.compile(
+    r"(?<![-\w])(?:node ?ports?|headless|load ?balancers?|lbs?|cluster ?ips?|external ?ips?|target ?ports?|internal only|"
+    r"ports? (?:[\w-]+ ){0,4}maps? to|exposed? (?:\w+ ){0,3}(?:outside|externally|internally|to the internet))(?![-\w])",
+    re.IGNORECASE,
+)
 #: A question about what is let through or kept out: which rules allow, block or restrict traffic
 #: ("which pods may connect to the shop database", "is anything blocking it", "who is allowed to reach the
 #: cards pods").

@@ -25,7 +25,13 @@ import re
 from typing import Final
 
 from kubevec.core.words import camel_words
-from kubevec.query.asking import ASKS_FOR_TEMPLATE, ASKS_WHAT_EVICTS, ASKS_WHAT_LETS_THROUGH, ASKS_WHAT_MAY_DO
+from kubevec.query.asking import (
+    ASKS_FOR_SERVICE,
+    ASKS_FOR_TEMPLATE,
+    ASKS_WHAT_EVICTS,
+    ASKS_WHAT_LETS_THROUGH,
+    ASKS_WHAT_MAY_DO,
+)
 from kubevec.query.folding import WORKLOADS
 from kubevec.query.kind_vocabulary import KindVocabulary
 from kubevec.query.spelling import asks_for_namespaces, kind_places, says
@@ -100,7 +106,17 @@ class KindsAsked:
             self.words, known=(self.namespaces | self.names) - self.scopes
         ):
             kinds -= {"Namespace"}
+        if self.service:
+            kinds |= {"Service"}
         return kinds
+
+    @functools.cached_property
+    def service(self) -> bool:
+        """The question asks for what only a Service has (:data:`ASKS_FOR_SERVICE`), or for what routes to a
+        program ("what exposes the shop's web pages", "which service routes to the api pods": :data:`ROUTING`)."""
+        if ASKS_FOR_SERVICE.search(self.question) is not None:
+            return True
+        return self.verb in ROUTING and self.noun in (None, "service", "services")
 
     def weight(self, kind: str) -> float:
         """1 when the question names ``kind`` (longest phrase wins), :data:`CLUSTER_TWIN` for its Cluster twin, else 0."""

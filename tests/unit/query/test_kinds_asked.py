@@ -102,6 +102,33 @@ def test_resources_are_asked_of_the_workload_not_the_service(question: str) -> N
     assert asked.boost(deployment) > asked.boost(service)
 
 
+@pytest.mark.parametrize(
+    "question",
+    [
+        "On which node port is the cortex gateway reachable?",
+        "Is the gateway load balancer internal or external?",
+        "gateway LB",
+        "is the gateway headless",
+        "which port of the gateway maps to 53",
+        "is the gateway exposed outside the cluster",
+        "what exposes the gateway pods",
+    ],
+)
+def test_what_only_a_service_has_is_asked_of_the_service(question: str) -> None:
+    """A node port, a load balancer, a headless or internal address: the Service ``gateway`` has them, the
+    Deployment of the same name does not."""
+    service = {"kind": "Service", "name": "gateway", "namespace": "cortex"}
+    deployment = {"kind": "Deployment", "name": "gateway", "namespace": "cortex"}
+    asked = read(question, "gateway")
+    assert asked.boost(service) > asked.boost(deployment)
+
+
+def test_a_service_word_inside_a_name_asks_for_no_service() -> None:
+    """ "Which deployments connect to kafka-headless": the name says "headless", the question asks for
+    Deployments."""
+    assert "Service" not in read("Which hotrod deployments connect to kafka-headless on port 9092?").kinds
+
+
 def test_a_version_at_the_end_of_a_name_is_no_part_the_question_must_say() -> None:
     intent = read("What does the reviews service call?", "reviews", "reviews-v2")
     assert intent.boost({"kind": "Deployment", "name": "reviews-v2", "namespace": "shop"}) >= 0.6
