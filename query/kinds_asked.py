@@ -31,6 +31,7 @@ from kubevec.query.asking import (
     ASKS_WHAT_EVICTS,
     ASKS_WHAT_LETS_THROUGH,
     ASKS_WHAT_MAY_DO,
+    TROUBLE,
 )
 from kubevec.query.folding import WORKLOADS
 from kubevec.query.kind_vocabulary import KindVocabulary
@@ -125,6 +126,12 @@ class KindsAsked:
             if kind in self.rules:
                 return 1.0 if kind in named else RULE
             return 0.0  # the kinds it names are what the rules apply to
+        if self.of_the_template_of_pods:
+            # "which image do the gceme canary pods run": the Pods are copies of their workload's template
+            if kind == "Pod":
+                return CONTEXT_KIND
+            if kind in WORKLOADS:
+                return 1.0
         if kind in named and (not self.asks_for(kind, default=True) or self.for_a_subject):
             return CONTEXT_KIND  # "which Service routes traffic to the orders pods": Pods say where
         if kind in named:
@@ -206,6 +213,17 @@ class KindsAsked:
         if ASKS_FOR_TEMPLATE.search(self.question) is not None:
             return True
         return self.verb is not None and self.noun in _PROGRAM_NOUNS and self.verb not in ROUTING
+
+    @functools.cached_property
+    def of_the_template_of_pods(self) -> bool:
+        """The question asks what Pods' template holds ("what fsGroup do the percona pods run with"), not
+        about trouble ("which container has restarted 14 times": the Pod's own count)."""
+        return (
+            "Pod" in self.named
+            and self.named <= TEMPLATED  # "which service account do the pods run as": the account
+            and ASKS_FOR_TEMPLATE.search(self.question) is not None
+            and TROUBLE.search(self.question) is None
+        )
 
     @functools.cached_property
     def program(self) -> bool:

@@ -129,6 +129,23 @@ def test_a_service_word_inside_a_name_asks_for_no_service() -> None:
     assert "Service" not in read("Which hotrod deployments connect to kafka-headless on port 9092?").kinds
 
 
+def test_what_pods_template_holds_is_asked_of_their_workload() -> None:
+    """ "What fsGroup do the percona pods run with": the Pods are copies of their Deployment's template, which
+    is the answer; asked why a Pod restarted, or which account Pods run as, the Pod (or the account) is."""
+    pod = {
+        "kind": "Pod",
+        "name": "percona-69964d6c49-2gc7p",
+        "namespace": "percona",
+        "owner": "ReplicaSet/percona-69964d6c49",
+    }
+    deployment = {"kind": "Deployment", "name": "percona", "namespace": "percona"}
+    template = read("What fsGroup do the percona pods run with?", "percona")
+    assert template.boost(deployment) > template.boost(pod)
+    assert template.names_kind("Pod") < 1.0
+    assert read("Which percona pod has restarted 14 times?", "percona").names_kind("Pod") == 1.0
+    assert read("Which service account do the percona pods run as?", "percona").names_kind("Deployment") == 0.0
+
+
 def test_a_version_at_the_end_of_a_name_is_no_part_the_question_must_say() -> None:
     intent = read("What does the reviews service call?", "reviews", "reviews-v2")
     assert intent.boost({"kind": "Deployment", "name": "reviews-v2", "namespace": "shop"}) >= 0.6
