@@ -55,7 +55,8 @@ ASKS_FOR_CALLEES: Final = re.compile(
 ASKS_ALSO_FOR_CALLEES: Final = re.compile(
     r"\b(?:it|they)\s+(?:(?:is|are)\s+(?:\w+\s+)?to\s+|(?:should|must|would|will|can|tries to|try to|needs? to|"
     r"is supposed to|are supposed to)\s+)?"
-    r"(?:calls?|talks? to|uses?|depends? on|connects? to|reads? from|writes? to|reach(?:es)?|queries|"
+    r"(?:calls?|talks? to|uses?|depends? on|connects? to|reads?(?: from)?|writes? to|reach(?:es)?|queries|mounts?|"
+    r"needs?|requires?|loads?|consumes?|"
     r"(?:sends?|forwards?|publish(?:es)?|push(?:es)?|reports?|exports?|routes?|proxies|proxy) (?:\w+ ){0,2}to|"
     r"(?:keeps?|stores?|persists?|saves?|caches?) (?:\w+ ){0,2}(?:in|to))\b",
     re.IGNORECASE,

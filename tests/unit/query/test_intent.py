@@ -837,6 +837,9 @@ def test_a_namesake_in_another_place_points_at_nothing_the_question_asks_for() -
         "Find the ratelimit workload and the database it is configured to use",
         "find the ratelimit deployment and what it depends on",
         "the ratelimit service and the cache it tries to reach",
+        "Find the ratelimit workload and the claim it mounts",
+        "the ratelimit deployment, the Secret it reads and the key that is missing",
+        "find the ratelimit deployment and the storage it needs",
     ],
 )
 def test_a_pronoun_clause_asks_for_what_the_named_object_points_at_beside_it(question: str) -> None:
