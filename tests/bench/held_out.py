@@ -8,7 +8,7 @@ applications the project's own yardstick measures on, so they may not sit in thi
 ``tests.bench.answers`` (one ``kubevec search``-like call per question, k=10): hit@1, hit@5, MRR, facts.
 
 Later sets were written the same way: ``apps-heldout2`` (two applications), ``apps-heldout3`` to
-``apps-heldout12`` (three each, with incidents: ``incidents.yaml`` applied after the applications and
+``apps-heldout13`` (three each, with incidents: ``incidents.yaml`` applied after the applications and
 ``status.yaml``, the status a kubelet or controller would write, patched through the status subresource;
 and agent tasks, ``"class": "agent"``, scored by whether every expected object is among the ten).
 ``python -m tests.bench.held_out apps-heldout3``; ``make bench`` runs every set. Sets rotate: once a set's

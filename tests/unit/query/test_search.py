@@ -17,6 +17,7 @@ from kubevec.query.render import compact
 from kubevec.query.request import MAX_K, SearchRequest
 from kubevec.query.search import SearchService
 from tests.doubles.embedders import CountingEmbedder
+from tests.doubles.searching import Document, names, searching
 
 DOCS = [
     (
@@ -565,9 +566,7 @@ async def test_what_points_at_the_answer_is_fetched_when_a_task_asks_for_it_too(
     """ "Find the object that holds the Kafka settings and the workloads that load it": the first ConfigMap
     answered is what "it" stands for, and the workloads whose refs hold it are fetched though neither ranking
     found them (their text shares no word with the task)."""
-    store, embedder = MemoryStore(), CountingEmbedder()
-    await store.ensure_collection("instances", dimension=embedder.dimension, embedder=embedder.name)
-    docs = [
+    docs: list[Document] = [
         ("ConfigMap/iot/tb-kafka-config", "ConfigMap tb-kafka-config | namespace: iot | keys: TB_KAFKA_SERVERS | kafka settings",
          {"kind": "ConfigMap", "name": "tb-kafka-config", "namespace": "iot"}),
         ("StatefulSet/iot/tb-node", "StatefulSet tb-node | namespace: iot | env from: ConfigMap tb-kafka-config",
@@ -575,18 +574,10 @@ async def test_what_points_at_the_answer_is_fetched_when_a_task_asks_for_it_too(
         *((f"Service/iot/filler-{i}", f"Service filler-{i} | namespace: iot | object holds workloads find",
            {"kind": "Service", "name": f"filler-{i}", "namespace": "iot"}) for i in range(2000)),
     ]  # fmt: skip
-    await store.upsert(
-        "instances",
-        [Record(id=i, vector=embedder.vector(t), text=t, metadata={**m, "content_hash": i}) for i, t, m in docs],
-    )
-    service = SearchService(store=store, embedder=embedder, collections={"instances": "instances"})
+    service, _ = await searching(docs)
 
-    async def top(question: str) -> list[str]:
-        answer = await service.search(SearchRequest(collection="instances", query=question, k=10))
-        return [str(r.metadata["name"]) for r in answer]
-
-    assert "tb-node" not in await top("Find the object that holds the Kafka settings and the workloads")
-    found = await top("Find the object that holds the Kafka settings and the workloads that load it")
+    assert "tb-node" not in await names(service, "Find the object that holds the Kafka settings and the workloads")
+    found = await names(service, "Find the object that holds the Kafka settings and the workloads that load it")
     assert set(found[:2]) == {"tb-kafka-config", "tb-node"}
 
 
@@ -607,25 +598,17 @@ async def test_count_by_answers_with_totals_and_no_documents() -> None:
 async def test_what_a_named_object_uses_is_fetched_when_a_task_asks_for_it_too() -> None:
     """ "Find the ratelimit deployment and the store it depends on": the Service its env calls is fetched
     though neither ranking found it (its text shares no word with the task and its vector is far)."""
-    store, embedder = MemoryStore(), CountingEmbedder()
-    await store.ensure_collection("instances", dimension=embedder.dimension, embedder=embedder.name)
-    docs = [
+    docs: list[Document] = [
         ("Deployment/mesh/ratelimit", "Deployment ratelimit | namespace: mesh | calls: Service redis:6379 (REDIS_URL)",
          {"kind": "Deployment", "name": "ratelimit", "namespace": "mesh", "refs": ["Service/mesh/redis"]}),
         ("Service/mesh/redis", "Service redis | namespace: mesh | ports: 6379/TCP", {"kind": "Service", "name": "redis", "namespace": "mesh"}),
         *((f"ConfigMap/mesh/filler-{i}", f"ConfigMap filler-{i} | namespace: mesh | store depends find",
            {"kind": "ConfigMap", "name": f"filler-{i}", "namespace": "mesh"}) for i in range(2000)),
     ]  # fmt: skip
-    await store.upsert(
-        "instances",
-        [Record(id=i, vector=embedder.vector(t), text=t, metadata={**m, "content_hash": i}) for i, t, m in docs],
-    )
-    service = SearchService(store=store, embedder=embedder, collections={"instances": "instances"})
+    service, _ = await searching(docs)
 
-    async def top(question: str) -> list[str]:
-        answer = await service.search(SearchRequest(collection="instances", query=question, k=10))
-        return [str(r.metadata["name"]) for r in answer]
-
-    assert "redis" not in await top("Find the ratelimit deployment and the store")  # not found by meaning or words
-    found = await top("Find the ratelimit deployment and the store it depends on")
+    assert "redis" not in await names(
+        service, "Find the ratelimit deployment and the store"
+    )  # not found by meaning or words
+    found = await names(service, "Find the ratelimit deployment and the store it depends on")
     assert set(found[:2]) == {"ratelimit", "redis"}

@@ -4,12 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from kubevec.backends import Record
-from kubevec.backends.memory import MemoryStore
 from kubevec.query.request import SearchRequest
-from kubevec.query.search import SearchService
 from kubevec.query.spelling import spell_out
-from tests.doubles.embedders import CountingEmbedder
+from tests.doubles.searching import Document, searching
 
 
 @pytest.mark.parametrize(
@@ -29,19 +26,13 @@ def test_shorthand_is_spelt_out_beside_itself(question: str, spelt: str) -> None
 async def test_a_question_in_shorthand_meets_the_words_documents_use() -> None:
     """ "LB for the shop": the embedder is asked the question spelt out, and the word ranking (all there is
     while the embedder is down) finds the Service whose document says "load balancer"."""
-    store, embedder = MemoryStore(), CountingEmbedder()
-    await store.ensure_collection("instances", dimension=embedder.dimension, embedder=embedder.name)
-    docs = [
+    docs: list[Document] = [
         ("Service/shop/front", "Service front | namespace: shop | type: LoadBalancer (an external load balancer)",
          {"kind": "Service", "name": "front", "namespace": "shop"}),
         *((f"Service/shop/filler-{i}", f"Service filler-{i} | namespace: shop | type: ClusterIP",
            {"kind": "Service", "name": f"filler-{i}", "namespace": "shop"}) for i in range(200)),
     ]  # fmt: skip
-    await store.upsert(
-        "instances",
-        [Record(id=i, vector=embedder.vector(t), text=t, metadata={**m, "content_hash": i}) for i, t, m in docs],
-    )
-    service = SearchService(store=store, embedder=embedder, collections={"instances": "instances"})
+    service, embedder = await searching(docs)
     await service.search(SearchRequest(collection="instances", query="LB for the shop", k=5))
     assert embedder.queries[-1] == "LB (load balancer) for the shop"
     embedder.failing = True
