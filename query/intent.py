@@ -60,7 +60,7 @@ from kubevec.query.asking import (
 )
 from kubevec.query.folding import key_of
 from kubevec.query.hearing import Heard, forms
-from kubevec.query.kind_vocabulary import EMPTY, KindVocabulary
+from kubevec.query.kind_vocabulary import EMPTY, MEMBERS, WORKLOAD, KindVocabulary
 from kubevec.query.kinds_asked import ASKING, CONTEXT_KIND, KindsAsked
 from kubevec.query.pointing import MAX_REFS, acts_on, ref_named, selects_named, targets
 from kubevec.query.software_words import describes, software_said, what_software_does
@@ -103,7 +103,6 @@ NOISE: Final = -0.5
 #: A program asked for by what it does or what its Pod template holds (:attr:`KindsAsked.program`), no kind
 #: named: a workload gains over the ConfigMap or claim that shares its words.
 DOER: Final = 0.2
-PROGRAMS: Final = frozenset({"Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob"})
 DEFAULT_ACCOUNT: Final = -0.3
 
 #: Kinds that fill a cluster and answer almost no question unless it names them.
@@ -443,7 +442,7 @@ class Intent:
             score += DEGRADED if health == "degraded" else PROGRESSING if health == "progressing" else 0.0
             if health in ("degraded", "progressing") and says_why(metadata, words=set(self.words) - _STOP):
                 score += REASON
-        if self._kinds.program and kind in PROGRAMS and not self._kinds.named:
+        if self._kinds.program and kind in MEMBERS[WORKLOAD] and not self._kinds.named:
             score += DOER  # "what generates the narration text": a program, not its ConfigMap
         if not kind_named:
             if kind in NOISE_KINDS:

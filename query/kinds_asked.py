@@ -34,7 +34,7 @@ from kubevec.query.asking import (
     TROUBLE,
 )
 from kubevec.query.folding import WORKLOADS
-from kubevec.query.kind_vocabulary import KindVocabulary
+from kubevec.query.kind_vocabulary import MEMBERS, WORKLOAD, KindVocabulary
 from kubevec.query.spelling import asks_for_namespaces, kind_places, says
 
 #: ``role`` names Role fully and ClusterRole by this share (and RoleBinding/ClusterRoleBinding alike).
@@ -130,8 +130,8 @@ class KindsAsked:
             # "which image do the gceme canary pods run": the Pods are copies of their workload's template
             if kind == "Pod":
                 return CONTEXT_KIND
-            if kind in WORKLOADS:
-                return 1.0
+            if kind in MEMBERS[WORKLOAD]:
+                return 1.0  # not a ReplicaSet: it folds under its Deployment
         if kind in named and (not self.asks_for(kind, default=True) or self.for_a_subject):
             return CONTEXT_KIND  # "which Service routes traffic to the orders pods": Pods say where
         if kind in named:

@@ -312,9 +312,9 @@ class Searcher:
             read = dataclasses.replace(read, blamed=causes)
         boosted = _boosted(scored, intent=read)
         if read.also_callers and boosted:
-            # "the config map that holds the Kafka settings and the workloads that load it": "it" is the answer
-            # found first; what points at it is asked for too, found or not
-            # "which ConfigMap provides zoo.cfg, and which workload mounts it": a ConfigMap, and one that can be mounted
+            # "the config map that holds the Kafka settings and the workloads that load it": "it" is the first
+            # answer of the kind asked ("which ConfigMap provides zoo.cfg, and which workload mounts it") or of
+            # one the verb can take (what is loaded holds settings); what points at it is asked for too
             kinds = {read.asked_kind} if read.asked_kind else pointed_kinds(read.question)
             first = next(
                 (key_of(hit.metadata) for hit, _ in boosted if not kinds or fields.KIND.of(hit.metadata) in kinds),

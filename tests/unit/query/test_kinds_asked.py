@@ -139,8 +139,16 @@ def test_what_pods_template_holds_is_asked_of_their_workload() -> None:
         "owner": "ReplicaSet/percona-69964d6c49",
     }
     deployment = {"kind": "Deployment", "name": "percona", "namespace": "percona"}
+    replicas = {
+        "kind": "ReplicaSet",
+        "name": "percona-69964d6c49",
+        "namespace": "percona",
+        "owner": "Deployment/percona",
+    }
     template = read("What fsGroup do the percona pods run with?", "percona")
     assert template.boost(deployment) > template.boost(pod)
+    assert template.names_kind("ReplicaSet") == 0.0  # it folds under its Deployment, as ever
+    assert template.boost(deployment) > template.boost(replicas)
     assert template.names_kind("Pod") < 1.0
     assert read("Which percona pod has restarted 14 times?", "percona").names_kind("Pod") == 1.0
     assert read("Which service account do the percona pods run as?", "percona").names_kind("Deployment") == 0.0
