@@ -353,16 +353,9 @@ class Searcher:
         conditions: Filter | None,
     ) -> list[tuple[Hit, float]]:
         """The objects that point at ``key`` (their ``refs`` hold it) and are not candidates yet."""
-        have = {hit.id for hit, _ in scored}
-        found: dict[str, Record] = {}
-        async for record in self.sources.store.iter_records(
-            name, filter=all_of(conditions, Eq("refs", key)), page_size=MAX_NAMED
-        ):
-            if record.id not in have:
-                found[record.id] = record
-            if len(found) >= 2 * MAX_NAMED:
-                break
-        return await self._scored(name, vector=vector, records=found)
+        have = frozenset(hit.id for hit, _ in scored)
+        found = await self._first(name, all_of(conditions, Eq("refs", key)), skip=have)
+        return await self._scored(name, vector=vector, records={record.id: record for record in found})
 
     async def _referenced(
         self,
@@ -402,11 +395,14 @@ class Searcher:
             ids = await self.sources.lexical.named(name, names, with_metadata=False, limit=2 * MAX_NAMED)
             if ids is not None:
                 return await self.sources.store.get(name, ids, include_vectors=True)
-        found = []
-        async for record in self.sources.store.iter_records(
-            name, filter=all_of(conditions, In("name", names)), page_size=MAX_NAMED
-        ):
-            found.append(record)
+        return await self._first(name, all_of(conditions, In("name", names)))
+
+    async def _first(self, name: str, where: Filter | None, *, skip: frozenset[str] = frozenset()) -> list[Record]:
+        """The first records ``where`` holds (at most twice :data:`MAX_NAMED`), but those in ``skip``."""
+        found: list[Record] = []
+        async for record in self.sources.store.iter_records(name, filter=where, page_size=MAX_NAMED):
+            if record.id not in skip:
+                found.append(record)
             if len(found) >= 2 * MAX_NAMED:
                 break
         return found
